@@ -1,0 +1,124 @@
+package io.clustermirror.api;
+
+import java.util.stream.Collectors;
+
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
+import io.vertx.core.http.HttpServerRequest;
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.Response;
+
+/** The one place where failures become RFC 9457 problem+json responses. */
+public class ProblemMapper {
+
+    private static final Logger LOGGER = Logger.getLogger(ProblemMapper.class);
+
+    private final MirrorMetrics metrics;
+
+    public ProblemMapper(MirrorMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    @ServerExceptionMapper
+    public Response mirror(MirrorException e, HttpServerRequest request) {
+        return respond(e.error(), e.getMessage(), e.field(), request);
+    }
+
+    /** Declared for the subtype too, so that Quarkus' built-in mapper of it never answers in another format. */
+    @ServerExceptionMapper
+    public Response mismatchedInput(MismatchedInputException e, HttpServerRequest request) {
+        return json(e, request);
+    }
+
+    @ServerExceptionMapper
+    public Response json(JsonProcessingException e, HttpServerRequest request) {
+        if (e.getCause() instanceof MirrorException mirror) {
+            return mirror(mirror, request);
+        }
+        String field = e instanceof JsonMappingException mapping ? path(mapping) : null;
+        String detail;
+        if (e instanceof UnrecognizedPropertyException unknown) {
+            detail = "Unknown field '" + unknown.getPropertyName() + "'; accepted: "
+                    + unknown.getKnownPropertyIds().stream().map(Object::toString).sorted().collect(Collectors.joining(", "));
+        } else if (e instanceof InvalidFormatException || e instanceof MismatchedInputException) {
+            MismatchedInputException mismatch = (MismatchedInputException) e;
+            detail = field == null
+                    ? "Request body does not match the expected JSON object: " + e.getOriginalMessage()
+                    : "Field '" + field + "' has the wrong type: expected " + describe(mismatch.getTargetType());
+        } else {
+            detail = "Malformed JSON: " + e.getOriginalMessage();
+        }
+        return respond(MirrorError.INVALID_REQUEST, detail, field, request);
+    }
+
+    @ServerExceptionMapper
+    public Response web(WebApplicationException e, HttpServerRequest request) {
+        if (e.getCause() instanceof JsonProcessingException json) {
+            return json(json, request);
+        }
+        if (e.getCause() instanceof MirrorException mirror) {
+            return mirror(mirror, request);
+        }
+        int status = e.getResponse().getStatus();
+        MirrorError error = status == 404 ? MirrorError.NOT_FOUND
+                : status >= 500 ? MirrorError.UNKNOWN_SERVER_ERROR : MirrorError.INVALID_REQUEST;
+        if (status >= 500) {
+            LOGGER.error("Request failed", e);
+        }
+        Problem problem = Problem.of(error, e.getMessage(), request.path(), null);
+        problem = new Problem(problem.type(), problem.title(), status, problem.detail(), problem.instance(), problem.errorCode(), null);
+        metrics.apiError(error);
+        return Response.status(status).type(Problem.MEDIA_TYPE).entity(problem).build();
+    }
+
+    @ServerExceptionMapper(priority = Integer.MAX_VALUE)
+    public Response unexpected(Throwable e, HttpServerRequest request) {
+        if (e instanceof MirrorException mirror) {
+            return mirror(mirror, request);
+        }
+        LOGGER.errorf(e, "Unexpected failure serving %s %s", request.method(), request.path());
+        return respond(MirrorError.UNKNOWN_SERVER_ERROR, "Unexpected server error: " + e.getClass().getSimpleName()
+                + "; the service log has the details", null, request);
+    }
+
+    private Response respond(MirrorError error, String detail, String field, HttpServerRequest request) {
+        metrics.apiError(error);
+        return Response.status(error.httpStatus()).type(Problem.MEDIA_TYPE)
+                .entity(Problem.of(error, detail, request.path(), field)).build();
+    }
+
+    /** The JSON path of the offending field, e.g. {@code config.bootstrap.servers}. */
+    private static String path(JsonMappingException e) {
+        String path = e.getPath().stream()
+                .map(ref -> ref.getFieldName() != null ? ref.getFieldName() : "[" + ref.getIndex() + "]")
+                .collect(Collectors.joining("."))
+                .replace(".[", "[");
+        return path.isEmpty() ? null : path;
+    }
+
+    private static String describe(Class<?> type) {
+        if (type == null) {
+            return "another JSON type";
+        }
+        if (type == String.class) {
+            return "a string";
+        }
+        if (java.util.Map.class.isAssignableFrom(type)) {
+            return "an object of string values";
+        }
+        if (java.util.Collection.class.isAssignableFrom(type)) {
+            return "an array of strings";
+        }
+        return "a JSON object";
+    }
+}

@@ -1,0 +1,216 @@
+package io.clustermirror.embedded;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import org.jboss.logging.Logger;
+
+/**
+ * One single-node KRaft Kafka cluster (broker and controller in one process) run as a child JVM from
+ * the Apache Kafka jars of Maven Central. Used by the embedded demo and by the integration tests,
+ * which stop, restart and kill it for real. Its log goes to {@code <dataDir>/broker.log}.
+ * Never part of a production deployment: the broker jars are not packaged.
+ */
+public final class KafkaBrokerProcess implements AutoCloseable {
+
+    private static final Logger LOGGER = Logger.getLogger(KafkaBrokerProcess.class);
+
+    private final String name;
+    private final Path dataDir;
+    private final int port;
+    private final int controllerPort;
+    private final String classpath;
+    private final Map<String, String> overrides;
+    private Process process;
+
+    /**
+     * @param classpath the broker's classpath (kafka_2.13 and its dependencies)
+     * @param overrides extra or replaced server.properties entries
+     */
+    public KafkaBrokerProcess(String name, Path dataDir, int port, int controllerPort, String classpath,
+            Map<String, String> overrides) {
+        this.name = name;
+        this.dataDir = dataDir.toAbsolutePath();
+        this.port = port;
+        this.controllerPort = controllerPort;
+        this.classpath = classpath + java.io.File.pathSeparator + ownCodeLocation();
+        this.overrides = Map.copyOf(overrides);
+    }
+
+    /** Reads a classpath written by {@code dependency:build-classpath}. */
+    public static String classpathFrom(Path file) {
+        try {
+            return Files.readString(file).trim();
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot read the Kafka broker classpath from " + file.toAbsolutePath()
+                    + " (it is written by the Maven build: run ./mvnw generate-resources)", e);
+        }
+    }
+
+    public String bootstrapServers() {
+        return "localhost:" + port;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public Path logFile() {
+        return dataDir.resolve("broker.log");
+    }
+
+    /** Formats the storage on first use, starts the broker and waits until it accepts connections. */
+    public synchronized void start(Duration timeout) {
+        if (process != null && process.isAlive()) {
+            return;
+        }
+        try {
+            Files.createDirectories(dataDir);
+            Path properties = dataDir.resolve("server.properties");
+            Files.writeString(properties, serverProperties(), StandardCharsets.UTF_8);
+            if (!Files.exists(dataDir.resolve("logs").resolve("meta.properties"))) {
+                format(properties);
+            }
+            process = java(List.of("-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
+                    List.of(ParentWatchdog.class.getName(), "kafka.Kafka", properties.toString()), logFile(), true);
+            awaitListening(timeout);
+            LOGGER.infof("Kafka cluster '%s' up at %s (pid %d)", name, bootstrapServers(), process.pid());
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot start Kafka broker " + name, e);
+        }
+    }
+
+    /** Graceful stop (SIGTERM), as an operator's restart would do. */
+    public synchronized void stop() {
+        if (process == null) {
+            return;
+        }
+        process.destroy();
+        try {
+            if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        process = null;
+    }
+
+    public boolean isRunning() {
+        return process != null && process.isAlive();
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+
+    private String serverProperties() {
+        Map<String, String> props = new LinkedHashMap<>();
+        props.put("process.roles", "broker,controller");
+        props.put("node.id", "1");
+        props.put("controller.quorum.bootstrap.servers", "localhost:" + controllerPort);
+        props.put("listeners", "PLAINTEXT://localhost:" + port + ",CONTROLLER://localhost:" + controllerPort);
+        props.put("advertised.listeners", "PLAINTEXT://localhost:" + port);
+        props.put("controller.listener.names", "CONTROLLER");
+        props.put("inter.broker.listener.name", "PLAINTEXT");
+        props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        props.put("log.dirs", dataDir.resolve("logs").toString());
+        props.put("num.partitions", "1");
+        props.put("auto.create.topics.enable", "false");
+        props.put("offsets.topic.replication.factor", "1");
+        props.put("offsets.topic.num.partitions", "5");
+        props.put("transaction.state.log.replication.factor", "1");
+        props.put("transaction.state.log.min.isr", "1");
+        props.put("transaction.state.log.num.partitions", "5");
+        props.put("share.coordinator.state.topic.replication.factor", "1");
+        props.put("share.coordinator.state.topic.min.isr", "1");
+        props.put("group.initial.rebalance.delay.ms", "0");
+        props.put("log.cleaner.backoff.ms", "1000");
+        props.putAll(overrides);
+        return props.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining("\n", "", "\n"));
+    }
+
+    private void format(Path properties) throws IOException {
+        Process format = java(List.of("-Xmx256m"), List.of("kafka.tools.StorageTool", "format", "--standalone",
+                "-t", clusterId(), "-c", properties.toString()), dataDir.resolve("format.log"), false);
+        try {
+            if (!format.waitFor(120, TimeUnit.SECONDS) || format.exitValue() != 0) {
+                format.destroyForcibly();
+                throw new IllegalStateException("Formatting Kafka storage for " + name + " failed; see "
+                        + dataDir.resolve("format.log") + ":\n" + Files.readString(dataDir.resolve("format.log")));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while formatting " + name, e);
+        }
+    }
+
+    /** A random Kafka cluster id (base64url of a UUID, as kafka-storage.sh random-uuid prints). */
+    private static String clusterId() {
+        UUID uuid = UUID.randomUUID();
+        java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(16);
+        bytes.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
+        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.array());
+    }
+
+    private Process java(List<String> jvmOptions, List<String> mainAndArgs, Path log, boolean append) throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(jvmOptions);
+        command.add("-Dkafka.logs.dir=" + dataDir.resolve("app-logs"));
+        command.add("-cp");
+        command.add(classpath);
+        command.addAll(mainAndArgs);
+        ProcessBuilder builder = new ProcessBuilder(command).directory(dataDir.toFile()).redirectErrorStream(true);
+        builder.redirectOutput(append ? ProcessBuilder.Redirect.appendTo(log.toFile()) : ProcessBuilder.Redirect.to(log.toFile()));
+        return builder.start();
+    }
+
+    private void awaitListening(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("Kafka broker " + name + " exited with " + process.exitValue() + "; see " + logFile());
+            }
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress("localhost", port), 200);
+                return;
+            } catch (IOException notYet) {
+                sleep(100);
+            }
+        }
+        throw new IllegalStateException("Kafka broker " + name + " did not listen on " + port + " within " + timeout + "; see " + logFile());
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String ownCodeLocation() {
+        try {
+            return Path.of(ParentWatchdog.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,111 @@
+package io.clustermirror.kafka;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorConfigRules;
+import io.clustermirror.state.MirrorStateStore;
+import io.smallrye.common.annotation.Identifier;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+/** The only place that builds Kafka clients: destination clients from {@code kafka.*}, source clients from a mirror's config. */
+@ApplicationScoped
+public class KafkaClients implements MirrorStateStore.Clients {
+
+    private final Map<String, Object> destination;
+    private final MirrorServiceConfig config;
+
+    @Inject
+    public KafkaClients(@Identifier("default-kafka-broker") Map<String, Object> destination, MirrorServiceConfig config) {
+        this.destination = Map.copyOf(destination);
+        this.config = config;
+    }
+
+    public Admin destinationAdmin() {
+        Map<String, Object> props = destinationProps("admin");
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, config.destination().requestTimeoutMs());
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, config.destination().requestTimeoutMs());
+        return Admin.create(props);
+    }
+
+    /** The coordinator's producer: transactional, so a second instance writing the same state fences this one. */
+    @Override
+    public KafkaProducer<byte[], byte[]> stateProducer(String transactionalId) {
+        Map<String, Object> props = destinationProps("state-writer");
+        props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, config.destination().requestTimeoutMs());
+        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, config.destination().requestTimeoutMs());
+        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(config.destination().requestTimeoutMs(), 30000));
+        props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+        return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    /** A group-less consumer that reads committed state records only. */
+    @Override
+    public KafkaConsumer<byte[], byte[]> stateReader() {
+        Map<String, Object> props = destinationProps("state-reader");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, config.destination().requestTimeoutMs());
+        return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
+    /** An Admin client for a mirror's source cluster, with the mirror's security settings. */
+    public Admin sourceAdmin(String mirrorName, MirrorConfig mirrorConfig) {
+        Map<String, Object> props = new HashMap<>(mirrorConfig.sourceClientProperties());
+        props.put(AdminClientConfig.CLIENT_ID_CONFIG, "cluster-mirror-" + mirrorName + "-source-admin");
+        int timeout = config.source().requestTimeoutMs();
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeout);
+        props.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, timeout);
+        return Admin.create(props);
+    }
+
+    private Map<String, Object> destinationProps(String role) {
+        Map<String, Object> props = new HashMap<>(destination);
+        props.put(AdminClientConfig.CLIENT_ID_CONFIG, "cluster-mirror-" + role);
+        props.keySet().retainAll(clientKeys());
+        return props;
+    }
+
+    private static Set<String> clientKeys() {
+        Set<String> keys = new java.util.HashSet<>(AdminClientConfig.configNames());
+        keys.addAll(ProducerConfig.configNames());
+        keys.addAll(ConsumerConfig.configNames());
+        return keys;
+    }
+
+    /** The mirror-config rules, fed with the Kafka client's own list of security settings. */
+    @Produces
+    @Singleton
+    static MirrorConfigRules mirrorConfigRules() {
+        Map<String, ConfigDef.ConfigKey> keys = AdminClientConfig.configDef().configKeys();
+        Set<String> security = keys.keySet().stream()
+                .filter(k -> k.startsWith("sasl.") || k.startsWith("ssl."))
+                .collect(Collectors.toSet());
+        Set<String> passwords = keys.values().stream()
+                .filter(k -> k.type == ConfigDef.Type.PASSWORD)
+                .map(k -> k.name)
+                .collect(Collectors.toSet());
+        return new MirrorConfigRules(security, passwords);
+    }
+}

@@ -1,0 +1,58 @@
+package io.clustermirror.kafka;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import io.smallrye.config.WithName;
+
+/**
+ * Service-level settings, under the KIP's names where it has one. The destination cluster itself is
+ * reached with the standard Quarkus {@code kafka.*} client properties ({@code kafka.bootstrap.servers},
+ * {@code kafka.security.protocol}, {@code kafka.sasl.*}, ...).
+ */
+@ConfigMapping(prefix = "mirror")
+public interface MirrorServiceConfig {
+
+    State state();
+
+    Source source();
+
+    Destination destination();
+
+    interface State {
+        Topic topic();
+
+        interface Topic {
+            /** The compacted topic on the destination that holds every mirror and partition state. */
+            @WithDefault("__mirror_state")
+            String name();
+
+            @WithName("num.partitions")
+            @WithDefault("50")
+            int numPartitions();
+
+            /** Capped to the destination's broker count (with a warning) when it has fewer brokers. */
+            @WithName("replication.factor")
+            @WithDefault("3")
+            short replicationFactor();
+        }
+    }
+
+    interface Source {
+        /** How long creating or re-pointing a mirror waits for the source cluster to answer. */
+        @WithName("request.timeout.ms")
+        @WithDefault("10000")
+        int requestTimeoutMs();
+    }
+
+    interface Destination {
+        /** Timeout of each Admin, produce and replay call against the destination cluster. */
+        @WithName("request.timeout.ms")
+        @WithDefault("30000")
+        int requestTimeoutMs();
+
+        /** How long start-up waits between attempts while the destination cannot be reached. */
+        @WithName("retry.backoff.ms")
+        @WithDefault("2000")
+        int retryBackoffMs();
+    }
+}

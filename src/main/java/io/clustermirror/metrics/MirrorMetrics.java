@@ -1,0 +1,43 @@
+package io.clustermirror.metrics;
+
+import java.util.function.Supplier;
+
+import io.clustermirror.mirror.MirrorError;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.enterprise.context.ApplicationScoped;
+
+/** Every meter of the service, declared once. Tags are bounded: no partition-level tags except on lag. */
+@ApplicationScoped
+public class MirrorMetrics {
+
+    public static final String MIRRORS = "cluster.mirror.mirrors";
+    public static final String STATE_WRITES = "cluster.mirror.state.writes";
+    public static final String API_ERRORS = "cluster.mirror.api.errors";
+
+    private final MeterRegistry registry;
+    private final Counter stateWritesOk;
+    private final Counter stateWritesFailed;
+
+    public MirrorMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        this.stateWritesOk = Counter.builder(STATE_WRITES).description("Writes to __mirror_state")
+                .tag("result", "ok").register(registry);
+        this.stateWritesFailed = Counter.builder(STATE_WRITES).description("Writes to __mirror_state")
+                .tag("result", "failed").register(registry);
+    }
+
+    public void registerMirrorCount(Supplier<Number> count) {
+        Gauge.builder(MIRRORS, count).description("Cluster mirrors this instance coordinates").register(registry);
+    }
+
+    public void stateWrite(boolean ok) {
+        (ok ? stateWritesOk : stateWritesFailed).increment();
+    }
+
+    /** Requests refused, by KIP error name (a bounded set). */
+    public void apiError(MirrorError error) {
+        registry.counter(API_ERRORS, "errorCode", error.name()).increment();
+    }
+}

@@ -1,0 +1,39 @@
+package io.clustermirror.mirror;
+
+/**
+ * Error names of KIP-1279 (upper-snake-cased), plus the few generic Kafka names this service needs.
+ * Each carries the HTTP status it maps to; the REST layer maps them in exactly one place.
+ */
+public enum MirrorError {
+    UNKNOWN_CLUSTER_MIRROR(404, "Unknown cluster mirror"),
+    CLUSTER_MIRROR_ALREADY_EXISTS(409, "Cluster mirror already exists"),
+    INVALID_CLUSTER_MIRROR_NAME(400, "Invalid cluster mirror name"),
+    CLUSTER_MIRROR_NOT_EMPTY(409, "Cluster mirror not empty"),
+    INVALID_CLUSTER_MIRROR_STATE(409, "Invalid cluster mirror state"),
+    INVALID_MIRROR_PARTITION_STATE(409, "Invalid mirror partition state"),
+    INVALID_CONFIG(400, "Invalid config"),
+    /** The request body or parameters are malformed (Kafka's INVALID_REQUEST). */
+    INVALID_REQUEST(400, "Invalid request"),
+    /** The source cluster could not be reached or described in time. */
+    SOURCE_METADATA_NOT_AVAILABLE(422, "Source metadata not available"),
+    /** This instance cannot serve mirror operations (state not replayed yet, or fenced). */
+    COORDINATOR_NOT_AVAILABLE(503, "Coordinator not available"),
+    NOT_FOUND(404, "Not found"),
+    UNKNOWN_SERVER_ERROR(500, "Unknown server error");
+
+    private final int httpStatus;
+    private final String title;
+
+    MirrorError(int httpStatus, String title) {
+        this.httpStatus = httpStatus;
+        this.title = title;
+    }
+
+    public int httpStatus() {
+        return httpStatus;
+    }
+
+    public String title() {
+        return title;
+    }
+}

@@ -1,0 +1,44 @@
+package io.clustermirror.mirror;
+
+import java.util.Objects;
+
+/**
+ * The one error type of the service: a KIP error name, an operator-readable reason and, for input
+ * errors, the request field at fault.
+ */
+public class MirrorException extends RuntimeException {
+
+    private final MirrorError error;
+    private final String field;
+
+    public MirrorException(MirrorError error, String message) {
+        this(error, message, null, null);
+    }
+
+    public MirrorException(MirrorError error, String message, String field) {
+        this(error, message, field, null);
+    }
+
+    public MirrorException(MirrorError error, String message, String field, Throwable cause) {
+        super(message, cause);
+        this.error = Objects.requireNonNull(error);
+        this.field = field;
+    }
+
+    public MirrorError error() {
+        return error;
+    }
+
+    /** The request field at fault (e.g. {@code config.bootstrap.servers}), or null. */
+    public String field() {
+        return field;
+    }
+
+    public static MirrorException unknownMirror(String name) {
+        return new MirrorException(MirrorError.UNKNOWN_CLUSTER_MIRROR, "Cluster mirror '" + name + "' does not exist");
+    }
+
+    public static MirrorException invalidConfig(String key, String message) {
+        return new MirrorException(MirrorError.INVALID_CONFIG, message, "config." + key);
+    }
+}

@@ -1,0 +1,212 @@
+package io.clustermirror.state;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.utils.Utils;
+import org.jboss.logging.Logger;
+
+import io.clustermirror.mirror.Mirror;
+
+/**
+ * Reads and writes {@code __mirror_state}. Writes go through one transactional producer, so a second
+ * service instance started against the same state topic fences this one instead of both writing.
+ * A mirror's records all go to its coordinator partition {@code abs(murmur2(name)) % partitions}.
+ * Not thread-safe: the coordinator calls it from its single thread.
+ */
+public final class MirrorStateStore implements AutoCloseable {
+
+    private static final Logger LOGGER = Logger.getLogger(MirrorStateStore.class);
+
+    /** Builds the Kafka clients the store needs; implemented by {@code KafkaClients}. */
+    public interface Clients {
+        KafkaProducer<byte[], byte[]> stateProducer(String transactionalId);
+
+        KafkaConsumer<byte[], byte[]> stateReader();
+    }
+
+    private final Clients clients;
+    private final String topic;
+    private final int partitions;
+    private final long timeoutMs;
+    private KafkaProducer<byte[], byte[]> producer;
+
+    public MirrorStateStore(Clients clients, String topic, int partitions, long timeoutMs) {
+        this.clients = clients;
+        this.topic = topic;
+        this.partitions = partitions;
+        this.timeoutMs = timeoutMs;
+    }
+
+    /** The coordinator partition of a mirror. */
+    public static int partitionFor(String mirror, int partitions) {
+        return Utils.toPositive(Utils.murmur2(mirror.getBytes(StandardCharsets.UTF_8))) % partitions;
+    }
+
+    /**
+     * Takes over as the writer (fencing any earlier instance and aborting its open transaction), then
+     * reads every committed record. Blocking.
+     */
+    public Map<String, Mirror> open() {
+        closeProducer();
+        producer = clients.stateProducer("cluster-mirror-coordinator-" + topic);
+        producer.initTransactions();
+        return replay();
+    }
+
+    /** Reads the topic from the beginning to its current end; compaction semantics applied in memory. */
+    public Map<String, Mirror> replay() {
+        Map<String, Mirror> mirrors = new HashMap<>();
+        long started = System.nanoTime();
+        int records = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
+            List<TopicPartition> tps = java.util.stream.IntStream.range(0, partitions)
+                    .mapToObj(p -> new TopicPartition(topic, p)).toList();
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofMillis(timeoutMs));
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            while (!caughtUp(consumer, end)) {
+                if (System.nanoTime() > deadline) {
+                    throw new org.apache.kafka.common.errors.TimeoutException(
+                            "Replay of " + topic + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
+                }
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+                    apply(mirrors, record);
+                    records++;
+                }
+            }
+        }
+        LOGGER.infof("Replayed %d record(s) of %s in %d ms: %d mirror(s)", records, topic,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), mirrors.size());
+        return mirrors;
+    }
+
+    private static boolean caughtUp(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> end) {
+        for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
+            if (consumer.position(e.getKey()) < e.getValue()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static void apply(Map<String, Mirror> mirrors, ConsumerRecord<byte[], byte[]> record) {
+        if (record.key() == null) {
+            throw new StateFormatException("__mirror_state record at " + record.topic() + "-" + record.partition() + "@"
+                    + record.offset() + " has no key");
+        }
+        StateKey key = StateSerde.readKey(record.key());
+        if (!StateKey.KIND_MIRROR.equals(key.kind())) {
+            LOGGER.debugf("Skipping __mirror_state record of kind %s for mirror %s", key.kind(), key.mirror());
+            return;
+        }
+        if (record.value() == null) {
+            mirrors.remove(key.mirror());
+        } else {
+            mirrors.put(key.mirror(), StateSerde.readMirror(record.value()).toMirror());
+        }
+    }
+
+    public void putMirror(Mirror mirror) {
+        write(StateKey.mirror(mirror.name()), StateSerde.value(MirrorRecord.of(mirror)));
+    }
+
+    public void deleteMirror(String name) {
+        write(StateKey.mirror(name), null);
+    }
+
+    /**
+     * Writes one record in its own transaction and waits for the commit. On failure the transaction is
+     * aborted (or the producer re-initialised) before the exception propagates.
+     *
+     * @throws CoordinatorFencedException when another instance has taken over the state topic
+     */
+    private void write(StateKey key, byte[] value) {
+        if (producer == null) {
+            throw new IllegalStateException("State store is not open");
+        }
+        try {
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, partitionFor(key.mirror(), partitions), StateSerde.key(key), value))
+                    .get(timeoutMs, TimeUnit.MILLISECONDS);
+            producer.commitTransaction();
+        } catch (ProducerFencedException | InvalidProducerEpochException e) {
+            closeProducer();
+            throw new CoordinatorFencedException(topic, e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof ProducerFencedException || e.getCause() instanceof InvalidProducerEpochException) {
+                closeProducer();
+                throw new CoordinatorFencedException(topic, e.getCause());
+            }
+            abortQuietly();
+            throw new StateWriteException(topic, e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            abortQuietly();
+            throw new StateWriteException(topic, e);
+        } catch (TimeoutException | RuntimeException e) {
+            abortQuietly();
+            throw new StateWriteException(topic, e);
+        }
+    }
+
+    private void abortQuietly() {
+        try {
+            producer.abortTransaction();
+        } catch (RuntimeException e) {
+            LOGGER.warnf("Could not abort the state transaction (%s); the writer is re-initialised on the next open", e.toString());
+            closeProducer();
+        }
+    }
+
+    public boolean isOpen() {
+        return producer != null;
+    }
+
+    private void closeProducer() {
+        if (producer != null) {
+            try {
+                producer.close(Duration.ofSeconds(5));
+            } catch (RuntimeException e) {
+                LOGGER.debugf("Closing state producer: %s", e.toString());
+            }
+            producer = null;
+        }
+    }
+
+    @Override
+    public void close() {
+        closeProducer();
+    }
+
+    /**
+     * Thrown when a write to {@code __mirror_state} failed. After a commit timeout the outcome is unknown,
+     * so the caller re-opens the store and takes the replayed state as the truth.
+     */
+    public static final class StateWriteException extends RuntimeException {
+        StateWriteException(String topic, Throwable cause) {
+            super("Could not write to " + topic + ": " + cause, cause);
+        }
+    }
+
+    /** Another instance now owns the state topic; this one must stop writing. */
+    public static final class CoordinatorFencedException extends RuntimeException {
+        CoordinatorFencedException(String topic, Throwable cause) {
+            super("Another Cluster Mirror instance has taken over " + topic + " (this one is fenced): " + cause.getMessage(), cause);
+        }
+    }
+}

@@ -1,0 +1,13 @@
+package io.clustermirror.state;
+
+/** A {@code __mirror_state} record or the topic itself is not what this version of the service can use. */
+public class StateFormatException extends RuntimeException {
+
+    public StateFormatException(String message) {
+        super(message);
+    }
+
+    public StateFormatException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}
