@@ -113,7 +113,7 @@ public class MirrorResource {
         if (set.isEmpty() && deleteList.isEmpty()) {
             throw new MirrorException(MirrorError.INVALID_REQUEST, "Nothing to alter: give 'set' and/or 'delete'", "set");
         }
-        if (deleteList.contains(null)) {
+        if (deleteList.stream().anyMatch(java.util.Objects::isNull)) {
             throw new MirrorException(MirrorError.INVALID_REQUEST, "'delete' must list config names, not null", "delete");
         }
         Set<String> delete = new LinkedHashSet<>(deleteList);

@@ -76,6 +76,7 @@ public class KafkaClients implements MirrorStateStore.Clients {
         int timeout = config.source().requestTimeoutMs();
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeout);
+        props.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, Math.min(timeout, 10000));
         props.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, timeout);
         return Admin.create(props);
     }

@@ -67,10 +67,19 @@ public final class MirrorConfigRules {
 
     /** Validates a complete config (as on create): unknown keys, required keys, then every value. */
     public MirrorConfig validate(Map<String, String> values) {
+        return validate(values, "config.");
+    }
+
+    private MirrorConfig validate(Map<String, String> values, String fieldPrefix) {
         if (values == null) {
             throw new MirrorException(MirrorError.INVALID_CONFIG, "config is required and must contain bootstrap.servers", "config");
         }
-        values.forEach(this::validateEntry);
+        try {
+            values.forEach(this::validateEntry);
+        } catch (MirrorException e) {
+            String field = e.field() != null && e.field().startsWith("config.") ? fieldPrefix + e.field().substring(7) : e.field();
+            throw new MirrorException(e.error(), e.getMessage(), field);
+        }
         if (!values.containsKey(MirrorConfig.BOOTSTRAP_SERVERS)) {
             throw MirrorException.invalidConfig(MirrorConfig.BOOTSTRAP_SERVERS, "bootstrap.servers is required");
         }
@@ -88,7 +97,7 @@ public final class MirrorConfigRules {
                 throw new MirrorException(MirrorError.INVALID_CONFIG, "bootstrap.servers is required and cannot be deleted", "delete");
             }
         }
-        return validate(current.alter(set, delete).values());
+        return validate(current.alter(set, delete).values(), "set.");
     }
 
     private void requireKnown(String key, String field) {

@@ -1,0 +1,149 @@
+package io.clustermirror.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.emptyOrNullString;
+
+import java.util.List;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import io.restassured.response.ValidatableResponse;
+
+/**
+ * Bad input gets a 4xx problem+json naming the KIP error and the field at fault, and changes nothing:
+ * no record is written to {@code __mirror_state} and the mirrors are as before.
+ */
+class MirrorBadInputIT extends ServiceIT {
+
+    private static String existing;
+    private static String existingBefore;
+
+    @BeforeAll
+    static void createTheMirrorToPatch() {
+        existing = uniqueName("patched");
+        existingBefore = createMirror(existing).extract().body().asString();
+    }
+
+    static Stream<Arguments> badCreates() {
+        String ok = "\"bootstrap.servers\":\"localhost:9092\"";
+        return Stream.of(
+                bad("empty name", "{\"name\":\"\",\"config\":{" + ok + "}}", 400, "INVALID_CLUSTER_MIRROR_NAME", "name"),
+                bad("name too long", "{\"name\":\"" + "a".repeat(250) + "\",\"config\":{" + ok + "}}", 400, "INVALID_CLUSTER_MIRROR_NAME", "name"),
+                bad("name '.'", "{\"name\":\".\",\"config\":{" + ok + "}}", 400, "INVALID_CLUSTER_MIRROR_NAME", "name"),
+                bad("name '..'", "{\"name\":\"..\",\"config\":{" + ok + "}}", 400, "INVALID_CLUSTER_MIRROR_NAME", "name"),
+                bad("name with space", "{\"name\":\"a b\",\"config\":{" + ok + "}}", 400, "INVALID_CLUSTER_MIRROR_NAME", "name"),
+                bad("name with slash", "{\"name\":\"a/b\",\"config\":{" + ok + "}}", 400, "INVALID_CLUSTER_MIRROR_NAME", "name"),
+                bad("name not ASCII", "{\"name\":\"mirr\u00f6r\",\"config\":{" + ok + "}}", 400, "INVALID_CLUSTER_MIRROR_NAME", "name"),
+                bad("name missing", "{\"config\":{" + ok + "}}", 400, "INVALID_CLUSTER_MIRROR_NAME", "name"),
+                bad("name is a number", "{\"name\":5,\"config\":{" + ok + "}}", 400, "INVALID_REQUEST", "name"),
+                bad("name is an object", "{\"name\":{},\"config\":{" + ok + "}}", 400, "INVALID_REQUEST", "name"),
+                bad("config missing", "{\"name\":\"m1\"}", 400, "INVALID_CONFIG", "config"),
+                bad("config is an array", "{\"name\":\"m1\",\"config\":[]}", 400, "INVALID_REQUEST", "config"),
+                bad("config value is a number", "{\"name\":\"m1\",\"config\":{\"bootstrap.servers\":9092}}", 400, "INVALID_REQUEST", "config.bootstrap.servers"),
+                bad("config value is null", "{\"name\":\"m1\",\"config\":{\"bootstrap.servers\":null}}", 400, "INVALID_CONFIG", "config.bootstrap.servers"),
+                bad("unknown config key", "{\"name\":\"m1\",\"config\":{" + ok + ",\"fetch.max.bytes\":\"1\"}}", 400, "INVALID_CONFIG", "config.fetch.max.bytes"),
+                bad("unknown sasl key", "{\"name\":\"m1\",\"config\":{" + ok + ",\"sasl.nonsense\":\"1\"}}", 400, "INVALID_CONFIG", "config.sasl.nonsense"),
+                bad("bootstrap missing", "{\"name\":\"m1\",\"config\":{\"mirror.truncation.policy\":\"fail\"}}", 400, "INVALID_CONFIG", "config.bootstrap.servers"),
+                bad("bootstrap without port", "{\"name\":\"m1\",\"config\":{\"bootstrap.servers\":\"kafka\"}}", 400, "INVALID_CONFIG", "config.bootstrap.servers"),
+                bad("bootstrap port 0", "{\"name\":\"m1\",\"config\":{\"bootstrap.servers\":\"kafka:0\"}}", 400, "INVALID_CONFIG", "config.bootstrap.servers"),
+                bad("bootstrap port too big", "{\"name\":\"m1\",\"config\":{\"bootstrap.servers\":\"kafka:70000\"}}", 400, "INVALID_CONFIG", "config.bootstrap.servers"),
+                bad("bootstrap empty", "{\"name\":\"m1\",\"config\":{\"bootstrap.servers\":\"\"}}", 400, "INVALID_CONFIG", "config.bootstrap.servers"),
+                bad("security protocol unknown", "{\"name\":\"m1\",\"config\":{" + ok + ",\"security.protocol\":\"TLS\"}}", 400, "INVALID_CONFIG", "config.security.protocol"),
+                bad("topics include bad regex", "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.topics.include\":\"orders(\"}}", 400, "INVALID_CONFIG", "config.mirror.topics.include"),
+                bad("groups exclude bad regex", "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.groups.exclude\":\"[a\"}}", 400, "INVALID_CONFIG", "config.mirror.groups.exclude"),
+                bad("acl rule too short", "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.acl.include\":\"TOPIC;.*;READ\"}}", 400, "INVALID_CONFIG", "config.mirror.acl.include"),
+                bad("acl rule bad resource", "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.acl.include\":\"TABLE;.*;READ;ALLOW;User:a\"}}", 400, "INVALID_CONFIG", "config.mirror.acl.include"),
+                bad("acl rule bad principal", "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.acl.include\":\"TOPIC;.*;READ;ALLOW;alice\"}}", 400, "INVALID_CONFIG", "config.mirror.acl.include"),
+                bad("truncation policy unknown", "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.truncation.policy\":\"drop\"}}", 400, "INVALID_CONFIG", "config.mirror.truncation.policy"),
+                bad("properties exclude not a name", "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.topic.properties.exclude\":\"Retention Ms\"}}", 400, "INVALID_CONFIG", "config.mirror.topic.properties.exclude"),
+                bad("unknown field", "{\"name\":\"m1\",\"config\":{" + ok + "},\"replicas\":3}", 400, "INVALID_REQUEST", "replicas"),
+                bad("malformed JSON", "{\"name\":\"m1\",", 400, "INVALID_REQUEST", null),
+                bad("empty body", "", 400, "INVALID_REQUEST", null),
+                bad("array body", "[]", 400, "INVALID_REQUEST", null),
+                bad("trailing content", "{\"name\":\"m1\",\"config\":{" + ok + "}} {}", 400, "INVALID_REQUEST", null));
+    }
+
+    static Stream<Arguments> badPatches() {
+        return Stream.of(
+                bad("delete bootstrap", "{\"delete\":[\"bootstrap.servers\"]}", 400, "INVALID_CONFIG", "delete"),
+                bad("delete unknown key", "{\"delete\":[\"retention.ms\"]}", 400, "INVALID_CONFIG", "delete"),
+                bad("set unknown key", "{\"set\":{\"retention.ms\":\"1\"}}", 400, "INVALID_CONFIG", "set.retention.ms"),
+                bad("set and delete one key", "{\"set\":{\"mirror.truncation.policy\":\"fail\"},\"delete\":[\"mirror.truncation.policy\"]}", 400, "INVALID_REQUEST", "delete"),
+                bad("nothing to alter", "{}", 400, "INVALID_REQUEST", "set"),
+                bad("unknown field", "{\"put\":{}}", 400, "INVALID_REQUEST", "put"),
+                bad("set value is a boolean", "{\"set\":{\"mirror.truncation.policy\":true}}", 400, "INVALID_REQUEST", "set.mirror.truncation.policy"),
+                bad("delete is a string", "{\"delete\":\"mirror.truncation.policy\"}", 400, "INVALID_REQUEST", "delete"),
+                bad("delete holds null", "{\"delete\":[null]}", 400, "INVALID_REQUEST", "delete"),
+                bad("bad regex", "{\"set\":{\"mirror.topics.exclude\":\"*\"}}", 400, "INVALID_CONFIG", "set.mirror.topics.exclude"),
+                bad("bad bootstrap", "{\"set\":{\"bootstrap.servers\":\"nope\"}}", 400, "INVALID_CONFIG", "set.bootstrap.servers"),
+                bad("malformed JSON", "{\"set\":", 400, "INVALID_REQUEST", null),
+                bad("empty body", "", 400, "INVALID_REQUEST", null));
+    }
+
+    private static Arguments bad(String label, String body, int status, String errorCode, String field) {
+        return Arguments.of(label, body, status, errorCode, field);
+    }
+
+    @ParameterizedTest(name = "POST /v1/mirrors: {0}")
+    @MethodSource("badCreates")
+    void badCreateShouldBeRefusedAndChangeNothing(String label, String body, int status, String errorCode, String field)
+            throws Exception {
+        List<String> mirrorsBefore = mirrorNames();
+        long stateBefore = stateTopicEnd();
+
+        ValidatableResponse response = api().body(body).post("/v1/mirrors").then();
+
+        expectProblem(response, status, errorCode, field);
+        assertThat(mirrorNames()).isEqualTo(mirrorsBefore);
+        assertThat(stateTopicEnd()).isEqualTo(stateBefore);
+    }
+
+    @ParameterizedTest(name = "PATCH /v1/mirrors/NAME/config: {0}")
+    @MethodSource("badPatches")
+    void badPatchShouldBeRefusedAndChangeNothing(String label, String body, int status, String errorCode, String field)
+            throws Exception {
+        long stateBefore = stateTopicEnd();
+
+        ValidatableResponse response = api().body(body).patch("/v1/mirrors/" + existing + "/config").then();
+
+        expectProblem(response, status, errorCode, field);
+        api().get("/v1/mirrors/" + existing).then().statusCode(200).body(equalTo(existingBefore));
+        assertThat(stateTopicEnd()).isEqualTo(stateBefore);
+    }
+
+    @Test
+    void invalidNameInPathShouldBe400() {
+        api().get("/v1/mirrors/a%20b").then().statusCode(400).contentType("application/problem+json")
+                .body("errorCode", equalTo("INVALID_CLUSTER_MIRROR_NAME"));
+        api().delete("/v1/mirrors/a%20b").then().statusCode(400).body("errorCode", equalTo("INVALID_CLUSTER_MIRROR_NAME"));
+    }
+
+    @Test
+    void wrongContentTypeShouldBe415() {
+        api().contentType("text/plain").body("name=x").post("/v1/mirrors").then().statusCode(415)
+                .contentType("application/problem+json").body("errorCode", equalTo("INVALID_REQUEST"));
+    }
+
+    @Test
+    void unknownPathShouldBe404ProblemJson() {
+        api().get("/v1/nothing-here").then().statusCode(404).contentType("application/problem+json")
+                .body("errorCode", equalTo("NOT_FOUND"));
+    }
+
+    private static void expectProblem(ValidatableResponse response, int status, String errorCode, String field) {
+        response.statusCode(status)
+                .contentType("application/problem+json")
+                .body("status", equalTo(status))
+                .body("errorCode", equalTo(errorCode))
+                .body("title", not(emptyOrNullString()))
+                .body("detail", not(emptyOrNullString()))
+                .body("field", equalTo(field));
+    }
+}

@@ -1,0 +1,86 @@
+package io.clustermirror.it;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * The committed {@code openapi/openapi.yaml} is the contract: it must equal what the service serves.
+ * After a deliberate API change, refresh it with {@code cp target/openapi/openapi.yaml openapi/}.
+ */
+class OpenApiContractIT extends ServiceIT {
+
+    @Test
+    void committedSpecShouldEqualTheServedOne() throws Exception {
+        String committed = Files.readString(Path.of(System.getProperty("testbed.openapi.file")));
+        String served = given().baseUri(bed.service().baseUri().toString()).get("/q/openapi?format=yaml").then().statusCode(200)
+                .extract().asString();
+
+        assertThat(served.strip())
+                .as("served /q/openapi differs from the committed openapi/openapi.yaml; if the change is intended run: "
+                        + "cp target/openapi/openapi.yaml openapi/")
+                .isEqualTo(committed.strip());
+    }
+
+    @Test
+    void everyOperationShouldHaveASummaryAndDocumentedErrors() throws Exception {
+        JsonNode spec = servedJson();
+        List<String> problems = new ArrayList<>();
+        spec.path("paths").fields().forEachRemaining(path -> path.getValue().fields().forEachRemaining(op -> {
+            String id = op.getKey().toUpperCase() + " " + path.getKey();
+            if (op.getValue().path("summary").asText().isBlank()) {
+                problems.add(id + " has no summary");
+            }
+            boolean documentsErrors = false;
+            for (Iterator<String> codes = op.getValue().path("responses").fieldNames(); codes.hasNext();) {
+                String code = codes.next();
+                if (code.startsWith("4") || code.startsWith("5")) {
+                    documentsErrors = true;
+                }
+            }
+            if (!documentsErrors) {
+                problems.add(id + " documents no error response");
+            }
+        }));
+        assertThat(problems).isEmpty();
+        assertThat(spec.path("paths").size()).isGreaterThanOrEqualTo(3);
+    }
+
+    @Test
+    void everySchemaPropertyShouldHaveAnExample() throws Exception {
+        JsonNode schemas = servedJson().path("components").path("schemas");
+        List<String> missing = new ArrayList<>();
+        for (Map.Entry<String, JsonNode> schema : iterable(schemas.fields())) {
+            for (Map.Entry<String, JsonNode> property : iterable(schema.getValue().path("properties").fields())) {
+                JsonNode value = property.getValue();
+                boolean described = value.has("example") || value.has("examples") || value.has("$ref") || value.path("items").has("$ref");
+                if (!described) {
+                    missing.add(schema.getKey() + "." + property.getKey());
+                }
+            }
+        }
+        assertThat(schemas.size()).isGreaterThanOrEqualTo(5);
+        assertThat(missing).isEmpty();
+    }
+
+    private static JsonNode servedJson() throws Exception {
+        String json = given().baseUri(bed.service().baseUri().toString()).accept("application/json").get("/q/openapi?format=json")
+                .then().statusCode(200).extract().asString();
+        return new ObjectMapper().readTree(json);
+    }
+
+    private static <T> Iterable<T> iterable(Iterator<T> iterator) {
+        return () -> iterator;
+    }
+}

@@ -1,0 +1,76 @@
+package io.clustermirror.it;
+
+import static io.restassured.RestAssured.given;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.IntStream;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.BeforeAll;
+
+import io.clustermirror.testbed.TestBed;
+import io.restassured.http.ContentType;
+import io.restassured.response.ValidatableResponse;
+import io.restassured.specification.RequestSpecification;
+
+/** Base of the integration tests: the shared test bed, and helpers to talk to the service. */
+abstract class ServiceIT {
+
+    static final String STATE_TOPIC = "__mirror_state";
+    static TestBed bed;
+
+    @BeforeAll
+    static void startTestBed() {
+        bed = TestBed.get();
+    }
+
+    static RequestSpecification api() {
+        return given().baseUri(bed.service().baseUri().toString()).contentType(ContentType.JSON);
+    }
+
+    static String uniqueName(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    static Map<String, Object> createBody(String name, Map<String, String> config) {
+        Map<String, Object> body = new HashMap<>();
+        body.put("name", name);
+        body.put("config", config);
+        return body;
+    }
+
+    static Map<String, String> sourceConfig() {
+        return Map.of("bootstrap.servers", bed.source().bootstrapServers());
+    }
+
+    static ValidatableResponse createMirror(String name) {
+        return api().body(createBody(name, sourceConfig())).post("/v1/mirrors").then().statusCode(201);
+    }
+
+    static String sourceClusterId() throws Exception {
+        try (Admin admin = bed.sourceAdmin()) {
+            return admin.describeCluster().clusterId().get();
+        }
+    }
+
+    /** Sum of the state topic's end offsets: unchanged means nothing was written. */
+    static long stateTopicEnd() throws Exception {
+        try (Admin admin = bed.destinationAdmin()) {
+            TopicDescription description = admin.describeTopics(List.of(STATE_TOPIC)).allTopicNames().get().get(STATE_TOPIC);
+            Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+            IntStream.range(0, description.partitions().size())
+                    .forEach(p -> request.put(new TopicPartition(STATE_TOPIC, p), OffsetSpec.latest()));
+            return admin.listOffsets(request).all().get().values().stream().mapToLong(info -> info.offset()).sum();
+        }
+    }
+
+    static List<String> mirrorNames() {
+        return api().get("/v1/mirrors").then().statusCode(200).extract().jsonPath().getList("mirrors.name", String.class);
+    }
+}

@@ -1,0 +1,153 @@
+package io.clustermirror.testbed;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The packaged service ({@code target/quarkus-app/quarkus-run.jar}) run as its own process, the way
+ * users run it: tests talk to it over HTTP, restart it, and kill it with SIGKILL.
+ */
+public final class ServiceProcess implements AutoCloseable {
+
+    private final String name;
+    private final Path appDir;
+    private final Path logFile;
+    private final Map<String, String> properties;
+    private final int port;
+    private Process process;
+
+    ServiceProcess(String name, Path appDir, Path workDir, String destinationBootstrap, Map<String, String> overrides) {
+        this.name = name;
+        this.appDir = appDir;
+        this.logFile = workDir.resolve(name + ".log");
+        this.port = Ports.free();
+        Map<String, String> props = new LinkedHashMap<>();
+        props.put("quarkus.http.port", String.valueOf(port));
+        props.put("kafka.bootstrap.servers", destinationBootstrap);
+        props.put("mirror.state.topic.num.partitions", "5");
+        props.put("mirror.source.request.timeout.ms", "3000");
+        props.put("mirror.destination.retry.backoff.ms", "500");
+        props.putAll(overrides);
+        this.properties = Map.copyOf(props);
+    }
+
+    public URI baseUri() {
+        return URI.create("http://localhost:" + port);
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** Starts the process (appending to its log) without waiting for readiness. */
+    public synchronized ServiceProcess launch() {
+        if (process != null && process.isAlive()) {
+            throw new IllegalStateException(name + " is already running");
+        }
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-Xmx256m");
+        properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
+        command.add("-jar");
+        command.add(appDir.resolve("quarkus-run.jar").toString());
+        try {
+            Files.createDirectories(logFile.getParent());
+            process = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile())).start();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return this;
+    }
+
+    /** Starts and waits until {@code /q/health/ready} reports UP. */
+    public ServiceProcess start() {
+        launch();
+        awaitReady(Duration.ofSeconds(90));
+        return this;
+    }
+
+    public void awaitReady(Duration timeout) {
+        await("service " + name + " ready").atMost(timeout).pollInterval(Duration.ofMillis(200)).until(() -> {
+            if (!process.isAlive()) {
+                throw new IllegalStateException(name + " exited with " + process.exitValue() + ":\n" + log());
+            }
+            return readyStatus() == 200;
+        });
+    }
+
+    /** HTTP status of {@code /q/health/ready}, or -1 when nothing answers. */
+    public int readyStatus() {
+        try {
+            HttpResponse<Void> response = HttpClient.newHttpClient().send(
+                    HttpRequest.newBuilder(baseUri().resolve("/q/health/ready")).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.discarding());
+            return response.statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    /** SIGKILL: no shutdown hook runs, as in a crash. */
+    public void kill() {
+        if (process != null) {
+            process.destroyForcibly();
+            waitFor(Duration.ofSeconds(30));
+        }
+    }
+
+    /** SIGTERM and wait for the graceful shutdown. */
+    public void stop() {
+        if (process != null && process.isAlive()) {
+            process.destroy();
+            if (waitFor(Duration.ofSeconds(30)) == null) {
+                kill();
+            }
+        }
+    }
+
+    /** Waits for the process to exit; its exit code, or null if it is still running after the timeout. */
+    public Integer waitFor(Duration timeout) {
+        try {
+            return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS) ? process.exitValue() : null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    public boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    /** Everything the process printed so far (all launches). */
+    public String log() {
+        try {
+            return Files.exists(logFile) ? Files.readString(logFile) : "";
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+}

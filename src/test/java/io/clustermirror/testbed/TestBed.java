@@ -1,0 +1,99 @@
+package io.clustermirror.testbed;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+
+import io.clustermirror.embedded.KafkaBrokerProcess;
+
+/**
+ * The shared integration-test world, started once per test run: two single-node KRaft clusters,
+ * "source" and "destination", each a child JVM from the Maven Central Kafka jars, and the packaged
+ * service running as its own process against the destination. Tests use their own topics, groups and
+ * mirror names. Obtain it with {@link #get()}; it stops when the test JVM exits.
+ */
+public final class TestBed {
+
+    private static TestBed instance;
+
+    private final Path workDir;
+    private final Path appDir;
+    private final KafkaBrokerProcess source;
+    private final KafkaBrokerProcess destination;
+    private final ServiceProcess service;
+
+    private TestBed() {
+        workDir = Path.of(required("testbed.work.dir"), "run-" + ProcessHandle.current().pid());
+        appDir = Path.of(required("testbed.app.dir"));
+        String classpath = KafkaBrokerProcess.classpathFrom(Path.of(required("testbed.broker.classpath.file")));
+        source = new KafkaBrokerProcess("source", workDir.resolve("source"), Ports.free(), Ports.free(), classpath, Map.of());
+        destination = new KafkaBrokerProcess("destination", workDir.resolve("destination"), Ports.free(), Ports.free(),
+                classpath, Map.of());
+        CompletableFuture.allOf(
+                CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
+                CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120)))).join();
+        service = newService("service", Map.of()).start();
+    }
+
+    public static synchronized TestBed get() {
+        if (instance == null) {
+            instance = new TestBed();
+            Runtime.getRuntime().addShutdownHook(new Thread(instance::close, "testbed-shutdown"));
+        }
+        return instance;
+    }
+
+    public KafkaBrokerProcess source() {
+        return source;
+    }
+
+    public KafkaBrokerProcess destination() {
+        return destination;
+    }
+
+    /** The shared service process; tests that restart it must leave it running and ready. */
+    public ServiceProcess service() {
+        return service;
+    }
+
+    /** A further service process against the destination (not started), e.g. with another state topic. */
+    public ServiceProcess newService(String name, Map<String, String> overrides) {
+        return new ServiceProcess(name, appDir, workDir, destination.bootstrapServers(), overrides);
+    }
+
+    public Admin sourceAdmin() {
+        return admin(source);
+    }
+
+    public Admin destinationAdmin() {
+        return admin(destination);
+    }
+
+    private static Admin admin(KafkaBrokerProcess broker) {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30000));
+    }
+
+    private void close() {
+        for (AutoCloseable closeable : List.<AutoCloseable>of(service, source, destination)) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                System.err.println("Test bed shutdown: " + e);
+            }
+        }
+    }
+
+    private static String required(String property) {
+        String value = System.getProperty(property);
+        if (value == null) {
+            throw new IllegalStateException("System property " + property + " is not set: run the integration tests with ./mvnw verify");
+        }
+        return value;
+    }
+}
