@@ -19,10 +19,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
+import io.clustermirror.coordinator.MirrorCoordinator;
 import io.quarkus.arc.profile.IfBuildProfile;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
 
 /**
  * The embedded default of {@code ./mvnw quarkus:dev}: two local single-node Kafka clusters, "source"
@@ -38,6 +40,9 @@ public class EmbeddedClusters {
 
     @ConfigProperty(name = "quarkus.http.port", defaultValue = "8080")
     int httpPort;
+
+    @Inject
+    MirrorCoordinator coordinator;
 
     void onStart(@Observes StartupEvent event) {
         Thread starter = new Thread(this::startClusters, "embedded-clusters");
@@ -58,9 +63,10 @@ public class EmbeddedClusters {
                 }
             }
             createDemoTopic(source.bootstrapServers());
+            awaitCoordinator();
             LOGGER.infof("""
 
-                    Embedded Kafka clusters are up:
+                    Embedded Kafka clusters are up and Cluster Mirror is ready:
                       source       %s   (topic %s)
                       destination  %s   (this service's cluster)
                     Swagger UI:    http://localhost:%d/q/swagger-ui
@@ -69,6 +75,13 @@ public class EmbeddedClusters {
                     source.bootstrapServers());
         } catch (Exception e) {
             LOGGER.errorf(e, "Could not start the embedded Kafka clusters: %s", e.getMessage());
+        }
+    }
+
+    private void awaitCoordinator() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (!coordinator.status().isActive() && System.nanoTime() < deadline) {
+            Thread.sleep(200);
         }
     }
 

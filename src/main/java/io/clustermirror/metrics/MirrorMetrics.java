@@ -38,6 +38,7 @@ public class MirrorMetrics {
 
     /** Requests refused, by KIP error name (a bounded set). */
     public void apiError(MirrorError error) {
-        registry.counter(API_ERRORS, "errorCode", error.name()).increment();
+        Counter.builder(API_ERRORS).description("Requests refused, by KIP error name").tag("errorCode", error.name())
+                .register(registry).increment();
     }
 }
