@@ -1,7 +1,12 @@
 package io.clustermirror.api;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
 
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfigRules;
@@ -16,10 +21,15 @@ public record MirrorDescription(
                 example = "{\"bootstrap.servers\": \"source-kafka:9092\", \"sasl.jaas.config\": \"[hidden]\"}")
         Map<String, String> config,
         @Schema(example = "2026-11-29T10:00:00Z") Instant createdAt,
-        @Schema(example = "2026-11-29T10:05:00Z") Instant updatedAt) {
+        @Schema(example = "2026-11-29T10:05:00Z") Instant updatedAt,
+        @Schema(description = "Mirrored topics with their partition states") List<TopicSummary> topics) {
 
-    static MirrorDescription of(Mirror mirror, MirrorConfigRules rules) {
+    static MirrorDescription of(Mirror mirror, MirrorConfigRules rules, Map<MirrorPartition, PartitionStatus> partitions) {
+        Map<String, Map<String, Integer>> states = new TreeMap<>();
+        partitions.forEach((p, s) -> states.computeIfAbsent(p.topic(), t -> new TreeMap<>()).merge(s.state().name(), 1, Integer::sum));
+        List<TopicSummary> topics = states.entrySet().stream().map(e -> new TopicSummary(e.getKey(),
+                e.getValue().values().stream().mapToInt(Integer::intValue).sum(), e.getValue())).toList();
         return new MirrorDescription(mirror.name(), mirror.config().bootstrapServers(), mirror.sourceClusterId(),
-                mirror.config().masked(rules::isSensitive), mirror.createdAt(), mirror.updatedAt());
+                mirror.config().masked(rules::isSensitive), mirror.createdAt(), mirror.updatedAt(), topics);
     }
 }

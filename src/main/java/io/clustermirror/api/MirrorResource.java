@@ -18,6 +18,7 @@ import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
+import io.clustermirror.mirror.MirrorPartition;
 import io.smallrye.common.annotation.NonBlocking;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.Consumes;
@@ -64,7 +65,7 @@ public class MirrorResource {
         requireBody(request);
         return coordinator.create(request.name(), request.config())
                 .map(mirror -> Response.created(URI.create("/v1/mirrors/" + mirror.name()))
-                        .entity(MirrorDescription.of(mirror, rules)).build());
+                        .entity(MirrorDescription.of(mirror, rules, coordinator.partitions(mirror.name()))).build());
     }
 
     @GET
@@ -73,7 +74,8 @@ public class MirrorResource {
     @APIResponse(responseCode = "200", description = "The mirrors, sorted by name",
             content = @Content(schema = @Schema(implementation = MirrorList.class)))
     public MirrorList list() {
-        return new MirrorList(coordinator.list().stream().map(MirrorSummary::of).toList());
+        return new MirrorList(coordinator.list().stream().map(m -> MirrorSummary.of(m,
+                (int) coordinator.partitions(m.name()).keySet().stream().map(MirrorPartition::topic).distinct().count())).toList());
     }
 
     @GET
@@ -86,7 +88,7 @@ public class MirrorResource {
     @APIResponse(responseCode = "404", description = "UNKNOWN_CLUSTER_MIRROR",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
     public MirrorDescription describe(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {
-        return MirrorDescription.of(coordinator.describe(MirrorName.validate(name)), rules);
+        return MirrorDescription.of(coordinator.describe(MirrorName.validate(name)), rules, coordinator.partitions(name));
     }
 
     @PATCH
@@ -117,7 +119,7 @@ public class MirrorResource {
             throw new MirrorException(MirrorError.INVALID_REQUEST, "'delete' must list config names, not null", "delete");
         }
         Set<String> delete = new LinkedHashSet<>(deleteList);
-        return coordinator.alterConfig(name, set, delete).map(mirror -> MirrorDescription.of(mirror, rules));
+        return coordinator.alterConfig(name, set, delete).map(mirror -> MirrorDescription.of(mirror, rules, coordinator.partitions(mirror.name())));
     }
 
     @DELETE

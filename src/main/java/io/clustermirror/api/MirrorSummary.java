@@ -10,7 +10,7 @@ public record MirrorSummary(
         @Schema(example = "MkU3OEVBNTcwNTJENDM2Qk") String sourceClusterId,
         @Schema(description = "Topics mirrored by this mirror", example = "0") int topicCount) {
 
-    static MirrorSummary of(Mirror mirror) {
-        return new MirrorSummary(mirror.name(), mirror.config().bootstrapServers(), mirror.sourceClusterId(), 0);
+    static MirrorSummary of(Mirror mirror, int topicCount) {
+        return new MirrorSummary(mirror.name(), mirror.config().bootstrapServers(), mirror.sourceClusterId(), topicCount);
     }
 }

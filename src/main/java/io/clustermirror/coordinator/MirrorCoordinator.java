@@ -7,10 +7,23 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.ArrayList;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Pattern;
+
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+
+import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.fetch.LogTruncation;
+import io.clustermirror.fetch.MirrorFetcher;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.jboss.logging.Logger;
@@ -30,6 +43,10 @@ import io.clustermirror.state.MirrorStateStore.CoordinatorFencedException;
 import io.clustermirror.state.MirrorStateStore.StateWriteException;
 import io.clustermirror.state.MirrorStateTopic;
 import io.clustermirror.state.StateFormatException;
+import io.clustermirror.state.StateSnapshot;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -61,9 +78,15 @@ public class MirrorCoordinator {
     });
 
     private volatile Map<String, Mirror> mirrors = Map.of();
+    private volatile Map<String, Map<MirrorPartition, PartitionStatus>> partitionStatuses = Map.of();
     private volatile CoordinatorStatus status = CoordinatorStatus.loading("starting");
+    /** Alignment and other progress notes per partition, for describe. */
+    private final Map<String, String> progress = new ConcurrentHashMap<>();
     /** Touched only on the coordinator thread. */
     private MirrorStateStore store;
+    /** Touched only on the coordinator thread. */
+    private final Map<String, MirrorRuntime> runtimes = new HashMap<>();
+    private Admin destinationAdmin;
 
     public MirrorCoordinator(KafkaClients clients, MirrorServiceConfig config, MirrorConfigRules rules,
             SourceClusterProbe probe, MirrorMetrics metrics) {
@@ -81,6 +104,11 @@ public class MirrorCoordinator {
 
     void onStop(@Observes ShutdownEvent event) {
         thread.execute(() -> {
+            runtimes.values().forEach(MirrorRuntime::close);
+            runtimes.clear();
+            if (destinationAdmin != null) {
+                destinationAdmin.close(java.time.Duration.ofSeconds(2));
+            }
             if (store != null) {
                 store.close();
             }
@@ -100,9 +128,12 @@ public class MirrorCoordinator {
             int partitions = MirrorStateTopic.ensure(admin, topic, config.state().topic().numPartitions(),
                     config.state().topic().replicationFactor(), config.destination().requestTimeoutMs());
             store = new MirrorStateStore(clients, topic, partitions, config.destination().requestTimeoutMs());
-            mirrors = Map.copyOf(store.open());
+            StateSnapshot snapshot = store.open();
+            mirrors = snapshot.mirrors();
+            partitionStatuses = snapshot.partitions();
             status = CoordinatorStatus.active();
             LOGGER.infof("Coordinator active: %d mirror(s) loaded from %s (%d partitions)", mirrors.size(), topic, partitions);
+            partitionStatuses.keySet().forEach(this::resume);
         } catch (StateFormatException e) {
             status = CoordinatorStatus.loading(e.getMessage());
             LOGGER.errorf("Refusing to start: %s", e.getMessage());
@@ -191,10 +222,26 @@ public class MirrorCoordinator {
     public Uni<Void> delete(String name) {
         return onCoordinator(() -> {
             require(name);
-            persist(() -> store.deleteMirror(name));
+            Map<MirrorPartition, PartitionStatus> owned = partitionStatuses.getOrDefault(name, Map.of());
+            List<String> busy = owned.entrySet().stream().filter(e -> e.getValue().state() != MirrorPartitionState.STOPPED)
+                    .map(e -> e.getKey() + " " + e.getValue().state()).sorted().toList();
+            if (!busy.isEmpty()) {
+                throw new MirrorException(MirrorError.CLUSTER_MIRROR_NOT_EMPTY, "Mirror '" + name
+                        + "' still has partitions that are not STOPPED: " + String.join(", ", busy.subList(0, Math.min(10, busy.size())))
+                        + (busy.size() > 10 ? " and " + (busy.size() - 10) + " more" : "") + "; stop its topics first");
+            }
+            persist(() -> store.deleteMirror(name, owned.keySet()));
             Map<String, Mirror> next = new HashMap<>(mirrors);
             next.remove(name);
             mirrors = Map.copyOf(next);
+            Map<String, Map<MirrorPartition, PartitionStatus>> nextStatuses = new HashMap<>(partitionStatuses);
+            nextStatuses.remove(name);
+            partitionStatuses = Map.copyOf(nextStatuses);
+            MirrorRuntime runtime = runtimes.remove(name);
+            liveRuntimes.remove(name);
+            if (runtime != null) {
+                runtime.close();
+            }
             LOGGER.infof("Deleted mirror %s", name);
             return null;
         });
@@ -221,7 +268,9 @@ public class MirrorCoordinator {
             metrics.stateWrite(false);
             LOGGER.warnf("State write failed, re-reading %s: %s", config.state().topic().name(), e.getMessage());
             try {
-                mirrors = Map.copyOf(store.open());
+                StateSnapshot snapshot = store.open();
+                mirrors = snapshot.mirrors();
+                partitionStatuses = snapshot.partitions();
             } catch (RuntimeException reopen) {
                 status = CoordinatorStatus.loading("re-reading state after a failed write: " + reopen);
                 thread.schedule(this::load, config.destination().retryBackoffMs(), TimeUnit.MILLISECONDS);
@@ -257,5 +306,460 @@ public class MirrorCoordinator {
         if (mirrors.containsKey(name)) {
             throw new MirrorException(MirrorError.CLUSTER_MIRROR_ALREADY_EXISTS, "Cluster mirror '" + name + "' already exists", "name");
         }
+    }
+
+    // ================================================================ topics and partitions
+
+    /** Per-partition status of a mirror, as persisted. */
+    public Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
+        return partitionStatuses.getOrDefault(mirror, Map.of());
+    }
+
+    public String progress(String mirror, MirrorPartition partition) {
+        return progress.get(mirror + "/" + partition);
+    }
+
+    /** Live data-plane progress, when the partition is in the fetcher. */
+    public java.util.Optional<MirrorFetcher.Progress> liveProgress(String mirror, MirrorPartition partition) {
+        MirrorRuntime runtime = liveRuntimes.get(mirror);
+        return runtime == null ? java.util.Optional.empty() : runtime.fetcher.progress(partition);
+    }
+
+    /** Current source high watermarks and destination log ends of a topic; blocking, for a worker thread. */
+    public Map<MirrorPartition, long[]> offsets(String mirror, String topic) throws Exception {
+        MirrorRuntime runtime = liveRuntimes.get(mirror);
+        Map<MirrorPartition, long[]> result = new TreeMap<>();
+        List<MirrorPartition> owned = partitions(mirror).keySet().stream().filter(p -> p.topic().equals(topic)).toList();
+        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+        owned.forEach(p -> request.put(new TopicPartition(p.topic(), p.partition()), OffsetSpec.latest()));
+        Map<TopicPartition, Long> source = runtime == null ? Map.of() : latest(runtime.sourceAdmin, request);
+        Map<TopicPartition, Long> destination = latest(destinationAdmin(), request);
+        for (MirrorPartition p : owned) {
+            TopicPartition tp = new TopicPartition(p.topic(), p.partition());
+            result.put(p, new long[] { source.getOrDefault(tp, -1L), destination.getOrDefault(tp, -1L) });
+        }
+        return result;
+    }
+
+    private Map<TopicPartition, Long> latest(Admin admin, Map<TopicPartition, OffsetSpec> request) {
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        try {
+            admin.listOffsets(request).all().get(5, TimeUnit.SECONDS).forEach((tp, info) -> offsets.put(tp, info.offset()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOGGER.debugf("Offsets not available: %s", e.toString());
+        }
+        return offsets;
+    }
+
+    /** StartMirrorTopics: named topics and/or include/exclude patterns; one outcome per topic. */
+    public Uni<List<TopicOutcome>> startTopics(String name, List<String> topics, List<String> include, List<String> exclude) {
+        return Uni.createFrom().deferred(() -> {
+            requireActive();
+            Mirror mirror = require(name);
+            List<Pattern> includes = patterns(include, "include");
+            List<Pattern> excludes = patterns(exclude, "exclude");
+            if (topics.isEmpty() && includes.isEmpty()) {
+                throw new MirrorException(MirrorError.INVALID_REQUEST, "Name topics and/or give include patterns", "topics");
+            }
+            return onCoordinator(() -> runtime(name)).chain(runtime -> Uni.createFrom().item(() -> prepareTopics(mirror, runtime, topics,
+                    includes, excludes)).runSubscriptionOn(runtime.workers))
+                    .chain(prepared -> onCoordinator(() -> startPrepared(name, prepared, include, exclude)));
+        });
+    }
+
+    private record PreparedTopics(Map<String, DestinationTopics.Prepared> ready, List<TopicOutcome> failed) {
+    }
+
+    private PreparedTopics prepareTopics(Mirror mirror, MirrorRuntime runtime, List<String> named, List<Pattern> includes,
+            List<Pattern> excludes) {
+        Set<String> sourceTopics;
+        try {
+            sourceTopics = runtime.topics.sourceTopics();
+        } catch (Exception e) {
+            throw new MirrorException(MirrorError.SOURCE_METADATA_NOT_AVAILABLE, "Could not list the source topics: " + e);
+        }
+        List<Pattern> mirrorExcludes = mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE).stream()
+                .map(Pattern::compile).toList();
+        Set<String> wanted = new TreeSet<>(named);
+        sourceTopics.stream().filter(t -> includes.stream().anyMatch(p -> p.matcher(t).matches()))
+                .filter(t -> excludes.stream().noneMatch(p -> p.matcher(t).matches()))
+                .filter(t -> mirrorExcludes.stream().noneMatch(p -> p.matcher(t).matches()))
+                .forEach(wanted::add);
+        List<String> excludedProps = mirror.config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
+        Map<String, DestinationTopics.Prepared> ready = new TreeMap<>();
+        List<TopicOutcome> failed = new ArrayList<>();
+        for (String topic : wanted) {
+            if (!sourceTopics.contains(topic)) {
+                failed.add(TopicOutcome.error(topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster"));
+                continue;
+            }
+            Map<MirrorPartition, PartitionStatus> current = partitions(mirror.name());
+            boolean active = current.entrySet().stream().anyMatch(e -> e.getKey().topic().equals(topic)
+                    && e.getValue().state() != MirrorPartitionState.STOPPED);
+            if (active) {
+                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR, "topic is already mirrored"));
+                continue;
+            }
+            try {
+                runtime.topics.prepare(topic, excludedProps).ifPresentOrElse(p -> ready.put(topic, p), () -> failed.add(
+                        TopicOutcome.error(topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster")));
+            } catch (Exception e) {
+                failed.add(TopicOutcome.error(topic, MirrorError.INVALID_CONFIG, "could not prepare the destination topic: " + e.getMessage()));
+            }
+        }
+        return new PreparedTopics(ready, failed);
+    }
+
+    private List<TopicOutcome> startPrepared(String name, PreparedTopics prepared, List<String> include, List<String> exclude) {
+        requireActive();
+        Mirror mirror = require(name);
+        List<TopicOutcome> outcomes = new ArrayList<>(prepared.failed());
+        if (!include.isEmpty() || !exclude.isEmpty()) {
+            Map<String, String> set = new HashMap<>();
+            appendPatterns(mirror, MirrorConfig.TOPICS_INCLUDE, include, "", set);
+            appendPatterns(mirror, MirrorConfig.TOPICS_EXCLUDE, exclude, MirrorConfig.DEFAULT_TOPICS_EXCLUDE, set);
+            Mirror updated = mirror.withConfig(rules.alter(mirror.config(), set, Set.of()), clock.instant());
+            persist(() -> store.putMirror(updated));
+            mirrors = with(updated);
+        }
+        Map<MirrorPartition, PartitionStatus> changed = new TreeMap<>();
+        Instant now = clock.instant();
+        for (DestinationTopics.Prepared topic : prepared.ready().values()) {
+            for (int p = 0; p < topic.partitions(); p++) {
+                MirrorPartition partition = new MirrorPartition(topic.topic(), p);
+                PartitionStatus current = partitions(name).getOrDefault(partition, PartitionStatus.initial(now));
+                if (current.state() != MirrorPartitionState.UNKNOWN && current.state() != MirrorPartitionState.STOPPED) {
+                    continue;
+                }
+                changed.put(partition, current.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now));
+            }
+            outcomes.add(TopicOutcome.ok(topic.topic(), topic.partitions(), "STARTED"));
+        }
+        persistPartitions(name, changed);
+        compacted.putAll(prepared.ready().values().stream().collect(java.util.stream.Collectors.toMap(
+                t -> name + "/" + t.topic(), DestinationTopics.Prepared::compacted)));
+        changed.keySet().forEach(p -> truncate(name, p));
+        outcomes.sort(java.util.Comparator.comparing(TopicOutcome::topic));
+        return outcomes;
+    }
+
+    private static void appendPatterns(Mirror mirror, String key, List<String> added, String defaultValue, Map<String, String> set) {
+        if (added.isEmpty()) {
+            return;
+        }
+        Set<String> all = new java.util.LinkedHashSet<>(mirror.config().list(key, defaultValue));
+        all.addAll(added);
+        set.put(key, String.join(",", all));
+    }
+
+    private static List<Pattern> patterns(List<String> regexes, String field) {
+        List<Pattern> patterns = new ArrayList<>();
+        for (String regex : regexes) {
+            try {
+                patterns.add(Pattern.compile(regex));
+            } catch (java.util.regex.PatternSyntaxException e) {
+                throw new MirrorException(MirrorError.INVALID_REQUEST, "'" + regex + "' is not a valid regular expression: "
+                        + e.getDescription(), field);
+            }
+        }
+        return patterns;
+    }
+
+    /** Runs LOG_TRUNCATION for a partition on a worker; its outcome moves the partition on. */
+    private void truncate(String name, MirrorPartition partition) {
+        MirrorRuntime runtime = runtime(name);
+        int epoch = partitions(name).get(partition).stateEpoch();
+        boolean isCompacted = compacted.getOrDefault(name + "/" + partition.topic(), false);
+        String key = name + "/" + partition;
+        runtime.workers.execute(() -> {
+            LogTruncation.Outcome outcome;
+            try {
+                outcome = runtime.truncation.run(name, partition, isCompacted, note -> progress.put(key, note));
+            } catch (Exception e) {
+                outcome = new LogTruncation.Diverged("log truncation could not complete: " + e);
+            }
+            LogTruncation.Outcome result = outcome;
+            thread.execute(() -> afterTruncation(name, partition, epoch, result));
+        });
+    }
+
+    private void afterTruncation(String name, MirrorPartition partition, int epoch, LogTruncation.Outcome outcome) {
+        PartitionStatus current = partitions(name).get(partition);
+        if (current == null || current.stateEpoch() != epoch || current.state() != MirrorPartitionState.LOG_TRUNCATION) {
+            return; // stopped or changed meanwhile
+        }
+        try {
+            if (outcome instanceof LogTruncation.Ready ready) {
+                persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
+                runtime(name).fetcher.add(partition, ready.startOffset());
+                LOGGER.infof("Mirror %s: %s MIRRORING from offset %d", name, partition, ready.startOffset());
+            } else if (outcome instanceof LogTruncation.Diverged diverged) {
+                Mirror mirror = require(name);
+                if (mirror.config().recreateOnDivergence() && !diverged.reason().startsWith("log truncation could not complete")) {
+                    recreate(name, partition.topic(), diverged.reason());
+                } else {
+                    failPartition(name, partition, diverged.reason());
+                }
+            }
+        } catch (RuntimeException e) {
+            LOGGER.errorf(e, "Mirror %s: %s could not leave LOG_TRUNCATION", name, partition);
+        }
+    }
+
+    /** Policy {@code recreate}: every partition of the topic leaves the data plane, the destination topic is recreated, all restart. */
+    private void recreate(String name, String topic, String reason) {
+        MirrorRuntime runtime = runtime(name);
+        Instant now = clock.instant();
+        Map<MirrorPartition, PartitionStatus> failed = new TreeMap<>();
+        partitions(name).forEach((p, s) -> {
+            if (p.topic().equals(topic) && s.state() != MirrorPartitionState.STOPPED && s.state() != MirrorPartitionState.STOPPING) {
+                failed.put(p, s.moveTo(MirrorPartitionState.FAILED, "destination diverged, recreating the topic: " + reason, now));
+            }
+        });
+        persistPartitions(name, failed);
+        LOGGER.warnf("Mirror %s: destination topic %s diverged (%s); recreating it (mirror.truncation.policy=recreate)", name, topic, reason);
+        CompletableFuture.allOf(failed.keySet().stream().map(runtime.fetcher::remove).toArray(CompletableFuture[]::new))
+                .thenRunAsync(() -> {
+                    String error = null;
+                    try {
+                        runtime.topics.recreate(topic, require(name).config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
+                                MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE));
+                    } catch (Exception e) {
+                        error = "recreating destination topic " + topic + " failed: " + e;
+                    }
+                    String recreateError = error;
+                    thread.execute(() -> {
+                        Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
+                        failed.keySet().forEach(p -> {
+                            PartitionStatus s = partitions(name).get(p);
+                            if (s != null && s.state() == MirrorPartitionState.FAILED) {
+                                restarted.put(p, recreateError == null ? s.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
+                                        : s.moveTo(MirrorPartitionState.FAILED, recreateError, clock.instant()));
+                            }
+                        });
+                        persistPartitions(name, restarted);
+                        if (recreateError == null) {
+                            restarted.keySet().forEach(p -> truncate(name, p));
+                        }
+                    });
+                }, runtime.workers);
+    }
+
+    private void onDataPlaneFailure(String name, MirrorPartition partition, String error) {
+        thread.execute(() -> {
+            PartitionStatus current = partitions(name).get(partition);
+            if (current != null && current.state() == MirrorPartitionState.MIRRORING) {
+                failPartition(name, partition, error);
+            }
+        });
+    }
+
+    /** Moves a partition to FAILED (persisted), takes it out of the data plane, and schedules the automatic retry. */
+    private void failPartition(String name, MirrorPartition partition, String error) {
+        PartitionStatus current = partitions(name).get(partition);
+        metrics.partitionFailed(name);
+        int attempt = current.retryAttempt();
+        PartitionStatus failed = current.moveTo(MirrorPartitionState.FAILED, error, clock.instant());
+        if (attempt < 0 || attempt >= config.failed().retry().maxAttempts()) {
+            failed = failed.withRetryAttempt(-1);
+        }
+        persistPartitions(name, Map.of(partition, failed));
+        liveRuntime(name).ifPresent(r -> r.fetcher.remove(partition));
+        LOGGER.errorf("Mirror %s: %s FAILED (retry attempt %d): %s", name, partition, failed.retryAttempt(), error);
+        if (failed.retryAttempt() >= 0) {
+            long cap = Math.min(config.failed().retry().maxBackoffMs(),
+                    config.failed().retry().initialBackoffMs() * (1L << Math.min(20, failed.retryAttempt())));
+            long delay = java.util.concurrent.ThreadLocalRandom.current().nextLong(cap + 1);
+            int epoch = failed.stateEpoch();
+            thread.schedule(() -> retry(name, partition, epoch), delay, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void retry(String name, MirrorPartition partition, int epoch) {
+        PartitionStatus current = partitions(name).get(partition);
+        if (current == null || current.stateEpoch() != epoch || current.state() != MirrorPartitionState.FAILED || !status.isActive()) {
+            return;
+        }
+        try {
+            persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
+                    .withRetryAttempt(current.retryAttempt() + 1)));
+            truncate(name, partition);
+        } catch (RuntimeException e) {
+            LOGGER.warnf("Mirror %s: retry of %s failed: %s", name, partition, e.getMessage());
+        }
+    }
+
+    /** Pause, resume, stop or recover the named topics; all-or-nothing validation against the transition table. */
+    public Uni<List<TopicOutcome>> topicVerb(String name, TopicVerb verb, List<String> topics) {
+        return onCoordinator(() -> {
+            Mirror mirror = require(name);
+            if (topics.isEmpty()) {
+                throw new MirrorException(MirrorError.INVALID_REQUEST, "Name at least one topic", "topics");
+            }
+            Map<MirrorPartition, PartitionStatus> owned = partitions(mirror.name());
+            Map<MirrorPartition, PartitionStatus> changed = new TreeMap<>();
+            List<String> illegal = new ArrayList<>();
+            Instant now = clock.instant();
+            for (String topic : new TreeSet<>(topics)) {
+                Map<MirrorPartition, PartitionStatus> ofTopic = new TreeMap<>();
+                owned.forEach((p, s) -> {
+                    if (p.topic().equals(topic)) {
+                        ofTopic.put(p, s);
+                    }
+                });
+                if (ofTopic.isEmpty()) {
+                    throw new MirrorException(MirrorError.TOPIC_NOT_IN_CLUSTER_MIRROR, "Topic '" + topic + "' is not in mirror '" + name + "'",
+                            "topics");
+                }
+                if (verb == TopicVerb.STOP && ofTopic.values().stream().allMatch(s -> s.state() == MirrorPartitionState.STOPPED)) {
+                    throw new MirrorException(MirrorError.MIRROR_TOPIC_ALREADY_STOPPED, "Topic '" + topic + "' is already stopped", "topics");
+                }
+                ofTopic.forEach((p, s) -> {
+                    if (verb.skips(s.state())) {
+                        return;
+                    }
+                    if (!s.state().canMoveTo(verb.target()) || !verb.accepts(s.state())) {
+                        illegal.add(p + " is " + s.state());
+                        return;
+                    }
+                    PartitionStatus next = s.moveTo(verb.target(), null, now);
+                    changed.put(p, verb == TopicVerb.RECOVER ? next.withRetryAttempt(0) : next);
+                });
+            }
+            if (!illegal.isEmpty()) {
+                throw new MirrorException(MirrorError.INVALID_MIRROR_PARTITION_STATE, "Cannot " + verb.name().toLowerCase(java.util.Locale.ROOT)
+                        + ": " + String.join(", ", illegal.subList(0, Math.min(20, illegal.size()))), "topics");
+            }
+            persistPartitions(name, changed);
+            changed.keySet().forEach(p -> act(name, verb, p));
+            return new TreeSet<>(topics).stream().map(t -> TopicOutcome.ok(t,
+                    (int) owned.keySet().stream().filter(p -> p.topic().equals(t)).count(),
+                    changed.keySet().stream().anyMatch(p -> p.topic().equals(t)) ? verb.target().name() : "UNCHANGED")).toList();
+        });
+    }
+
+    private void act(String name, TopicVerb verb, MirrorPartition partition) {
+        MirrorRuntime runtime = runtime(name);
+        switch (verb) {
+            case PAUSE -> runtime.fetcher.remove(partition).thenRun(() -> thread.execute(() -> settle(name, partition,
+                    MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null)));
+            case RESUME -> runtime.workers.execute(() -> {
+                try {
+                    long end = latest(destinationAdmin(), Map.of(new TopicPartition(partition.topic(), partition.partition()),
+                            OffsetSpec.latest())).values().iterator().next();
+                    thread.execute(() -> runtime(name).fetcher.add(partition, end));
+                } catch (RuntimeException e) {
+                    onDataPlaneFailure(name, partition, "resume could not read the destination log end: " + e);
+                }
+            });
+            case RECOVER -> truncate(name, partition);
+            case STOP -> runtime.fetcher.remove(partition).thenRunAsync(() -> stopTopicWhenDrained(name, partition.topic()), runtime.workers);
+        }
+    }
+
+    /** Once every stopping partition of a topic is out of the data plane: restore its configs, then STOPPED. */
+    private void stopTopicWhenDrained(String name, String topic) {
+        MirrorRuntime runtime = liveRuntimes.get(name);
+        boolean anyActive = partitions(name).entrySet().stream().anyMatch(e -> e.getKey().topic().equals(topic)
+                && e.getValue().state() != MirrorPartitionState.STOPPING && e.getValue().state() != MirrorPartitionState.STOPPED);
+        String error = null;
+        if (!anyActive) {
+            try {
+                runtime.topics.restore(topic);
+            } catch (Exception e) {
+                error = "mirror-owned configs of the destination topic could not be restored: " + e;
+            }
+        }
+        String restoreError = error;
+        thread.execute(() -> partitions(name).forEach((p, s) -> {
+            if (p.topic().equals(topic)) {
+                settle(name, p, MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPED, restoreError);
+            }
+        }));
+    }
+
+    private void settle(String name, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error) {
+        PartitionStatus current = partitions(name).get(partition);
+        if (current != null && current.state() == from) {
+            MirrorFetcher.Progress last = liveProgress(name, partition).orElse(null);
+            PartitionStatus next = current.moveTo(to, error, clock.instant());
+            persistPartitions(name, Map.of(partition, last == null ? next : next.withLastMirroredEpoch(last.lastMirroredEpoch())));
+            LOGGER.infof("Mirror %s: %s %s", name, partition, to);
+        }
+    }
+
+    /** After a restart: every partition continues from its persisted state. */
+    private void resume(String name) {
+        try {
+            partitions(name).forEach((p, s) -> {
+                switch (s.state()) {
+                    case LOG_TRUNCATION -> truncate(name, p);
+                    case MIRRORING, EPOCH_FENCING -> act(name, TopicVerb.RESUME, p);
+                    case PAUSING -> settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null);
+                    case STOPPING -> act(name, TopicVerb.STOP, p);
+                    case FAILED -> {
+                        if (s.retryAttempt() >= 0) {
+                            thread.schedule(() -> retry(name, p, s.stateEpoch()), config.failed().retry().initialBackoffMs(),
+                                    TimeUnit.MILLISECONDS);
+                        }
+                    }
+                    default -> {
+                    }
+                }
+            });
+        } catch (RuntimeException e) {
+            LOGGER.errorf(e, "Mirror %s: could not resume its partitions", name);
+        }
+    }
+
+    private void persistPartitions(String name, Map<MirrorPartition, PartitionStatus> changed) {
+        if (changed.isEmpty()) {
+            return;
+        }
+        persist(() -> store.putPartitions(name, changed));
+        Map<MirrorPartition, PartitionStatus> next = new HashMap<>(partitions(name));
+        next.putAll(changed);
+        Map<String, Map<MirrorPartition, PartitionStatus>> all = new HashMap<>(partitionStatuses);
+        all.put(name, Map.copyOf(next));
+        partitionStatuses = Map.copyOf(all);
+    }
+
+    private final Map<String, Boolean> compacted = new ConcurrentHashMap<>();
+    private final Map<String, MirrorRuntime> liveRuntimes = new ConcurrentHashMap<>();
+
+    private java.util.Optional<MirrorRuntime> liveRuntime(String name) {
+        return java.util.Optional.ofNullable(liveRuntimes.get(name));
+    }
+
+    /** The mirror's runtime, created on first use (coordinator thread). */
+    private MirrorRuntime runtime(String name) {
+        MirrorRuntime runtime = runtimes.get(name);
+        if (runtime == null) {
+            Mirror mirror = require(name);
+            runtime = new MirrorRuntime(mirror, clients.sourceAdmin(name, mirror.config(), config.destination().requestTimeoutMs()),
+                    destinationAdmin(), clients.destinationConnection(), new MirrorFetcher.Listener() {
+                        @Override
+                        public void onFailed(MirrorPartition partition, String error) {
+                            onDataPlaneFailure(name, partition, error);
+                        }
+
+                        @Override
+                        public void onAppended(MirrorPartition partition, int records, int bytes) {
+                            metrics.mirrored(name, records, bytes);
+                        }
+                    }, config.destination().requestTimeoutMs());
+            runtimes.put(name, runtime);
+            liveRuntimes.put(name, runtime);
+        }
+        return runtime;
+    }
+
+    private synchronized Admin destinationAdmin() {
+        if (destinationAdmin == null) {
+            destinationAdmin = clients.destinationAdmin();
+        }
+        return destinationAdmin;
     }
 }

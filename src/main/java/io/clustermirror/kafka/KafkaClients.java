@@ -69,6 +69,22 @@ public class KafkaClients implements MirrorStateStore.Clients {
         return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 
+    /** The destination's connection settings (bootstrap and security), for raw protocol clients. */
+    public Map<String, Object> destinationConnection() {
+        Map<String, Object> props = new HashMap<>(destination);
+        props.keySet().retainAll(AdminClientConfig.configNames());
+        return props;
+    }
+
+    /** A long-lived source Admin for a mirror's data plane. */
+    public Admin sourceAdmin(String mirrorName, MirrorConfig mirrorConfig, int timeoutMs) {
+        Map<String, Object> props = new HashMap<>(mirrorConfig.sourceClientProperties());
+        props.put(AdminClientConfig.CLIENT_ID_CONFIG, "cluster-mirror-" + mirrorName + "-source");
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
+        return Admin.create(props);
+    }
+
     /** An Admin client for a mirror's source cluster, with the mirror's security settings. */
     public Admin sourceAdmin(String mirrorName, MirrorConfig mirrorConfig) {
         Map<String, Object> props = new HashMap<>(mirrorConfig.sourceClientProperties());

@@ -18,6 +18,27 @@ public interface MirrorServiceConfig {
 
     Destination destination();
 
+    Failed failed();
+
+    interface Failed {
+        Retry retry();
+
+        /** Full-jitter exponential back-off of FAILED partitions, then wait for an operator's recover. */
+        interface Retry {
+            @WithName("initial.backoff.ms")
+            @WithDefault("100")
+            long initialBackoffMs();
+
+            @WithName("max.backoff.ms")
+            @WithDefault("300000")
+            long maxBackoffMs();
+
+            @WithName("max.attempts")
+            @WithDefault("20")
+            int maxAttempts();
+        }
+    }
+
     interface State {
         Topic topic();
 

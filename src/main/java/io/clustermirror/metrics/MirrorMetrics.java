@@ -36,6 +36,19 @@ public class MirrorMetrics {
         (ok ? stateWritesOk : stateWritesFailed).increment();
     }
 
+    public void partitionFailed(String mirror) {
+        Counter.builder("cluster.mirror.partition.failures").description("Partitions moved to FAILED").tag("mirror", mirror)
+                .register(registry).increment();
+    }
+
+    /** Records and log bytes appended to the destination by a mirror's data plane. */
+    public void mirrored(String mirror, int records, int bytes) {
+        Counter.builder("cluster.mirror.records").description("Records mirrored").tag("mirror", mirror).register(registry)
+                .increment(records);
+        Counter.builder("cluster.mirror.bytes").description("Log bytes mirrored").baseUnit("bytes").tag("mirror", mirror)
+                .register(registry).increment(bytes);
+    }
+
     /** Requests refused, by KIP error name (a bounded set). */
     public void apiError(MirrorError error) {
         Counter.builder(API_ERRORS).description("Requests refused, by KIP error name").tag("errorCode", error.name())

@@ -24,6 +24,12 @@ public record MirrorConfig(Map<String, String> values) {
     public static final String TOPIC_PROPERTIES_EXCLUDE = "mirror.topic.properties.exclude";
     public static final String TRUNCATION_POLICY = "mirror.truncation.policy";
 
+    /** The KIP's default for {@link #TOPIC_PROPERTIES_EXCLUDE}. */
+    public static final String DEFAULT_TOPIC_PROPERTIES_EXCLUDE = "follower.replication.throttled.replicas,"
+            + "leader.replication.throttled.replicas,message.timestamp.type,message.timestamp.before.max.ms,"
+            + "message.timestamp.after.max.ms,min.insync.replicas,unclean.leader.election.enable";
+    public static final String DEFAULT_TOPICS_EXCLUDE = "__.*";
+
     /** What a masked value reads as, in every response and log line (Kafka's own choice for passwords). */
     public static final String MASK = "[hidden]";
 
@@ -33,6 +39,19 @@ public record MirrorConfig(Map<String, String> values) {
 
     public String bootstrapServers() {
         return values.get(BOOTSTRAP_SERVERS);
+    }
+
+    public String get(String key, String defaultValue) {
+        return values.getOrDefault(key, defaultValue);
+    }
+
+    /** A comma-separated list setting as a list, blanks dropped. */
+    public java.util.List<String> list(String key, String defaultValue) {
+        return java.util.Arrays.stream(get(key, defaultValue).split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    }
+
+    public boolean recreateOnDivergence() {
+        return "recreate".equals(values.get(TRUNCATION_POLICY));
     }
 
     /** The subset used to build a Kafka client for the source cluster. */

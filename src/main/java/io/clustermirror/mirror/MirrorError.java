@@ -12,6 +12,11 @@ public enum MirrorError {
     INVALID_CLUSTER_MIRROR_STATE(409, "Invalid cluster mirror state"),
     INVALID_MIRROR_PARTITION_STATE(409, "Invalid mirror partition state"),
     INVALID_CONFIG(400, "Invalid config"),
+    TOPIC_NOT_IN_CLUSTER_MIRROR(404, "Topic not in cluster mirror"),
+    TOPIC_ALREADY_IN_CLUSTER_MIRROR(409, "Topic already in cluster mirror"),
+    MIRROR_TOPIC_ALREADY_STOPPED(409, "Mirror topic already stopped"),
+    /** Per-topic outcome: the topic does not exist on the source. */
+    UNKNOWN_TOPIC_OR_PARTITION(404, "Unknown topic or partition"),
     /** The request body or parameters are malformed (Kafka's INVALID_REQUEST). */
     INVALID_REQUEST(400, "Invalid request"),
     /** The source cluster could not be reached or described in time. */

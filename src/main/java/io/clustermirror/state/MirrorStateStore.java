@@ -2,6 +2,8 @@ package io.clustermirror.state;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +22,8 @@ import org.apache.kafka.common.utils.Utils;
 import org.jboss.logging.Logger;
 
 import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
 
 /**
  * Reads and writes {@code __mirror_state}. Writes go through one transactional producer, so a second
@@ -60,7 +64,7 @@ public final class MirrorStateStore implements AutoCloseable {
      * Takes over as the writer (fencing any earlier instance and aborting its open transaction), then
      * reads every committed record. Blocking.
      */
-    public Map<String, Mirror> open() {
+    public StateSnapshot open() {
         closeProducer();
         producer = clients.stateProducer("cluster-mirror-coordinator-" + topic);
         producer.initTransactions();
@@ -68,8 +72,9 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     /** Reads the topic from the beginning to its current end; compaction semantics applied in memory. */
-    public Map<String, Mirror> replay() {
+    public StateSnapshot replay() {
         Map<String, Mirror> mirrors = new HashMap<>();
+        Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
         long started = System.nanoTime();
         int records = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
@@ -85,14 +90,16 @@ public final class MirrorStateStore implements AutoCloseable {
                             "Replay of " + topic + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
                 }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                    apply(mirrors, record);
+                    apply(mirrors, statuses, record);
                     records++;
                 }
             }
         }
-        LOGGER.infof("Replayed %d record(s) of %s in %d ms: %d mirror(s)", records, topic,
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), mirrors.size());
-        return mirrors;
+        StateSnapshot snapshot = new StateSnapshot(mirrors, statuses);
+        LOGGER.infof("Replayed %d record(s) of %s in %d ms: %d mirror(s), %d partition(s)", records, topic,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), mirrors.size(),
+                snapshot.partitions().values().stream().mapToInt(Map::size).sum());
+        return snapshot;
     }
 
     private static boolean caughtUp(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> end) {
@@ -104,45 +111,80 @@ public final class MirrorStateStore implements AutoCloseable {
         return true;
     }
 
-    private static void apply(Map<String, Mirror> mirrors, ConsumerRecord<byte[], byte[]> record) {
+    private static void apply(Map<String, Mirror> mirrors, Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
+            ConsumerRecord<byte[], byte[]> record) {
         if (record.key() == null) {
             throw new StateFormatException("__mirror_state record at " + record.topic() + "-" + record.partition() + "@"
                     + record.offset() + " has no key");
         }
         StateKey key = StateSerde.readKey(record.key());
-        if (!StateKey.KIND_MIRROR.equals(key.kind())) {
-            LOGGER.debugf("Skipping __mirror_state record of kind %s for mirror %s", key.kind(), key.mirror());
-            return;
-        }
-        if (record.value() == null) {
-            mirrors.remove(key.mirror());
-        } else {
-            mirrors.put(key.mirror(), StateSerde.readMirror(record.value()).toMirror());
+        switch (key.kind()) {
+            case StateKey.KIND_MIRROR -> {
+                if (record.value() == null) {
+                    mirrors.remove(key.mirror());
+                } else {
+                    mirrors.put(key.mirror(), StateSerde.readMirror(record.value()).toMirror());
+                }
+            }
+            case StateKey.KIND_PARTITION -> {
+                MirrorPartition partition = new MirrorPartition(key.topic(), key.partition());
+                Map<MirrorPartition, PartitionStatus> statuses = partitions.computeIfAbsent(key.mirror(), m -> new HashMap<>());
+                if (record.value() == null) {
+                    statuses.remove(partition);
+                } else {
+                    statuses.put(partition, StateSerde.readPartition(record.value()).toStatus());
+                }
+            }
+            default -> LOGGER.debugf("Skipping __mirror_state record of unknown kind %s for mirror %s", key.kind(), key.mirror());
         }
     }
 
     public void putMirror(Mirror mirror) {
-        write(StateKey.mirror(mirror.name()), StateSerde.value(MirrorRecord.of(mirror)));
+        write(List.of(new Entry(StateKey.mirror(mirror.name()), StateSerde.value(MirrorRecord.of(mirror)))));
     }
 
-    public void deleteMirror(String name) {
-        write(StateKey.mirror(name), null);
+    /** Deletes a mirror and the records of its partitions, in one transaction. */
+    public void deleteMirror(String name, Collection<MirrorPartition> partitions) {
+        List<Entry> entries = new ArrayList<>();
+        partitions.forEach(p -> entries.add(new Entry(StateKey.partition(name, p.topic(), p.partition()), null)));
+        entries.add(new Entry(StateKey.mirror(name), null));
+        write(entries);
+    }
+
+    /** Persists partition statuses of one mirror, all or none. */
+    public void putPartitions(String mirror, Map<MirrorPartition, PartitionStatus> statuses) {
+        List<Entry> entries = new ArrayList<>();
+        statuses.forEach((p, status) -> entries.add(new Entry(StateKey.partition(mirror, p.topic(), p.partition()),
+                StateSerde.value(PartitionRecord.of(status)))));
+        write(entries);
+    }
+
+    private record Entry(StateKey key, byte[] value) {
     }
 
     /**
-     * Writes one record in its own transaction and waits for the commit. On failure the transaction is
+     * Writes the records in one transaction and waits for the commit. On failure the transaction is
      * aborted (or the producer re-initialised) before the exception propagates.
      *
      * @throws CoordinatorFencedException when another instance has taken over the state topic
      */
-    private void write(StateKey key, byte[] value) {
+    private void write(List<Entry> entries) {
         if (producer == null) {
             throw new IllegalStateException("State store is not open");
         }
+        if (entries.isEmpty()) {
+            return;
+        }
         try {
             producer.beginTransaction();
-            producer.send(new ProducerRecord<>(topic, partitionFor(key.mirror(), partitions), StateSerde.key(key), value))
-                    .get(timeoutMs, TimeUnit.MILLISECONDS);
+            List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
+            for (Entry entry : entries) {
+                sends.add(producer.send(new ProducerRecord<>(topic, partitionFor(entry.key().mirror(), partitions),
+                        StateSerde.key(entry.key()), entry.value())));
+            }
+            for (java.util.concurrent.Future<?> send : sends) {
+                send.get(timeoutMs, TimeUnit.MILLISECONDS);
+            }
             producer.commitTransaction();
         } catch (ProducerFencedException | InvalidProducerEpochException e) {
             closeProducer();

@@ -2,17 +2,23 @@ package io.clustermirror.state;
 
 import java.util.Objects;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+
 /**
  * Key of a {@code __mirror_state} record. Compaction keeps the newest value per key, so a key names
- * exactly one thing: today a mirror ({@link #KIND_MIRROR}); partition states join later under their own kind.
+ * exactly one thing: a mirror ({@link #KIND_MIRROR}) or one of its partitions ({@link #KIND_PARTITION}).
  *
  * @param v format version of the key
  * @param kind what the record describes
  * @param mirror the mirror it belongs to (also what picks the coordinator partition)
+ * @param topic for partition records
+ * @param partition for partition records
  */
-public record StateKey(int v, String kind, String mirror) {
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record StateKey(int v, String kind, String mirror, String topic, Integer partition) {
 
     public static final String KIND_MIRROR = "mirror";
+    public static final String KIND_PARTITION = "partition";
 
     public StateKey {
         Objects.requireNonNull(kind, "kind");
@@ -20,6 +26,10 @@ public record StateKey(int v, String kind, String mirror) {
     }
 
     public static StateKey mirror(String name) {
-        return new StateKey(StateSerde.FORMAT_VERSION, KIND_MIRROR, name);
+        return new StateKey(StateSerde.FORMAT_VERSION, KIND_MIRROR, name, null, null);
+    }
+
+    public static StateKey partition(String mirror, String topic, int partition) {
+        return new StateKey(StateSerde.FORMAT_VERSION, KIND_PARTITION, mirror, topic, partition);
     }
 }

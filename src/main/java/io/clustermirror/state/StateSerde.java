@@ -40,6 +40,16 @@ public final class StateSerde {
         return key;
     }
 
+    public static byte[] value(PartitionRecord value) {
+        return write(value);
+    }
+
+    public static PartitionRecord readPartition(byte[] bytes) {
+        PartitionRecord value = read(bytes, PartitionRecord.class);
+        requireKnownVersion(value.v(), "partition value");
+        return value;
+    }
+
     public static MirrorRecord readMirror(byte[] bytes) {
         MirrorRecord value = read(bytes, MirrorRecord.class);
         requireKnownVersion(value.v(), "value of mirror '" + value.name() + "'");

@@ -1,0 +1,166 @@
+package io.clustermirror.api;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+import io.clustermirror.coordinator.MirrorCoordinator;
+import io.clustermirror.coordinator.TopicVerb;
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.MirrorName;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+
+/** The KIP's Start/Stop/Pause/Resume/RecoverMirrorTopics, and the per-partition view of a mirrored topic. */
+@Path("/v1/mirrors/{name}")
+@Tag(name = "Topics", description = "Start, stop, pause, resume and recover mirrored topics; describe their partitions")
+@Produces(MediaType.APPLICATION_JSON)
+@APIResponse(responseCode = "400", description = "INVALID_CLUSTER_MIRROR_NAME or INVALID_REQUEST",
+        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+@APIResponse(responseCode = "404", description = "UNKNOWN_CLUSTER_MIRROR or TOPIC_NOT_IN_CLUSTER_MIRROR",
+        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+@APIResponse(responseCode = "503", description = "COORDINATOR_NOT_AVAILABLE",
+        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+public class TopicResource {
+
+    private final MirrorCoordinator coordinator;
+
+    public TopicResource(MirrorCoordinator coordinator) {
+        this.coordinator = coordinator;
+    }
+
+    @POST
+    @Path("/topics:start")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Start mirroring topics",
+            description = "Creates each missing destination topic like the source's and moves its partitions UNKNOWN (or STOPPED) -> "
+                    + "LOG_TRUNCATION -> MIRRORING. A topic missing on the source is an error for that topic only.")
+    @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    public Uni<TopicsResponse> start(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+            StartTopicsRequest request) {
+        MirrorName.validate(name);
+        if (request == null) {
+            throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
+        }
+        return coordinator.startTopics(name, list(request.topics(), "topics"), list(request.include(), "include"),
+                list(request.exclude(), "exclude")).map(TopicsResponse::new);
+    }
+
+    @POST
+    @Path("/topics:stop")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Stop mirroring topics", description = "Fetching ends for good, the mirror-owned configs are restored to the "
+            + "source's values, and the destination topic becomes an ordinary writable topic (STOPPING -> STOPPED).")
+    @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    @APIResponse(responseCode = "409", description = "MIRROR_TOPIC_ALREADY_STOPPED or INVALID_MIRROR_PARTITION_STATE",
+            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    public Uni<TopicsResponse> stop(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+            TopicsRequest request) {
+        return verb(name, TopicVerb.STOP, request);
+    }
+
+    @POST
+    @Path("/topics:pause")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Pause mirroring topics", description = "MIRRORING -> PAUSING -> PAUSED: no more fetching; resume continues "
+            + "at the destination log end.")
+    @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    @APIResponse(responseCode = "409", description = "INVALID_MIRROR_PARTITION_STATE",
+            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    public Uni<TopicsResponse> pause(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+            TopicsRequest request) {
+        return verb(name, TopicVerb.PAUSE, request);
+    }
+
+    @POST
+    @Path("/topics:resume")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Resume paused topics", description = "PAUSED -> MIRRORING from the destination log end.")
+    @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    @APIResponse(responseCode = "409", description = "INVALID_MIRROR_PARTITION_STATE",
+            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    public Uni<TopicsResponse> resume(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+            TopicsRequest request) {
+        return verb(name, TopicVerb.RESUME, request);
+    }
+
+    @POST
+    @Path("/topics:recover")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Recover failed partitions", description = "FAILED -> LOG_TRUNCATION with the retry count reset; "
+            + "partitions in other states are left as they are.")
+    @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    @APIResponse(responseCode = "409", description = "INVALID_MIRROR_PARTITION_STATE",
+            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    public Uni<TopicsResponse> recover(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+            TopicsRequest request) {
+        return verb(name, TopicVerb.RECOVER, request);
+    }
+
+    @GET
+    @Path("/topics/{topic}")
+    @Operation(summary = "Describe a mirrored topic", description = "Every partition: state, source high watermark, destination log end, "
+            + "lag, last mirrored epoch, retry attempt, last error and the progress of the current step.")
+    @APIResponse(responseCode = "200", description = "The topic's partitions", content = @Content(schema = @Schema(implementation = TopicDescription.class)))
+    public Uni<TopicDescription> describe(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+            @Parameter(description = "Topic name", example = "orders") @PathParam("topic") String topic) {
+        MirrorName.validate(name);
+        coordinator.describe(name);
+        Map<MirrorPartition, PartitionStatus> statuses = coordinator.partitions(name);
+        if (statuses.keySet().stream().noneMatch(p -> p.topic().equals(topic))) {
+            throw new MirrorException(MirrorError.TOPIC_NOT_IN_CLUSTER_MIRROR, "Topic '" + topic + "' is not in mirror '" + name + "'");
+        }
+        return Uni.createFrom().item(() -> {
+            try {
+                return coordinator.offsets(name, topic);
+            } catch (Exception e) {
+                throw new MirrorException(MirrorError.UNKNOWN_SERVER_ERROR, "Could not read offsets: " + e);
+            }
+        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool()).map(offsets -> {
+            List<PartitionDescription> partitions = new ArrayList<>();
+            offsets.forEach((p, o) -> {
+                PartitionStatus s = statuses.get(p);
+                long lag = o[0] >= 0 && o[1] >= 0 ? Math.max(0, o[0] - o[1]) : -1;
+                int lme = coordinator.liveProgress(name, p).map(x -> x.lastMirroredEpoch()).filter(e -> e >= 0).orElse(s.lastMirroredEpoch());
+                partitions.add(new PartitionDescription(p.partition(), s.state().name(), o[0], o[1], lag, lme, s.retryAttempt(), s.error(),
+                        coordinator.progress(name, p)));
+            });
+            return new TopicDescription(name, topic, partitions);
+        });
+    }
+
+    private Uni<TopicsResponse> verb(String name, TopicVerb verb, TopicsRequest request) {
+        MirrorName.validate(name);
+        if (request == null) {
+            throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
+        }
+        return coordinator.topicVerb(name, verb, list(request.topics(), "topics")).map(TopicsResponse::new);
+    }
+
+    private static List<String> list(List<String> values, String field) {
+        if (values == null) {
+            return List.of();
+        }
+        if (values.stream().anyMatch(v -> v == null || v.isBlank())) {
+            throw new MirrorException(MirrorError.INVALID_REQUEST, "'" + field + "' must not hold null or blank entries", field);
+        }
+        return values;
+    }
+}

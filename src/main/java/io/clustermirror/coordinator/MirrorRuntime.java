@@ -1,0 +1,52 @@
+package io.clustermirror.coordinator;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.kafka.clients.admin.Admin;
+
+import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.fetch.LogTruncation;
+import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.mirror.Mirror;
+
+/**
+ * The running parts of one mirror: its source Admin, its data plane ({@link MirrorFetcher}), and a small
+ * pool of worker threads for blocking steps (topic preparation, LOG_TRUNCATION, offset look-ups).
+ */
+final class MirrorRuntime implements AutoCloseable {
+
+    final Mirror mirror;
+    final Admin sourceAdmin;
+    final DestinationTopics topics;
+    final LogTruncation truncation;
+    final MirrorFetcher fetcher;
+    final ExecutorService workers;
+
+    MirrorRuntime(Mirror mirror, Admin sourceAdmin, Admin destinationAdmin, Map<String, ?> destinationConnection,
+            MirrorFetcher.Listener listener, int timeoutMs) {
+        this.mirror = mirror;
+        this.sourceAdmin = sourceAdmin;
+        Map<String, String> sourceConnection = mirror.config().sourceClientProperties();
+        this.topics = new DestinationTopics(sourceAdmin, destinationAdmin, timeoutMs);
+        this.truncation = new LogTruncation(sourceAdmin, destinationAdmin, sourceConnection, destinationConnection, timeoutMs);
+        this.fetcher = new MirrorFetcher(mirror.name(), sourceConnection, destinationConnection, sourceAdmin, destinationAdmin, listener,
+                timeoutMs);
+        AtomicInteger counter = new AtomicInteger();
+        this.workers = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "mirror-worker-" + mirror.name() + "-" + counter.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    @Override
+    public void close() {
+        workers.shutdownNow();
+        fetcher.close();
+        sourceAdmin.close(Duration.ofSeconds(2));
+    }
+}

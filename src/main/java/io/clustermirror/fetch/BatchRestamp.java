@@ -1,0 +1,35 @@
+package io.clustermirror.fetch;
+
+import java.nio.ByteBuffer;
+
+import org.apache.kafka.common.utils.Crc32C;
+
+/**
+ * The only change a mirrored batch goes through: a copy of its header with base offset 0 (the broker
+ * assigns offsets and refuses others from clients), the mirror's own producer id, epoch and base
+ * sequence, and the CRC32C recomputed. The compressed records are not touched.
+ */
+public final class BatchRestamp {
+
+    private BatchRestamp() {
+    }
+
+    public static ByteBuffer restamp(SourceBatch batch, ProducerIdentity identity, int baseSequence) {
+        ByteBuffer copy = ByteBuffer.allocate(batch.sizeInBytes());
+        copy.put(batch.bytes().duplicate());
+        copy.flip();
+        copy.putLong(0, 0L);
+        copy.putLong(SourceBatch.PRODUCER_ID_OFFSET, identity.producerId());
+        copy.putShort(SourceBatch.PRODUCER_EPOCH_OFFSET, identity.producerEpoch());
+        copy.putInt(SourceBatch.BASE_SEQUENCE_OFFSET, baseSequence);
+        long crc = Crc32C.compute(copy, SourceBatch.ATTRIBUTES_OFFSET, copy.limit() - SourceBatch.ATTRIBUTES_OFFSET);
+        copy.putInt(SourceBatch.CRC_OFFSET, (int) crc);
+        return copy;
+    }
+
+    /** The sequence after a batch of {@code count} records, wrapping as Kafka's does. */
+    public static int nextSequence(int sequence, int count) {
+        long next = (long) sequence + count;
+        return next > Integer.MAX_VALUE ? (int) (next - Integer.MAX_VALUE - 1) : (int) next;
+    }
+}

@@ -1,0 +1,65 @@
+package io.clustermirror.fetch;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+
+/** A snapshot of one cluster's brokers, partition leaders and topic ids, for the topics a fetcher handles. */
+public record ClusterView(Collection<Node> nodes, Map<TopicPartition, Node> leaders, Map<String, Uuid> topicIds,
+        Map<String, Integer> partitionCounts) {
+
+    public static ClusterView empty() {
+        return new ClusterView(List.of(), Map.of(), Map.of(), Map.of());
+    }
+
+    /** Blocking: describes the cluster and the topics that exist among {@code topics}. */
+    public static ClusterView load(Admin admin, Set<String> topics, long timeoutMs) throws Exception {
+        Collection<Node> nodes = admin.describeCluster().nodes().get(timeoutMs, TimeUnit.MILLISECONDS);
+        Map<TopicPartition, Node> leaders = new HashMap<>();
+        Map<String, Uuid> ids = new HashMap<>();
+        Map<String, Integer> counts = new HashMap<>();
+        var futures = admin.describeTopics(topics).topicNameValues();
+        for (var entry : futures.entrySet()) {
+            TopicDescription description;
+            try {
+                description = entry.getValue().get(timeoutMs, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                    continue;
+                }
+                throw e;
+            }
+            ids.put(description.name(), description.topicId());
+            counts.put(description.name(), description.partitions().size());
+            description.partitions().forEach(p -> {
+                if (p.leader() != null && !p.leader().isEmpty()) {
+                    leaders.put(new TopicPartition(description.name(), p.partition()), p.leader());
+                }
+            });
+        }
+        return new ClusterView(List.copyOf(nodes), Map.copyOf(leaders), Map.copyOf(ids), Map.copyOf(counts));
+    }
+
+    public Map<Uuid, String> topicNames() {
+        Map<Uuid, String> names = new HashMap<>();
+        topicIds.forEach((name, id) -> names.put(id, name));
+        return names;
+    }
+
+    public Node anyNode() {
+        if (nodes.isEmpty()) {
+            throw new IllegalStateException("no brokers known");
+        }
+        return nodes.iterator().next();
+    }
+}

@@ -1,0 +1,222 @@
+package io.clustermirror.fetch;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.jboss.logging.Logger;
+
+import io.clustermirror.mirror.MirrorPartition;
+
+/**
+ * LOG_TRUNCATION (DESIGN §4.3): makes the destination partition a prefix of the source, or says why it
+ * cannot. An empty destination is aligned to the source log start with filler records and
+ * DeleteRecords; a non-empty one is checked by content (its last batch against the source's batch at
+ * the same offsets). Blocking: runs on a worker thread, with its own connections.
+ */
+public final class LogTruncation {
+
+    private static final Logger LOGGER = Logger.getLogger(LogTruncation.class);
+
+    /** The result: where mirroring starts, or why it cannot. */
+    public sealed interface Outcome {
+    }
+
+    /** The destination is a prefix of the source ending at {@code startOffset}. */
+    public record Ready(long startOffset) implements Outcome {
+    }
+
+    /** The destination cannot be made a prefix without recreating it. */
+    public record Diverged(String reason) implements Outcome {
+    }
+
+    private final Admin sourceAdmin;
+    private final Admin destinationAdmin;
+    private final Map<String, ?> sourceConnection;
+    private final Map<String, ?> destinationConnection;
+    private final int timeoutMs;
+
+    public LogTruncation(Admin sourceAdmin, Admin destinationAdmin, Map<String, ?> sourceConnection,
+            Map<String, ?> destinationConnection, int timeoutMs) {
+        this.sourceAdmin = sourceAdmin;
+        this.destinationAdmin = destinationAdmin;
+        this.sourceConnection = sourceConnection;
+        this.destinationConnection = destinationConnection;
+        this.timeoutMs = timeoutMs;
+    }
+
+    /**
+     * @param compacted whether the destination topic is compacted-only (DeleteRecords is refused there)
+     * @param progress receives human-readable progress for describe
+     */
+    public Outcome run(String mirror, MirrorPartition partition, boolean compacted, Consumer<String> progress) throws Exception {
+        TopicPartition tp = new TopicPartition(partition.topic(), partition.partition());
+        long sourceStart = offset(sourceAdmin, tp, OffsetSpec.earliest());
+        long sourceEnd = offset(sourceAdmin, tp, OffsetSpec.latest());
+        long destinationStart = offset(destinationAdmin, tp, OffsetSpec.earliest());
+        long destinationEnd = offset(destinationAdmin, tp, OffsetSpec.latest());
+        progress.accept("source [" + sourceStart + ", " + sourceEnd + "), destination [" + destinationStart + ", " + destinationEnd + ")");
+        try (WireClient source = WireClient.create("cluster-mirror-" + mirror + "-truncation-src", sourceConnection, timeoutMs);
+                WireClient destination = WireClient.create("cluster-mirror-" + mirror + "-truncation-dst", destinationConnection, timeoutMs)) {
+            ClusterView sourceView = view(sourceAdmin, source, tp);
+            ClusterView destinationView = view(destinationAdmin, destination, tp);
+            if (destinationEnd == destinationStart) {
+                return alignEmpty(tp, sourceStart, sourceEnd, destinationEnd, compacted, source, sourceView, destination,
+                        destinationView, progress);
+            }
+            if (destinationEnd > sourceEnd) {
+                return new Diverged("destination log end " + destinationEnd + " is beyond the source high watermark " + sourceEnd);
+            }
+            if (destinationEnd < sourceStart) {
+                return new Diverged("source deleted offsets [" + destinationEnd + ", " + sourceStart + ") before they were mirrored");
+            }
+            Optional<SourceBatch> last = fetchAt(destination, destinationView, tp, destinationEnd - 1);
+            if (last.isEmpty() || last.get().lastOffset() != destinationEnd - 1) {
+                return new Diverged("cannot read the destination's last batch before offset " + destinationEnd);
+            }
+            Optional<SourceBatch> same = fetchAt(source, sourceView, tp, last.get().baseOffset());
+            if (same.isEmpty() || !sameContent(last.get(), same.get())) {
+                return new Diverged("destination batch [" + last.get().baseOffset() + ".." + last.get().lastOffset()
+                        + "] differs from the source at the same offsets (divergence at or before offset " + last.get().baseOffset() + ")");
+            }
+            progress.accept("destination is a prefix of the source up to " + destinationEnd);
+            return new Ready(destinationEnd);
+        }
+    }
+
+    private Outcome alignEmpty(TopicPartition tp, long sourceStart, long sourceEnd, long destinationEnd, boolean compacted,
+            WireClient source, ClusterView sourceView, WireClient destination, ClusterView destinationView, Consumer<String> progress)
+            throws Exception {
+        if (destinationEnd > sourceStart) {
+            return new Diverged("the destination is empty but its log starts at " + destinationEnd + ", after the source log start "
+                    + sourceStart + "; it cannot be filled backwards");
+        }
+        if (destinationEnd == sourceStart) {
+            return new Ready(destinationEnd);
+        }
+        Optional<SourceBatch> first = sourceStart < sourceEnd ? fetchAt(source, sourceView, tp, sourceStart) : Optional.empty();
+        long fillTo = first.map(SourceBatch::baseOffset).orElse(sourceStart);
+        if (fillTo < destinationEnd) {
+            return new Diverged("source batch at " + fillTo + " starts before the destination log end " + destinationEnd);
+        }
+        Node leader = destinationView.leaders().get(tp);
+        ProducerIdentity identity = destination.initProducerId(destinationView.anyNode());
+        int sequence = 0;
+        long end = destinationEnd;
+        SourceBatch full = null;
+        while (end < fillTo) {
+            int count = (int) Math.min(FillerBatches.MAX_RECORDS_PER_BATCH, fillTo - end);
+            SourceBatch fillers = count == FillerBatches.MAX_RECORDS_PER_BATCH
+                    ? (full == null ? (full = FillerBatches.of(count)) : full)
+                    : FillerBatches.of(count);
+            append(destination, destinationView, leader, tp, fillers, end, identity, sequence);
+            sequence = BatchRestamp.nextSequence(sequence, count);
+            end += count;
+            progress.accept("aligning to the source log start " + sourceStart + ": " + end + " of " + fillTo + " offsets filled");
+        }
+        long startOffset = fillTo;
+        if (first.isPresent()) {
+            SourceBatch batch = first.get();
+            if (BatchContinuity.check(batch, fillTo).isPresent()) {
+                return new Diverged(BatchContinuity.check(batch, fillTo).get());
+            }
+            append(destination, destinationView, leader, tp, batch, fillTo, identity, sequence);
+            startOffset = batch.lastOffset() + 1;
+        }
+        if (compacted) {
+            LOGGER.infof("%s: compacted topic, %d filler tombstones below %d stay until the cleaner removes them", tp, fillTo - destinationEnd,
+                    sourceStart);
+        } else {
+            destinationAdmin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(sourceStart))).all().get(timeoutMs, TimeUnit.MILLISECONDS);
+        }
+        progress.accept("aligned to the source log start " + sourceStart);
+        return new Ready(startOffset);
+    }
+
+    private void append(WireClient destination, ClusterView view, Node leader, TopicPartition tp, SourceBatch batch, long expectedOffset,
+            ProducerIdentity identity, int sequence) throws IOException {
+        ByteBuffer bytes = BatchRestamp.restamp(batch, identity, sequence);
+        ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
+        topics.add(new ProduceRequestData.TopicProduceData().setName(tp.topic()).setTopicId(view.topicIds().get(tp.topic()))
+                .setPartitionData(java.util.List.of(new ProduceRequestData.PartitionProduceData().setIndex(tp.partition())
+                        .setRecords(MemoryRecords.readableRecords(bytes)))));
+        ProduceResponse response = (ProduceResponse) destination.call(leader, ProduceRequest.builder(
+                new ProduceRequestData().setAcks((short) -1).setTimeoutMs(timeoutMs).setTopicData(topics))).responseBody();
+        ProduceResponseData.PartitionProduceResponse result = response.data().responses().iterator().next().partitionResponses().get(0);
+        Errors error = Errors.forCode(result.errorCode());
+        if (error != Errors.NONE) {
+            throw new IOException("appending to " + tp + " at " + expectedOffset + " failed: " + error.name() + " "
+                    + (result.errorMessage() == null ? error.message() : result.errorMessage()));
+        }
+        if (result.baseOffset() != expectedOffset) {
+            throw new IOException("batch for source offset " + expectedOffset + " landed at destination offset " + result.baseOffset()
+                    + ": the destination was written by another producer");
+        }
+    }
+
+    /** The first batch that holds {@code offset} or later, as the leader returns it (its base may be below offset). */
+    private Optional<SourceBatch> fetchAt(WireClient client, ClusterView view, TopicPartition tp, long offset) throws IOException {
+        Node leader = view.leaders().get(tp);
+        Uuid topicId = view.topicIds().get(tp.topic());
+        if (leader == null || topicId == null) {
+            throw new IOException("no leader known for " + tp);
+        }
+        FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), 0, 1,
+                Map.of(tp, new FetchRequest.PartitionData(topicId, offset, -1, 1 << 20, Optional.empty(), Optional.empty())))
+                .isolationLevel(IsolationLevel.READ_UNCOMMITTED);
+        var clientResponse = client.call(leader, request);
+        FetchResponse response = (FetchResponse) clientResponse.responseBody();
+        FetchResponseData.PartitionData data = response.responseData(view.topicNames(), clientResponse.requestHeader().apiVersion()).get(tp);
+        Errors error = data == null ? Errors.UNKNOWN_SERVER_ERROR : Errors.forCode(data.errorCode());
+        if (error != Errors.NONE) {
+            throw new IOException("fetch of " + tp + " at " + offset + " failed: " + error.name());
+        }
+        for (RecordBatch batch : ((MemoryRecords) FetchResponse.recordsOrFail(data)).batches()) {
+            if (batch.lastOffset() >= offset) {
+                return Optional.of(SourceBatch.of(batch));
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** Same offsets, same count, same attributes and timestamps, byte-identical records. */
+    static boolean sameContent(SourceBatch a, SourceBatch b) {
+        return a.baseOffset() == b.baseOffset() && a.lastOffset() == b.lastOffset() && a.recordCount() == b.recordCount()
+                && a.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET) == b.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET)
+                && a.bytes().getLong(27) == b.bytes().getLong(27) && a.bytes().getLong(35) == b.bytes().getLong(35)
+                && a.recordsSection().equals(b.recordsSection());
+    }
+
+    private ClusterView view(Admin admin, WireClient client, TopicPartition tp) throws Exception {
+        ClusterView view = ClusterView.load(admin, Set.of(tp.topic()), timeoutMs);
+        client.setNodes(view.nodes());
+        return view;
+    }
+
+    private long offset(Admin admin, TopicPartition tp, OffsetSpec spec) throws Exception {
+        return admin.listOffsets(Map.of(tp, spec), new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+                .partitionResult(tp).get(timeoutMs, TimeUnit.MILLISECONDS).offset();
+    }
+}

@@ -1,0 +1,527 @@
+package io.clustermirror.fetch;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import org.apache.kafka.clients.ClientResponse;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.jboss.logging.Logger;
+
+import io.clustermirror.mirror.MirrorPartition;
+
+/**
+ * The data plane of one mirror: a fetch thread pulls raw record batches from the source partition
+ * leaders (one Fetch in flight per broker, many partitions each), an append thread produces the same
+ * bytes to the destination leaders (one batch per partition per request, up to
+ * {@value #MAX_IN_FLIGHT_PER_PARTITION} in flight per partition under the partition's own idempotent
+ * producer id), and checks that every batch lands at its source offset. Neither thread is an event loop.
+ */
+public final class MirrorFetcher implements AutoCloseable {
+
+    private static final Logger LOGGER = Logger.getLogger(MirrorFetcher.class);
+
+    static final int MAX_IN_FLIGHT_PER_PARTITION = 5;
+    private static final long MAX_QUEUED_BYTES_PER_PARTITION = 4L << 20;
+    private static final int PARTITION_FETCH_BYTES = 1 << 20;
+    private static final int FETCH_MAX_BYTES = 16 << 20;
+    private static final int FETCH_MAX_WAIT_MS = 250;
+    private static final Set<Errors> REFRESH_ERRORS = Set.of(Errors.NOT_LEADER_OR_FOLLOWER, Errors.FENCED_LEADER_EPOCH,
+            Errors.UNKNOWN_LEADER_EPOCH, Errors.LEADER_NOT_AVAILABLE, Errors.UNKNOWN_TOPIC_ID, Errors.UNKNOWN_TOPIC_OR_PARTITION,
+            Errors.KAFKA_STORAGE_ERROR, Errors.REPLICA_NOT_AVAILABLE, Errors.OFFSET_NOT_AVAILABLE, Errors.NOT_ENOUGH_REPLICAS,
+            Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.REQUEST_TIMED_OUT, Errors.NETWORK_EXCEPTION,
+            Errors.INCONSISTENT_TOPIC_ID, Errors.UNKNOWN_SERVER_ERROR);
+    private static final Set<Errors> NEW_IDENTITY_ERRORS = Set.of(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID,
+            Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED, Errors.DUPLICATE_SEQUENCE_NUMBER);
+
+    /** What the data plane tells its owner; called from fetcher threads, must not block. */
+    public interface Listener {
+        void onFailed(MirrorPartition partition, String error);
+
+        void onAppended(MirrorPartition partition, int records, int bytes);
+    }
+
+    /** Live progress of a partition in the data plane. */
+    public record Progress(long sourceHighWatermark, long destinationEnd, int lastMirroredEpoch) {
+    }
+
+    private final String mirror;
+    private final WireClient source;
+    private final WireClient destination;
+    private final Admin sourceAdmin;
+    private final Admin destinationAdmin;
+    private final Listener listener;
+    private final long timeoutMs;
+    private final Map<TopicPartition, FetchPartition> partitions = new ConcurrentHashMap<>();
+    private final Thread fetchThread;
+    private final Thread appendThread;
+    private volatile boolean running = true;
+    private volatile boolean sourceRefresh = true;
+    private volatile boolean destinationRefresh = true;
+    private volatile ClusterView sourceView = ClusterView.empty();
+    private volatile ClusterView destinationView = ClusterView.empty();
+    // fetch thread only
+    private final Set<Integer> fetchingFrom = new HashSet<>();
+
+    public MirrorFetcher(String mirror, Map<String, ?> sourceConnection, Map<String, ?> destinationConnection, Admin sourceAdmin,
+            Admin destinationAdmin, Listener listener, int timeoutMs) {
+        this.mirror = mirror;
+        this.source = WireClient.create("cluster-mirror-" + mirror + "-fetcher", sourceConnection, timeoutMs);
+        this.destination = WireClient.create("cluster-mirror-" + mirror + "-appender", destinationConnection, timeoutMs);
+        this.sourceAdmin = sourceAdmin;
+        this.destinationAdmin = destinationAdmin;
+        this.listener = listener;
+        this.timeoutMs = timeoutMs;
+        this.fetchThread = new Thread(this::fetchLoop, "mirror-fetcher-" + mirror);
+        this.appendThread = new Thread(this::appendLoop, "mirror-appender-" + mirror);
+        fetchThread.setDaemon(true);
+        appendThread.setDaemon(true);
+        fetchThread.start();
+        appendThread.start();
+    }
+
+    /** Starts mirroring a partition from {@code startOffset} (the destination's log end, equal to the source offset). */
+    public void add(MirrorPartition partition, long startOffset) {
+        FetchPartition state = new FetchPartition(partition, startOffset);
+        FetchPartition previous = partitions.putIfAbsent(state.tp, state);
+        if (previous != null) {
+            throw new IllegalStateException(partition + " is already being mirrored by " + mirror);
+        }
+        sourceRefresh = true;
+        destinationRefresh = true;
+        source.wakeup();
+        destination.wakeup();
+    }
+
+    /** Stops fetching the partition; completes once nothing of it is in flight any more. */
+    public CompletableFuture<Void> remove(MirrorPartition partition) {
+        FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
+        if (state == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        synchronized (state) {
+            state.removing = true;
+            state.queue.clear();
+            state.queuedBytes = 0;
+        }
+        destination.wakeup();
+        return state.removed;
+    }
+
+    public Optional<Progress> progress(MirrorPartition partition) {
+        FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
+        return state == null ? Optional.empty()
+                : Optional.of(new Progress(state.sourceHighWatermark, state.ackedEnd, state.lastEpoch));
+    }
+
+    public boolean isEmpty() {
+        return partitions.isEmpty();
+    }
+
+    // ---------------------------------------------------------------- fetch side
+
+    private record FetchContext(Node node, Map<TopicPartition, Integer> generations, Map<Uuid, String> topicNames) {
+    }
+
+    private void fetchLoop() {
+        while (running) {
+            try {
+                if (sourceRefresh) {
+                    sourceView = refresh(sourceAdmin, source);
+                    sourceRefresh = false;
+                }
+                sendFetches();
+                source.poll(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception e) {
+                if (running) {
+                    LOGGER.warnf("Mirror %s fetcher: %s; retrying", mirror, e.toString());
+                    sourceRefresh = true;
+                    sleep(500);
+                }
+            }
+        }
+    }
+
+    private void sendFetches() {
+        Map<Node, Map<TopicPartition, FetchRequest.PartitionData>> byNode = new HashMap<>();
+        Map<Node, Map<TopicPartition, Integer>> generations = new HashMap<>();
+        ClusterView view = sourceView;
+        for (FetchPartition state : partitions.values()) {
+            if (!state.fetchable(MAX_QUEUED_BYTES_PER_PARTITION)) {
+                continue;
+            }
+            Node leader = view.leaders().get(state.tp);
+            Uuid topicId = view.topicIds().get(state.tp.topic());
+            if (leader == null || topicId == null) {
+                sourceRefresh = true;
+                continue;
+            }
+            if (fetchingFrom.contains(leader.id())) {
+                continue;
+            }
+            synchronized (state) {
+                byNode.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, new FetchRequest.PartitionData(topicId,
+                        state.fetchOffset, -1, PARTITION_FETCH_BYTES, Optional.empty(), Optional.empty()));
+                generations.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, state.generation);
+            }
+        }
+        byNode.forEach((node, data) -> {
+            if (!source.ready(node)) {
+                if (source.connectionFailed(node)) {
+                    sourceRefresh = true;
+                }
+                return;
+            }
+            data.keySet().forEach(tp -> markFetching(tp, true));
+            fetchingFrom.add(node.id());
+            FetchContext context = new FetchContext(node, generations.get(node), view.topicNames());
+            FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), FETCH_MAX_WAIT_MS, 1, data)
+                    .isolationLevel(IsolationLevel.READ_UNCOMMITTED).setMaxBytes(FETCH_MAX_BYTES);
+            source.send(node, request, response -> onFetchResponse(context, response));
+        });
+    }
+
+    private void markFetching(TopicPartition tp, boolean inFlight) {
+        FetchPartition state = partitions.get(tp);
+        if (state != null) {
+            synchronized (state) {
+                state.fetchInFlight = inFlight;
+            }
+        }
+    }
+
+    private void onFetchResponse(FetchContext context, ClientResponse response) {
+        fetchingFrom.remove(context.node().id());
+        context.generations().keySet().forEach(tp -> markFetching(tp, false));
+        if (response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null) {
+            LOGGER.debugf("Mirror %s: fetch from source broker %s failed (disconnected or timed out)", mirror, context.node());
+            sourceRefresh = true;
+            return;
+        }
+        FetchResponse fetch = (FetchResponse) response.responseBody();
+        if (fetch.error() != Errors.NONE) {
+            LOGGER.debugf("Mirror %s: fetch error %s from %s", mirror, fetch.error(), context.node());
+            sourceRefresh = true;
+            return;
+        }
+        Map<TopicPartition, FetchResponseData.PartitionData> data = fetch.responseData(context.topicNames(),
+                response.requestHeader().apiVersion());
+        boolean queued = false;
+        for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> entry : data.entrySet()) {
+            FetchPartition state = partitions.get(entry.getKey());
+            Integer generation = context.generations().get(entry.getKey());
+            if (state != null && generation != null) {
+                queued |= onFetchedPartition(state, generation, entry.getValue());
+            }
+        }
+        if (queued) {
+            destination.wakeup();
+        }
+    }
+
+    private boolean onFetchedPartition(FetchPartition state, int generation, FetchResponseData.PartitionData data) {
+        Errors error = Errors.forCode(data.errorCode());
+        String failure = null;
+        boolean queued = false;
+        synchronized (state) {
+            if (state.generation != generation || state.removing || state.failed) {
+                return false;
+            }
+            if (data.highWatermark() >= 0) {
+                state.sourceHighWatermark = data.highWatermark();
+            }
+            if (error == Errors.OFFSET_OUT_OF_RANGE) {
+                failure = "source offset " + state.fetchOffset + " is out of range (source log start " + data.logStartOffset()
+                        + "): deleted by retention before it was mirrored";
+            } else if (REFRESH_ERRORS.contains(error)) {
+                sourceRefresh = true;
+            } else if (error != Errors.NONE) {
+                failure = "source fetch failed: " + error.name() + " (" + error.message() + ")";
+            } else {
+                MemoryRecords records = (MemoryRecords) FetchResponse.recordsOrFail(data);
+                for (RecordBatch batch : records.batches()) {
+                    if (batch.lastOffset() < state.fetchOffset) {
+                        continue;
+                    }
+                    SourceBatch sourceBatch = SourceBatch.of(batch);
+                    Optional<String> gap = BatchContinuity.check(sourceBatch, state.fetchOffset);
+                    if (gap.isPresent()) {
+                        failure = gap.get();
+                        break;
+                    }
+                    state.queue.add(sourceBatch);
+                    state.queuedBytes += sourceBatch.sizeInBytes();
+                    state.fetchOffset = sourceBatch.lastOffset() + 1;
+                    queued = true;
+                }
+            }
+        }
+        if (failure != null) {
+            fail(state, failure);
+        }
+        return queued;
+    }
+
+    // ---------------------------------------------------------------- append side
+
+    private record ProduceContext(Node node, Map<TopicPartition, FetchPartition.Sent> sent, Map<Uuid, String> topicNames) {
+    }
+
+    private void appendLoop() {
+        while (running) {
+            try {
+                if (destinationRefresh) {
+                    destinationView = refresh(destinationAdmin, destination);
+                    destinationRefresh = false;
+                }
+                finishRemovalsAndResets();
+                ensureIdentities();
+                sendProduces();
+                destination.poll(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception e) {
+                if (running) {
+                    LOGGER.warnf("Mirror %s appender: %s; retrying", mirror, e.toString());
+                    destinationRefresh = true;
+                    sleep(500);
+                }
+            }
+        }
+        partitions.values().forEach(state -> state.removed.complete(null));
+    }
+
+    private void finishRemovalsAndResets() throws Exception {
+        for (FetchPartition state : partitions.values()) {
+            if (!state.inFlight.isEmpty()) {
+                continue;
+            }
+            boolean removing;
+            boolean reset;
+            synchronized (state) {
+                removing = state.removing || state.failed;
+                reset = state.resetPending;
+            }
+            if (removing) {
+                partitions.remove(state.tp, state);
+                state.removed.complete(null);
+            } else if (reset) {
+                long end = destinationAdmin.listOffsets(Map.of(state.tp, OffsetSpec.latest())).partitionResult(state.tp)
+                        .get(timeoutMs, TimeUnit.MILLISECONDS).offset();
+                synchronized (state) {
+                    state.fetchOffset = end;
+                    state.resetPending = false;
+                }
+                state.ackedEnd = end;
+                state.identity = null;
+                LOGGER.infof("Mirror %s: %s resumes at destination log end %d", mirror, state.partition, end);
+                source.wakeup();
+            }
+        }
+    }
+
+    private void ensureIdentities() throws IOException {
+        for (FetchPartition state : partitions.values()) {
+            if (state.identity == null && state.inFlight.isEmpty() && !state.removing && !destinationView.nodes().isEmpty()) {
+                state.identity = destination.initProducerId(destinationView.anyNode());
+                state.nextSequence = 0;
+            }
+        }
+    }
+
+    private void sendProduces() {
+        ClusterView view = destinationView;
+        Map<Node, List<FetchPartition>> byNode = new HashMap<>();
+        for (FetchPartition state : partitions.values()) {
+            if (state.identity == null || state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || !state.sendable()) {
+                continue;
+            }
+            Node leader = view.leaders().get(state.tp);
+            if (leader == null || !view.topicIds().containsKey(state.tp.topic())) {
+                destinationRefresh = true;
+                continue;
+            }
+            byNode.computeIfAbsent(leader, n -> new ArrayList<>()).add(state);
+        }
+        byNode.forEach((node, candidates) -> {
+            while (destination.ready(node)) {
+                Map<TopicPartition, FetchPartition.Sent> sent = new HashMap<>();
+                Map<String, ProduceRequestData.TopicProduceData> topics = new HashMap<>();
+                for (FetchPartition state : candidates) {
+                    if (state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || !state.sendable()) {
+                        continue;
+                    }
+                    SourceBatch batch = state.pollQueue();
+                    if (batch == null) {
+                        continue;
+                    }
+                    ByteBuffer bytes = BatchRestamp.restamp(batch, state.identity, state.nextSequence);
+                    state.nextSequence = BatchRestamp.nextSequence(state.nextSequence, batch.recordCount());
+                    FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
+                    state.inFlight.add(entry);
+                    sent.put(state.tp, entry);
+                    topics.computeIfAbsent(state.tp.topic(), t -> new ProduceRequestData.TopicProduceData()
+                            .setName(t).setTopicId(view.topicIds().get(t))).partitionData()
+                            .add(new ProduceRequestData.PartitionProduceData().setIndex(state.tp.partition())
+                                    .setRecords(MemoryRecords.readableRecords(bytes)));
+                }
+                if (sent.isEmpty()) {
+                    return;
+                }
+                ProduceRequestData.TopicProduceDataCollection collection = new ProduceRequestData.TopicProduceDataCollection();
+                topics.values().forEach(collection::add);
+                ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs((int) timeoutMs)
+                        .setTopicData(collection);
+                ProduceContext context = new ProduceContext(node, sent, view.topicNames());
+                destination.send(node, ProduceRequest.builder(data), response -> onProduceResponse(context, response));
+            }
+        });
+    }
+
+    private void onProduceResponse(ProduceContext context, ClientResponse response) {
+        boolean failedRequest = response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null;
+        Map<TopicPartition, ProduceResponseData.PartitionProduceResponse> results = new HashMap<>();
+        if (!failedRequest) {
+            ProduceResponse produce = (ProduceResponse) response.responseBody();
+            for (ProduceResponseData.TopicProduceResponse topic : produce.data().responses()) {
+                String name = topic.name() != null && !topic.name().isEmpty() ? topic.name() : context.topicNames().get(topic.topicId());
+                topic.partitionResponses().forEach(p -> results.put(new TopicPartition(name, p.index()), p));
+            }
+        }
+        boolean wakeFetcher = false;
+        for (Map.Entry<TopicPartition, FetchPartition.Sent> entry : context.sent().entrySet()) {
+            FetchPartition state = partitions.get(entry.getKey());
+            if (state == null) {
+                continue;
+            }
+            FetchPartition.Sent sent = entry.getValue();
+            state.inFlight.remove(sent);
+            wakeFetcher = true;
+            if (sent.generation() != state.generation || state.failed) {
+                continue;
+            }
+            ProduceResponseData.PartitionProduceResponse result = results.get(entry.getKey());
+            if (result == null) {
+                requestReset(state, failedRequest ? "destination request to " + context.node() + " failed" : "no answer for partition");
+                continue;
+            }
+            onAppended(state, sent.batch(), result);
+        }
+        if (wakeFetcher) {
+            source.wakeup();
+        }
+    }
+
+    private void onAppended(FetchPartition state, SourceBatch batch, ProduceResponseData.PartitionProduceResponse result) {
+        Errors error = Errors.forCode(result.errorCode());
+        if (error == Errors.NONE) {
+            if (result.baseOffset() != batch.baseOffset()) {
+                fail(state, "source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] was appended at destination offset "
+                        + result.baseOffset() + " instead of " + batch.baseOffset()
+                        + ": the destination was written by another producer (or lost data); mirroring stopped");
+                return;
+            }
+            state.ackedEnd = batch.lastOffset() + 1;
+            state.lastEpoch = batch.partitionLeaderEpoch();
+            listener.onAppended(state.partition, batch.recordCount(), batch.sizeInBytes());
+        } else if (NEW_IDENTITY_ERRORS.contains(error) || REFRESH_ERRORS.contains(error)) {
+            requestReset(state, error.name());
+        } else {
+            String message = result.errorMessage() == null ? error.message() : result.errorMessage();
+            fail(state, "destination refused source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "]: " + error.name()
+                    + " (" + message + ")");
+        }
+    }
+
+    /** Drops what is queued and in flight for the partition and resumes from the destination's log end with a new producer id. */
+    private void requestReset(FetchPartition state, String reason) {
+        synchronized (state) {
+            if (state.resetPending || state.removing || state.failed) {
+                return;
+            }
+            state.resetPending = true;
+            state.generation++;
+            state.queue.clear();
+            state.queuedBytes = 0;
+        }
+        destinationRefresh = true;
+        LOGGER.infof("Mirror %s: %s pipeline reset (%s)", mirror, state.partition, reason);
+    }
+
+    private void fail(FetchPartition state, String error) {
+        synchronized (state) {
+            if (state.failed || state.removing) {
+                return;
+            }
+            state.failed = true;
+            state.generation++;
+            state.queue.clear();
+            state.queuedBytes = 0;
+        }
+        LOGGER.errorf("Mirror %s: %s FAILED: %s", mirror, state.partition, error);
+        listener.onFailed(state.partition, error);
+        destination.wakeup();
+    }
+
+    // ---------------------------------------------------------------- shared
+
+    private ClusterView refresh(Admin admin, WireClient client) throws Exception {
+        Set<String> topics = partitions.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
+        ClusterView view = ClusterView.load(admin, topics, timeoutMs);
+        client.setNodes(view.nodes());
+        return view;
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        source.wakeup();
+        destination.wakeup();
+        try {
+            fetchThread.join(5000);
+            appendThread.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        source.close();
+        destination.close();
+    }
+}

@@ -1,0 +1,129 @@
+package io.clustermirror.fetch;
+
+import java.io.IOException;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.ApiVersions;
+import org.apache.kafka.clients.ClientRequest;
+import org.apache.kafka.clients.ClientResponse;
+import org.apache.kafka.clients.ClientUtils;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.DefaultHostResolver;
+import org.apache.kafka.clients.ManualMetadataUpdater;
+import org.apache.kafka.clients.NetworkClient;
+import org.apache.kafka.clients.NetworkClientUtils;
+import org.apache.kafka.clients.RequestCompletionHandler;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.message.InitProducerIdRequestData;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.InitProducerIdRequest;
+import org.apache.kafka.common.requests.InitProducerIdResponse;
+import org.apache.kafka.common.utils.LogContext;
+import org.apache.kafka.common.utils.Time;
+
+/**
+ * Kafka's own {@link NetworkClient} (framing, version negotiation, reconnects, TLS, SASL) pointed at
+ * one cluster, for raw Fetch and Produce requests. Not thread-safe except {@link #wakeup()}: one thread
+ * owns it and polls it.
+ */
+public final class WireClient implements AutoCloseable {
+
+    private final String clientId;
+    private final NetworkClient client;
+    private final ManualMetadataUpdater nodes;
+    private final Metrics metrics;
+    private final int requestTimeoutMs;
+    private final Time time = Time.SYSTEM;
+
+    private WireClient(String clientId, NetworkClient client, ManualMetadataUpdater nodes, Metrics metrics, int requestTimeoutMs) {
+        this.clientId = clientId;
+        this.client = client;
+        this.nodes = nodes;
+        this.metrics = metrics;
+        this.requestTimeoutMs = requestTimeoutMs;
+    }
+
+    /** A client with the given connection properties (bootstrap, security, sasl, ssl). */
+    public static WireClient create(String clientId, Map<String, ?> connection, int requestTimeoutMs) {
+        Map<String, Object> props = new HashMap<>(connection);
+        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
+        props.putIfAbsent(CommonClientConfigs.SEND_BUFFER_CONFIG, 1 << 20);
+        props.putIfAbsent(CommonClientConfigs.RECEIVE_BUFFER_CONFIG, 1 << 20);
+        props.keySet().retainAll(AdminClientConfig.configNames());
+        AdminClientConfig config = new AdminClientConfig(props);
+        ManualMetadataUpdater nodes = new ManualMetadataUpdater(List.of());
+        Metrics metrics = new Metrics();
+        NetworkClient client = ClientUtils.createNetworkClient(config, clientId, metrics, "cluster-mirror-wire",
+                new LogContext("[" + clientId + "] "), new ApiVersions(), Time.SYSTEM, 5, requestTimeoutMs, nodes,
+                new DefaultHostResolver());
+        return new WireClient(clientId, client, nodes, metrics, requestTimeoutMs);
+    }
+
+    public void setNodes(Collection<Node> brokers) {
+        nodes.setNodes(List.copyOf(brokers));
+    }
+
+    /** Starts connecting if needed; true when a request can be sent now. */
+    public boolean ready(Node node) {
+        return client.ready(node, time.milliseconds());
+    }
+
+    public boolean connectionFailed(Node node) {
+        return client.connectionFailed(node);
+    }
+
+    public void send(Node node, AbstractRequest.Builder<?> request, RequestCompletionHandler handler) {
+        long now = time.milliseconds();
+        ClientRequest clientRequest = client.newClientRequest(node.idString(), request, now, true, requestTimeoutMs, handler);
+        client.send(clientRequest, now);
+    }
+
+    /** Does network I/O and runs the completion handlers of finished requests. */
+    public void poll(long timeoutMs) {
+        client.poll(timeoutMs, time.milliseconds());
+    }
+
+    public void wakeup() {
+        client.wakeup();
+    }
+
+    public int inFlight() {
+        return client.inFlightRequestCount();
+    }
+
+    /** Blocking request/response, for the few calls outside the hot loop. */
+    public ClientResponse call(Node node, AbstractRequest.Builder<?> request) throws IOException {
+        if (!NetworkClientUtils.awaitReady(client, node, time, requestTimeoutMs)) {
+            throw new IOException(clientId + ": broker " + node + " not ready within " + requestTimeoutMs + " ms");
+        }
+        ClientRequest clientRequest = client.newClientRequest(node.idString(), request, time.milliseconds(), true);
+        ClientResponse response = NetworkClientUtils.sendAndReceive(client, clientRequest, time);
+        if (response.versionMismatch() != null) {
+            throw new IOException(clientId + ": " + response.versionMismatch().getMessage());
+        }
+        return response;
+    }
+
+    /** A fresh idempotent producer identity on this (destination) cluster. */
+    public ProducerIdentity initProducerId(Node node) throws IOException {
+        InitProducerIdResponse response = (InitProducerIdResponse) call(node, new InitProducerIdRequest.Builder(
+                new InitProducerIdRequestData().setTransactionalId(null).setTransactionTimeoutMs(60000))).responseBody();
+        Errors error = Errors.forCode(response.data().errorCode());
+        if (error != Errors.NONE) {
+            throw new IOException(clientId + ": InitProducerId failed: " + error.name() + " " + error.message());
+        }
+        return new ProducerIdentity(response.data().producerId(), response.data().producerEpoch());
+    }
+
+    @Override
+    public void close() {
+        client.close();
+        metrics.close();
+    }
+}

@@ -1,0 +1,48 @@
+package io.clustermirror.mirror;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * What is known and persisted about one mirrored partition. Changed only through {@link #moveTo},
+ * which enforces the transition table and counts the state epoch.
+ *
+ * @param stateEpoch +1 on every transition
+ * @param retryAttempt automatic retries of a FAILED partition so far; -1 once retries are exhausted (waits for recover)
+ * @param lastMirroredEpoch source partition leader epoch of the last batch mirrored (LME), -1 if none
+ * @param error the last error, for operators; null when none
+ */
+public record PartitionStatus(MirrorPartitionState state, MirrorPartitionState previousState, int stateEpoch, int retryAttempt,
+        int lastMirroredEpoch, String error, Instant updatedAt) {
+
+    public PartitionStatus {
+        Objects.requireNonNull(state, "state");
+        Objects.requireNonNull(previousState, "previousState");
+        Objects.requireNonNull(updatedAt, "updatedAt");
+    }
+
+    public static PartitionStatus initial(Instant now) {
+        return new PartitionStatus(MirrorPartitionState.UNKNOWN, MirrorPartitionState.UNKNOWN, 0, 0, -1, null, now);
+    }
+
+    /**
+     * The status after a move to {@code target}; {@link MirrorError#INVALID_MIRROR_PARTITION_STATE} when the table forbids it.
+     * Leaving FAILED for anything but LOG_TRUNCATION-by-retry keeps the retry count; reaching MIRRORING resets it.
+     */
+    public PartitionStatus moveTo(MirrorPartitionState target, String newError, Instant now) {
+        if (!state.canMoveTo(target)) {
+            throw new MirrorException(MirrorError.INVALID_MIRROR_PARTITION_STATE,
+                    "A partition in state " + state + " cannot move to " + target);
+        }
+        int retries = target == MirrorPartitionState.MIRRORING ? 0 : retryAttempt;
+        return new PartitionStatus(target, state, stateEpoch + 1, retries, lastMirroredEpoch, newError, now);
+    }
+
+    public PartitionStatus withRetryAttempt(int attempt) {
+        return new PartitionStatus(state, previousState, stateEpoch, attempt, lastMirroredEpoch, error, updatedAt);
+    }
+
+    public PartitionStatus withLastMirroredEpoch(int epoch) {
+        return new PartitionStatus(state, previousState, stateEpoch, retryAttempt, epoch, error, updatedAt);
+    }
+}

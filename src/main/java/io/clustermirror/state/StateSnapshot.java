@@ -1,0 +1,25 @@
+package io.clustermirror.state;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
+
+/** What a replay of {@code __mirror_state} yields: the mirrors, and the persisted status of each of their partitions. */
+public record StateSnapshot(Map<String, Mirror> mirrors, Map<String, Map<MirrorPartition, PartitionStatus>> partitions) {
+
+    public StateSnapshot {
+        Map<String, Mirror> known = Map.copyOf(mirrors);
+        mirrors = known;
+        Map<String, Map<MirrorPartition, PartitionStatus>> copy = new HashMap<>();
+        partitions.forEach((mirror, statuses) -> {
+            if (known.containsKey(mirror)) {
+                copy.put(mirror, Map.copyOf(new TreeMap<>(statuses)));
+            }
+        });
+        partitions = Map.copyOf(copy);
+    }
+}
