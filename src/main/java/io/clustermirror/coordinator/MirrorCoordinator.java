@@ -591,6 +591,14 @@ public class MirrorCoordinator {
         }
     }
 
+    /** The partition mirrors data again: its automatic retries start from zero next time. */
+    private void resetRetries(String name, MirrorPartition partition) {
+        PartitionStatus current = partitions(name).get(partition);
+        if (current != null && current.retryAttempt() != 0 && current.state() == MirrorPartitionState.MIRRORING) {
+            persistPartitions(name, Map.of(partition, current.withRetryAttempt(0)));
+        }
+    }
+
     /** Pause, resume, stop or recover the named topics; all-or-nothing validation against the transition table. */
     public Uni<List<TopicOutcome>> topicVerb(String name, TopicVerb verb, List<String> topics) {
         return onCoordinator(() -> {
@@ -748,6 +756,10 @@ public class MirrorCoordinator {
                         @Override
                         public void onAppended(MirrorPartition partition, int records, int bytes) {
                             metrics.mirrored(name, records, bytes);
+                            PartitionStatus current = partitions(name).get(partition);
+                            if (current != null && current.retryAttempt() != 0) {
+                                thread.execute(() -> resetRetries(name, partition));
+                            }
                         }
                     }, config.destination().requestTimeoutMs());
             runtimes.put(name, runtime);

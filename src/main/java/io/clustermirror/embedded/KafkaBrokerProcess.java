@@ -69,6 +69,11 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         return name;
     }
 
+    /** Where the broker keeps its partitions (one directory per partition). */
+    public Path logDir() {
+        return dataDir.resolve("logs");
+    }
+
     public Path logFile() {
         return dataDir.resolve("broker.log");
     }

@@ -29,6 +29,8 @@ final class FetchPartition {
     boolean failed;
     boolean resetPending;
     boolean fetchInFlight;
+    /** Why fetching cannot go on past what is queued; the partition fails once the queue has been appended. */
+    String blocked;
 
     // append thread only
     ProducerIdentity identity;
@@ -49,7 +51,7 @@ final class FetchPartition {
     }
 
     synchronized boolean fetchable(long maxQueuedBytes) {
-        return !removing && !failed && !resetPending && !fetchInFlight && queuedBytes < maxQueuedBytes;
+        return !removing && !failed && !resetPending && !fetchInFlight && blocked == null && queuedBytes < maxQueuedBytes;
     }
 
     synchronized SourceBatch pollQueue() {
@@ -58,6 +60,11 @@ final class FetchPartition {
             queuedBytes -= batch.sizeInBytes();
         }
         return batch;
+    }
+
+    /** The block reason once everything before it is appended, else null. */
+    synchronized String blockedAndDrained() {
+        return blocked != null && queue.isEmpty() && inFlight.isEmpty() ? blocked : null;
     }
 
     synchronized boolean sendable() {

@@ -275,7 +275,8 @@ public final class MirrorFetcher implements AutoCloseable {
                     SourceBatch sourceBatch = SourceBatch.of(batch);
                     Optional<String> gap = BatchContinuity.check(sourceBatch, state.fetchOffset);
                     if (gap.isPresent()) {
-                        failure = gap.get();
+                        state.blocked = gap.get(); // what came before it is still appended
+                        queued = true;
                         break;
                     }
                     state.queue.add(sourceBatch);
@@ -332,7 +333,10 @@ public final class MirrorFetcher implements AutoCloseable {
                 removing = state.removing || state.failed;
                 reset = state.resetPending;
             }
-            if (removing) {
+            String blocked = state.blockedAndDrained();
+            if (blocked != null && !removing && !reset) {
+                fail(state, blocked);
+            } else if (removing) {
                 partitions.remove(state.tp, state);
                 state.removed.complete(null);
             } else if (reset) {
@@ -470,6 +474,7 @@ public final class MirrorFetcher implements AutoCloseable {
                 return;
             }
             state.resetPending = true;
+            state.blocked = null;
             state.generation++;
             state.queue.clear();
             state.queuedBytes = 0;

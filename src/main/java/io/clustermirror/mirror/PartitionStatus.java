@@ -27,15 +27,14 @@ public record PartitionStatus(MirrorPartitionState state, MirrorPartitionState p
 
     /**
      * The status after a move to {@code target}; {@link MirrorError#INVALID_MIRROR_PARTITION_STATE} when the table forbids it.
-     * Leaving FAILED for anything but LOG_TRUNCATION-by-retry keeps the retry count; reaching MIRRORING resets it.
+     * The retry count is kept: it is reset by an operator's recover, or once the partition mirrors data again.
      */
     public PartitionStatus moveTo(MirrorPartitionState target, String newError, Instant now) {
         if (!state.canMoveTo(target)) {
             throw new MirrorException(MirrorError.INVALID_MIRROR_PARTITION_STATE,
                     "A partition in state " + state + " cannot move to " + target);
         }
-        int retries = target == MirrorPartitionState.MIRRORING ? 0 : retryAttempt;
-        return new PartitionStatus(target, state, stateEpoch + 1, retries, lastMirroredEpoch, newError, now);
+        return new PartitionStatus(target, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, newError, now);
     }
 
     public PartitionStatus withRetryAttempt(int attempt) {

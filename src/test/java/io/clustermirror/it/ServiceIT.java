@@ -70,6 +70,34 @@ abstract class ServiceIT {
         }
     }
 
+    static void startTopics(String mirror, String... topics) {
+        api().body(Map.of("topics", List.of(topics))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200);
+    }
+
+    static io.restassured.path.json.JsonPath describeTopic(String mirror, String topic) {
+        return api().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(200).extract().jsonPath();
+    }
+
+    /** Waits until every partition of the topic is MIRRORING with the destination at the source's end. */
+    static void awaitConverged(String mirror, String topic) {
+        org.awaitility.Awaitility.await("mirror " + mirror + " topic " + topic + " converged").atMost(java.time.Duration.ofSeconds(120))
+                .pollInterval(java.time.Duration.ofMillis(500)).untilAsserted(() -> {
+                    var partitions = describeTopic(mirror, topic).getList("partitions", Map.class);
+                    org.assertj.core.api.Assertions.assertThat(partitions).isNotEmpty().allSatisfy(p -> {
+                        org.assertj.core.api.Assertions.assertThat(p.get("state")).as(p.toString()).isEqualTo("MIRRORING");
+                        org.assertj.core.api.Assertions.assertThat(p.get("lag")).as(p.toString()).isEqualTo(0);
+                    });
+                });
+    }
+
+    /** Waits until some partition of the topic is in {@code state}; returns that partition's description. */
+    static Map<?, ?> awaitPartitionState(String mirror, String topic, String state) {
+        return org.awaitility.Awaitility.await(topic + " " + state).atMost(java.time.Duration.ofSeconds(60))
+                .pollInterval(java.time.Duration.ofMillis(300))
+                .until(() -> describeTopic(mirror, topic).getList("partitions", Map.class).stream()
+                        .filter(p -> state.equals(p.get("state"))).findFirst().orElse(null), java.util.Objects::nonNull);
+    }
+
     static List<String> mirrorNames() {
         return api().get("/v1/mirrors").then().statusCode(200).extract().jsonPath().getList("mirrors.name", String.class);
     }

@@ -72,14 +72,15 @@ class MirrorPartitionStateTest {
     }
 
     @Test
-    void reachingMirroringShouldResetRetries() {
+    void retriesShouldSurviveMovesUntilResetExplicitly() {
         PartitionStatus failed = new PartitionStatus(FAILED, MIRRORING, 3, 4, 7, "boom", Instant.EPOCH);
 
         PartitionStatus retried = failed.moveTo(LOG_TRUNCATION, null, Instant.EPOCH);
         PartitionStatus mirroring = retried.moveTo(MIRRORING, null, Instant.EPOCH);
 
         assertThat(retried.retryAttempt()).isEqualTo(4);
-        assertThat(mirroring.retryAttempt()).isZero();
+        assertThat(mirroring.retryAttempt()).isEqualTo(4);
+        assertThat(mirroring.withRetryAttempt(0).retryAttempt()).isZero();
         assertThat(mirroring.lastMirroredEpoch()).isEqualTo(7);
         assertThat(mirroring.error()).isNull();
     }

@@ -37,7 +37,8 @@ public final class TestBed {
         CompletableFuture.allOf(
                 CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
                 CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120)))).join();
-        service = newService("service", Map.of()).start();
+        // FAILED partitions wait for recover here, so that tests see the first error deterministically
+        service = newService("service", Map.of("mirror.failed.retry.max.attempts", "0")).start();
     }
 
     public static synchronized TestBed get() {

@@ -1,0 +1,77 @@
+package io.clustermirror.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.clustermirror.testbed.ServiceProcess;
+import io.restassured.RestAssured;
+import io.restassured.http.ContentType;
+import io.restassured.specification.RequestSpecification;
+
+/** FAILED retries itself with back-off up to mirror.failed.retry.max.attempts, then waits for recover. */
+class FailedRetryIT extends ServiceIT {
+
+    private static ServiceProcess retrying;
+
+    @BeforeAll
+    static void startARetryingService() {
+        retrying = bed.newService("retrying", Map.of("mirror.state.topic.name", uniqueName("__mirror_state_retry"),
+                "mirror.failed.retry.initial.backoff.ms", "50", "mirror.failed.retry.max.backoff.ms", "200",
+                "mirror.failed.retry.max.attempts", "3")).start();
+    }
+
+    @AfterAll
+    static void stopIt() {
+        retrying.stop();
+    }
+
+    private static RequestSpecification retryingApi() {
+        return RestAssured.given().baseUri(retrying.baseUri().toString()).contentType(ContentType.JSON);
+    }
+
+    @Test
+    void failedPartitionShouldRetryThenWaitForRecover() throws Exception {
+        // Given a topic the data plane cannot mirror yet (transactional)
+        String mirror = uniqueName("retry");
+        String topic = uniqueName("retry");
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
+                Map.of("transactional.id", uniqueName("retry-txn")))) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "v".getBytes()));
+            producer.commitTransaction();
+        }
+        retryingApi().body(createBody(mirror, sourceConfig())).post("/v1/mirrors").then().statusCode(201);
+
+        // When
+        retryingApi().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200);
+
+        // Then: three automatic retries, then it waits with retryAttempt -1
+        await().atMost(Duration.ofSeconds(60)).until(() -> retryAttempt(mirror, topic) == -1);
+        assertThat(retrying.log()).contains("FAILED (retry attempt 1)", "FAILED (retry attempt 2)", "FAILED (retry attempt -1)");
+
+        // and recover starts over
+        retryingApi().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:recover").then().statusCode(200);
+        await().atMost(Duration.ofSeconds(60)).until(() -> retryAttempt(mirror, topic) == -1
+                && retrying.log().split("FAILED \\(retry attempt -1\\)", -1).length > 2);
+    }
+
+    private static int retryAttempt(String mirror, String topic) {
+        var partition = retryingApi().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(200).extract().jsonPath();
+        return "FAILED".equals(partition.getString("partitions[0].state")) ? partition.getInt("partitions[0].retryAttempt") : 99;
+    }
+}

@@ -1,0 +1,143 @@
+package io.clustermirror.it;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.Stream;
+import java.util.zip.CRC32;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.record.FileRecords;
+import org.apache.kafka.common.record.FileLogInputStream;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import io.clustermirror.embedded.KafkaBrokerProcess;
+
+/** Test helpers that talk to the real clusters: produce, read back, list offsets, and read batches straight from the log files. */
+final class Kafka {
+
+    private Kafka() {
+    }
+
+    /** One record as a consumer sees it; equal records have equal fields. */
+    record Rec(int partition, long offset, String key, String value, List<String> headers, long timestamp) {
+    }
+
+    /** One batch as it sits in a log segment. */
+    record Batch(long baseOffset, long lastOffset, Integer count, int size, String compression, long recordsCrc) {
+    }
+
+    static void createTopic(Admin admin, String topic, int partitions, Map<String, String> configs) throws Exception {
+        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all().get();
+    }
+
+    static KafkaProducer<byte[], byte[]> producer(String bootstrap, Map<String, Object> overrides) {
+        Map<String, Object> props = new HashMap<>();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        props.putAll(overrides);
+        return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    /** Produces {@code count} keyed records with headers, spread over the partitions, and flushes. */
+    static void produce(String bootstrap, String topic, int count, String compression, String tag) {
+        try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap, Map.of(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression))) {
+            for (int i = 0; i < count; i++) {
+                ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, null, System.currentTimeMillis() - 1000L * (i % 7),
+                        (tag + "-key-" + (i % 1000)).getBytes(), (tag + "-value-" + i + "-" + "x".repeat(i % 50)).getBytes());
+                record.headers().add("tag", tag.getBytes()).add("i", Integer.toString(i).getBytes());
+                producer.send(record);
+            }
+            producer.flush();
+        }
+    }
+
+    static Map<TopicPartition, Long> offsets(Admin admin, String topic, OffsetSpec spec) throws Exception {
+        int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+        for (int p = 0; p < partitions; p++) {
+            request.put(new TopicPartition(topic, p), spec);
+        }
+        Map<TopicPartition, Long> result = new HashMap<>();
+        admin.listOffsets(request).all().get().forEach((tp, info) -> result.put(tp, info.offset()));
+        return result;
+    }
+
+    /** Every record of the topic, from each partition's log start to its end, in offset order. */
+    static List<Rec> readAll(String bootstrap, String topic) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
+        List<Rec> records = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> tps = consumer.partitionsFor(topic).stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = consumer.endOffsets(tps);
+            long deadline = System.currentTimeMillis() + 120_000;
+            while (tps.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("could not read " + topic + " to its end " + end);
+                }
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    List<String> headers = new ArrayList<>();
+                    for (Header h : r.headers()) {
+                        headers.add(h.key() + "=" + (h.value() == null ? null : new String(h.value())));
+                    }
+                    records.add(new Rec(r.partition(), r.offset(), r.key() == null ? null : new String(r.key()),
+                            r.value() == null ? null : new String(r.value()), headers, r.timestamp()));
+                }
+            }
+        }
+        records.sort((a, b) -> a.partition() != b.partition() ? Integer.compare(a.partition(), b.partition()) : Long.compare(a.offset(), b.offset()));
+        return records;
+    }
+
+    /** The batches of one partition at or after {@code fromOffset}, read from the broker's segment files. */
+    static List<Batch> batches(KafkaBrokerProcess broker, String topic, int partition, long fromOffset) throws IOException {
+        Path dir = broker.logDir().resolve(topic + "-" + partition);
+        List<Path> segments;
+        try (Stream<Path> files = Files.list(dir)) {
+            segments = files.filter(f -> f.getFileName().toString().endsWith(".log")).sorted().toList();
+        }
+        List<Batch> batches = new ArrayList<>();
+        for (Path segment : segments) {
+            try (FileRecords records = FileRecords.open(segment.toFile(), false)) {
+                for (FileLogInputStream.FileChannelRecordBatch batch : records.batches()) {
+                    if (batch.lastOffset() < fromOffset) {
+                        continue;
+                    }
+                    ByteBuffer bytes = ByteBuffer.allocate(batch.sizeInBytes());
+                    batch.writeTo(bytes);
+                    CRC32 crc = new CRC32();
+                    crc.update(Arrays.copyOfRange(bytes.array(), 61, bytes.array().length));
+                    batches.add(new Batch(batch.baseOffset(), batch.lastOffset(), batch.countOrNull(), batch.sizeInBytes(),
+                            batch.compressionType().name, crc.getValue()));
+                }
+            }
+        }
+        return batches;
+    }
+}
