@@ -242,6 +242,7 @@ public class MirrorCoordinator {
             if (runtime != null) {
                 runtime.close();
             }
+            metrics.removeMirror(name);
             LOGGER.infof("Deleted mirror %s", name);
             return null;
         });
@@ -761,9 +762,17 @@ public class MirrorCoordinator {
                                 thread.execute(() -> resetRetries(name, partition));
                             }
                         }
+
+                        @Override
+                        public void onRequest(String api, boolean failed) {
+                            metrics.request(name, api, failed);
+                        }
                     }, config.destination().requestTimeoutMs());
             runtimes.put(name, runtime);
             liveRuntimes.put(name, runtime);
+            MirrorFetcher fetcher = runtime.fetcher;
+            metrics.registerMirror(name, state -> partitions(name).values().stream().filter(s -> s.state() == state).count(),
+                    fetcher::maxLag);
         }
         return runtime;
     }

@@ -35,7 +35,13 @@ public final class KafkaBrokerProcess implements AutoCloseable {
     private final int controllerPort;
     private final String classpath;
     private final Map<String, String> overrides;
+    private final List<String> jvmOptions;
     private Process process;
+
+    /** JVM options for quick start-up (tests, demo): small heap, C1 only. */
+    public static final List<String> QUICK_START = List.of("-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+    /** JVM options for measurements: the full JIT and Kafka's usual G1 settings. */
+    public static final List<String> THROUGHPUT = List.of("-Xmx1g", "-Xms1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20");
 
     /**
      * @param classpath the broker's classpath (kafka_2.13 and its dependencies)
@@ -43,12 +49,18 @@ public final class KafkaBrokerProcess implements AutoCloseable {
      */
     public KafkaBrokerProcess(String name, Path dataDir, int port, int controllerPort, String classpath,
             Map<String, String> overrides) {
+        this(name, dataDir, port, controllerPort, classpath, overrides, QUICK_START);
+    }
+
+    public KafkaBrokerProcess(String name, Path dataDir, int port, int controllerPort, String classpath,
+            Map<String, String> overrides, List<String> jvmOptions) {
         this.name = name;
         this.dataDir = dataDir.toAbsolutePath();
         this.port = port;
         this.controllerPort = controllerPort;
         this.classpath = classpath + java.io.File.pathSeparator + ownCodeLocation();
         this.overrides = Map.copyOf(overrides);
+        this.jvmOptions = List.copyOf(jvmOptions);
     }
 
     /** Reads a classpath written by {@code dependency:build-classpath}. */
@@ -90,7 +102,7 @@ public final class KafkaBrokerProcess implements AutoCloseable {
             if (!Files.exists(dataDir.resolve("logs").resolve("meta.properties"))) {
                 format(properties);
             }
-            process = java(List.of("-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
+            process = java(jvmOptions,
                     List.of(ParentWatchdog.class.getName(), "kafka.Kafka", properties.toString()), logFile(), true);
             awaitListening(timeout);
             LOGGER.infof("Kafka cluster '%s' up at %s (pid %d)", name, bootstrapServers(), process.pid());
@@ -113,6 +125,11 @@ public final class KafkaBrokerProcess implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         process = null;
+    }
+
+    /** The broker's process id, while it runs. */
+    public long pid() {
+        return process == null ? -1 : process.pid();
     }
 
     public boolean isRunning() {

@@ -14,10 +14,20 @@ public final class BatchRestamp {
     private BatchRestamp() {
     }
 
+    /** A restamped copy; the source batch is left as it was. */
     public static ByteBuffer restamp(SourceBatch batch, ProducerIdentity identity, int baseSequence) {
         ByteBuffer copy = ByteBuffer.allocate(batch.sizeInBytes());
         copy.put(batch.bytes().duplicate());
         copy.flip();
+        return stamp(copy, identity, baseSequence);
+    }
+
+    /** Restamps the batch's own bytes (the hot path: no copy); returns a view of them. */
+    public static ByteBuffer restampInPlace(SourceBatch batch, ProducerIdentity identity, int baseSequence) {
+        return stamp(batch.bytes().duplicate(), identity, baseSequence);
+    }
+
+    private static ByteBuffer stamp(ByteBuffer copy, ProducerIdentity identity, int baseSequence) {
         copy.putLong(0, 0L);
         copy.putLong(SourceBatch.PRODUCER_ID_OFFSET, identity.producerId());
         copy.putShort(SourceBatch.PRODUCER_EPOCH_OFFSET, identity.producerEpoch());

@@ -27,7 +27,6 @@ import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
-import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
@@ -65,6 +64,9 @@ public final class MirrorFetcher implements AutoCloseable {
         void onFailed(MirrorPartition partition, String error);
 
         void onAppended(MirrorPartition partition, int records, int bytes);
+
+        /** A Fetch went to a source broker ({@code errors}: it failed as a whole) or a Produce to a destination broker. */
+        void onRequest(String api, boolean failed);
     }
 
     /** Live progress of a partition in the data plane. */
@@ -140,6 +142,17 @@ public final class MirrorFetcher implements AutoCloseable {
                 : Optional.of(new Progress(state.sourceHighWatermark, state.ackedEnd, state.lastEpoch));
     }
 
+    /** The largest known lag (source high watermark - destination end) over the partitions being mirrored. */
+    public long maxLag() {
+        long max = 0;
+        for (FetchPartition state : partitions.values()) {
+            if (state.sourceHighWatermark >= 0) {
+                max = Math.max(max, state.sourceHighWatermark - state.ackedEnd);
+            }
+        }
+        return max;
+    }
+
     public boolean isEmpty() {
         return partitions.isEmpty();
     }
@@ -206,6 +219,7 @@ public final class MirrorFetcher implements AutoCloseable {
             FetchContext context = new FetchContext(node, generations.get(node), view.topicNames());
             FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), FETCH_MAX_WAIT_MS, 1, data)
                     .isolationLevel(IsolationLevel.READ_UNCOMMITTED).setMaxBytes(FETCH_MAX_BYTES);
+            listener.onRequest("fetch", false);
             source.send(node, request, response -> onFetchResponse(context, response));
         });
     }
@@ -223,6 +237,7 @@ public final class MirrorFetcher implements AutoCloseable {
         fetchingFrom.remove(context.node().id());
         context.generations().keySet().forEach(tp -> markFetching(tp, false));
         if (response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null) {
+            listener.onRequest("fetch", true);
             LOGGER.debugf("Mirror %s: fetch from source broker %s failed (disconnected or timed out)", mirror, context.node());
             sourceRefresh = true;
             return;
@@ -268,11 +283,10 @@ public final class MirrorFetcher implements AutoCloseable {
                 failure = "source fetch failed: " + error.name() + " (" + error.message() + ")";
             } else {
                 MemoryRecords records = (MemoryRecords) FetchResponse.recordsOrFail(data);
-                for (RecordBatch batch : records.batches()) {
-                    if (batch.lastOffset() < state.fetchOffset) {
+                for (SourceBatch sourceBatch : SourceBatch.slices(records)) {
+                    if (sourceBatch.lastOffset() < state.fetchOffset) {
                         continue;
                     }
-                    SourceBatch sourceBatch = SourceBatch.of(batch);
                     Optional<String> gap = BatchContinuity.check(sourceBatch, state.fetchOffset);
                     if (gap.isPresent()) {
                         state.blocked = gap.get(); // what came before it is still appended
@@ -389,7 +403,7 @@ public final class MirrorFetcher implements AutoCloseable {
                     if (batch == null) {
                         continue;
                     }
-                    ByteBuffer bytes = BatchRestamp.restamp(batch, state.identity, state.nextSequence);
+                    ByteBuffer bytes = BatchRestamp.restampInPlace(batch, state.identity, state.nextSequence);
                     state.nextSequence = BatchRestamp.nextSequence(state.nextSequence, batch.recordCount());
                     FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
                     state.inFlight.add(entry);
@@ -407,6 +421,7 @@ public final class MirrorFetcher implements AutoCloseable {
                 ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs((int) timeoutMs)
                         .setTopicData(collection);
                 ProduceContext context = new ProduceContext(node, sent, view.topicNames());
+                listener.onRequest("produce", false);
                 destination.send(node, ProduceRequest.builder(data), response -> onProduceResponse(context, response));
             }
         });
@@ -414,6 +429,9 @@ public final class MirrorFetcher implements AutoCloseable {
 
     private void onProduceResponse(ProduceContext context, ClientResponse response) {
         boolean failedRequest = response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null;
+        if (failedRequest) {
+            listener.onRequest("produce", true);
+        }
         Map<TopicPartition, ProduceResponseData.PartitionProduceResponse> results = new HashMap<>();
         if (!failedRequest) {
             ProduceResponse produce = (ProduceResponse) response.responseBody();

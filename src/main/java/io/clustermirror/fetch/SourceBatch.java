@@ -30,6 +30,35 @@ public record SourceBatch(long baseOffset, long lastOffset, int recordCount, int
                 batch.isControlBatch(), batch.magic(), bytes);
     }
 
+    /**
+     * The complete batches of a fetch response, as views of the response's own buffer (no copy). The
+     * views belong to the caller: the hot path restamps them in place.
+     */
+    public static java.util.List<SourceBatch> slices(org.apache.kafka.common.record.MemoryRecords records) {
+        ByteBuffer buffer = records.buffer();
+        java.util.List<SourceBatch> batches = new java.util.ArrayList<>();
+        int position = buffer.position();
+        int limit = buffer.limit();
+        while (position + 17 <= limit) {
+            int size = buffer.getInt(position + 8) + 12;
+            if (size < 17 || position + size > limit) {
+                break; // a partial batch at the end of a fetch response
+            }
+            ByteBuffer bytes = buffer.duplicate().position(position).limit(position + size).slice();
+            byte magic = bytes.get(16);
+            long baseOffset = bytes.getLong(0);
+            if (magic < RecordBatch.MAGIC_VALUE_V2 || size < DefaultRecordBatch.RECORD_BATCH_OVERHEAD) {
+                batches.add(new SourceBatch(baseOffset, baseOffset, 1, -1, false, false, magic, bytes));
+            } else {
+                short attributes = bytes.getShort(ATTRIBUTES_OFFSET);
+                batches.add(new SourceBatch(baseOffset, baseOffset + bytes.getInt(23), bytes.getInt(57), bytes.getInt(12),
+                        (attributes & 0x10) != 0, (attributes & 0x20) != 0, magic, bytes));
+            }
+            position += size;
+        }
+        return batches;
+    }
+
     public int sizeInBytes() {
         return bytes.remaining();
     }

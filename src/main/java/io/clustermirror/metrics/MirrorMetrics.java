@@ -3,6 +3,7 @@ package io.clustermirror.metrics;
 import java.util.function.Supplier;
 
 import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorPartitionState;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -34,6 +35,28 @@ public class MirrorMetrics {
 
     public void stateWrite(boolean ok) {
         (ok ? stateWritesOk : stateWritesFailed).increment();
+    }
+
+    /** Gauges of one mirror: partitions per KIP state, and the largest lag of its mirroring partitions (records). */
+    public void registerMirror(String mirror, java.util.function.ToLongFunction<MirrorPartitionState> partitionsIn,
+            Supplier<Number> maxLag) {
+        for (MirrorPartitionState state : MirrorPartitionState.values()) {
+            Gauge.builder("cluster.mirror.partitions", () -> partitionsIn.applyAsLong(state)).description("Partitions per state")
+                    .tag("mirror", mirror).tag("state", state.name()).register(registry);
+        }
+        Gauge.builder("cluster.mirror.lag.max", maxLag).description("Largest lag of a mirroring partition, in records")
+                .tag("mirror", mirror).register(registry);
+    }
+
+    /** Fetch requests to the source and produce requests to the destination, and those that failed as a whole. */
+    public void request(String mirror, String api, boolean failed) {
+        Counter.builder(failed ? "cluster.mirror.request.errors" : "cluster.mirror.requests").description("Data-plane requests by API")
+                .tag("mirror", mirror).tag("api", api).register(registry).increment();
+    }
+
+    /** Drops every meter of a deleted mirror. */
+    public void removeMirror(String mirror) {
+        registry.getMeters().stream().filter(m -> mirror.equals(m.getId().getTag("mirror"))).toList().forEach(registry::remove);
     }
 
     public void partitionFailed(String mirror) {

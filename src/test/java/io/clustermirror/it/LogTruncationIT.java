@@ -1,0 +1,111 @@
+package io.clustermirror.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/** LOG_TRUNCATION on a destination that already holds data (DESIGN §4.3): prefix, divergence, retention gap. */
+class LogTruncationIT extends ServiceIT {
+
+    @Test
+    void restartingAStoppedTopicShouldContinueAfterTheCommonPrefix() throws Exception {
+        String mirror = uniqueName("prefix");
+        String topic = uniqueName("prefix");
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 2, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 2_000, "lz4", "a");
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+        stop(mirror, topic);
+
+        // When the source moves on and the topic is started again
+        Kafka.produce(bed.source().bootstrapServers(), topic, 3_000, "zstd", "b");
+        startTopics(mirror, topic);
+
+        // Then it continues where the destination ends, checked by content
+        awaitConverged(mirror, topic);
+        assertThat(describeTopic(mirror, topic).getList("partitions.progress", String.class))
+                .allSatisfy(p -> assertThat(p).startsWith("destination is a prefix of the source up to"));
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic)).hasSize(5_000);
+    }
+
+    @Test
+    void divergedDestinationShouldFailNamingTheOffsets() throws Exception {
+        String mirror = uniqueName("diverged");
+        String topic = uniqueName("diverged");
+        createMirror(mirror);
+        divergentTopics(topic);
+
+        startTopics(mirror, topic);
+
+        Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
+        assertThat((String) failed.get("error")).contains("differs from the source at the same offsets").contains("divergence at or before offset");
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic)).hasSize(50)
+                .allSatisfy(r -> assertThat(r.value()).startsWith("other"));
+    }
+
+    @Test
+    void divergedDestinationShouldBeRecreatedUnderPolicyRecreate() throws Exception {
+        String mirror = uniqueName("recreate");
+        String topic = uniqueName("recreate");
+        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.truncation.policy", "recreate")))
+                .post("/v1/mirrors").then().statusCode(201);
+        divergentTopics(topic);
+
+        startTopics(mirror, topic);
+
+        awaitConverged(mirror, topic);
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic)).hasSize(100);
+    }
+
+    @Test
+    void offsetsDeletedOnTheSourceBeforeTheyWereMirroredShouldFail() throws Exception {
+        String mirror = uniqueName("gap");
+        String topic = uniqueName("gap");
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "none", "g1");
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+        stop(mirror, topic);
+        Kafka.produce(bed.source().bootstrapServers(), topic, 400, "none", "g2");
+        try (Admin admin = bed.sourceAdmin()) {
+            admin.deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(300))).all().get();
+        }
+
+        startTopics(mirror, topic);
+
+        Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
+        assertThat((String) failed.get("error")).isEqualTo("source deleted offsets [100, 300) before they were mirrored");
+    }
+
+    /** Source: 100 records; destination: the same topic with 50 other records. */
+    private static void divergentTopics(String topic) throws Exception {
+        try (Admin source = bed.sourceAdmin(); Admin destination = bed.destinationAdmin()) {
+            Kafka.createTopic(source, topic, 1, Map.of());
+            Kafka.createTopic(destination, topic, 1, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "source");
+        Kafka.produce(bed.destination().bootstrapServers(), topic, 50, "lz4", "other");
+    }
+
+    private static void stop(String mirror, String topic) {
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
+        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
+                .allMatch("STOPPED"::equals));
+    }
+}
