@@ -129,6 +129,9 @@ public class MirrorCoordinator {
                     config.state().topic().replicationFactor(), config.destination().requestTimeoutMs());
             store = new MirrorStateStore(clients, topic, partitions, config.destination().requestTimeoutMs());
             StateSnapshot snapshot = store.open();
+            runtimes.values().forEach(MirrorRuntime::close); // a reload starts the data plane afresh from the replayed state
+            runtimes.clear();
+            liveRuntimes.clear();
             mirrors = snapshot.mirrors();
             partitionStatuses = snapshot.partitions();
             status = CoordinatorStatus.active();

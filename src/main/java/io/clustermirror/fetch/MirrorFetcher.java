@@ -90,6 +90,36 @@ public final class MirrorFetcher implements AutoCloseable {
     private volatile ClusterView destinationView = ClusterView.empty();
     // fetch thread only
     private final Set<Integer> fetchingFrom = new HashSet<>();
+    private final Backoff fetchBackoff = new Backoff();
+    private final Backoff appendBackoff = new Backoff();
+
+    /**
+     * Back-off of a loop that cannot reach its cluster: 0.5 s doubling to 10 s; one WARN per new error,
+     * repeats at DEBUG, one INFO when it recovers.
+     */
+    private final class Backoff {
+        private int failures;
+        private String lastError;
+
+        void failed(String loop, Exception e) {
+            String error = e.toString();
+            if (!error.equals(lastError)) {
+                LOGGER.warnf("Mirror %s %s: %s; retrying with back-off", mirror, loop, error);
+            } else {
+                LOGGER.debugf("Mirror %s %s: still %s", mirror, loop, error);
+            }
+            lastError = error;
+            sleep(Math.min(10_000L, 500L << Math.min(failures++, 5)));
+        }
+
+        void succeeded() {
+            if (failures > 0) {
+                LOGGER.infof("Mirror %s: connection recovered after %d failed attempt(s)", mirror, failures);
+                failures = 0;
+                lastError = null;
+            }
+        }
+    }
 
     public MirrorFetcher(String mirror, Map<String, ?> sourceConnection, Map<String, ?> destinationConnection, Admin sourceAdmin,
             Admin destinationAdmin, Listener listener, int timeoutMs) {
@@ -170,15 +200,15 @@ public final class MirrorFetcher implements AutoCloseable {
                     sourceRefresh = false;
                 }
                 sendFetches();
+                fetchBackoff.succeeded();
                 source.poll(500);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             } catch (Exception e) {
                 if (running) {
-                    LOGGER.warnf("Mirror %s fetcher: %s; retrying", mirror, e.toString());
                     sourceRefresh = true;
-                    sleep(500);
+                    fetchBackoff.failed("fetcher", e);
                 }
             }
         }
@@ -321,15 +351,15 @@ public final class MirrorFetcher implements AutoCloseable {
                 finishRemovalsAndResets();
                 ensureIdentities();
                 sendProduces();
+                appendBackoff.succeeded();
                 destination.poll(500);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             } catch (Exception e) {
                 if (running) {
-                    LOGGER.warnf("Mirror %s appender: %s; retrying", mirror, e.toString());
                     destinationRefresh = true;
-                    sleep(500);
+                    appendBackoff.failed("appender", e);
                 }
             }
         }

@@ -220,6 +220,28 @@ class DataPlaneIT extends ServiceIT {
     }
 
     @Test
+    void sourceBrokerRestartMidStreamShouldConvergeIdentical() throws Exception {
+        String mirror = uniqueName("srcrestart");
+        String topic = uniqueName("srcrestart");
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 2, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 20_000, "lz4", "r1");
+        startTopics(mirror, topic);
+        await().atMost(Duration.ofSeconds(60)).until(() -> total(destinationEnd(topic)) > 1_000);
+
+        // When the source broker restarts under the fetcher
+        bed.source().stop();
+        bed.source().start(Duration.ofSeconds(120));
+        Kafka.produce(bed.source().bootstrapServers(), topic, 5_000, "zstd", "r2");
+
+        // Then
+        awaitConverged(mirror, topic);
+        assertThat(assertIdentical(topic)).isEqualTo(25_000);
+    }
+
+    @Test
     void transactionalSourceTopicShouldFailWithTheReasonAndShiftNothing() throws Exception {
         String mirror = uniqueName("txn");
         String topic = uniqueName("txn");
