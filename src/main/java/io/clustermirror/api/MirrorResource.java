@@ -19,6 +19,7 @@ import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.sync.MirrorMetadataManager;
 import io.smallrye.common.annotation.NonBlocking;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.Consumes;
@@ -42,10 +43,12 @@ public class MirrorResource {
 
     private final MirrorCoordinator coordinator;
     private final MirrorConfigRules rules;
+    private final MirrorMetadataManager metadata;
 
-    public MirrorResource(MirrorCoordinator coordinator, MirrorConfigRules rules) {
+    public MirrorResource(MirrorCoordinator coordinator, MirrorConfigRules rules, MirrorMetadataManager metadata) {
         this.coordinator = coordinator;
         this.rules = rules;
+        this.metadata = metadata;
     }
 
     @POST
@@ -88,7 +91,8 @@ public class MirrorResource {
     @APIResponse(responseCode = "404", description = "UNKNOWN_CLUSTER_MIRROR",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
     public MirrorDescription describe(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {
-        return MirrorDescription.of(coordinator.describe(MirrorName.validate(name)), rules, coordinator.partitions(name));
+        return MirrorDescription.of(coordinator.describe(MirrorName.validate(name)), rules, coordinator.partitions(name),
+                coordinator.haltedReason(name), metadata.status(name));
     }
 
     @PATCH

@@ -246,6 +246,7 @@ public class MirrorCoordinator {
                 runtime.close();
             }
             metrics.removeMirror(name);
+            halted.remove(name);
             LOGGER.infof("Deleted mirror %s", name);
             return null;
         });
@@ -497,7 +498,9 @@ public class MirrorCoordinator {
         try {
             if (outcome instanceof LogTruncation.Ready ready) {
                 persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
-                runtime(name).fetcher.add(partition, ready.startOffset());
+                if (!halted.containsKey(name)) {
+                    runtime(name).fetcher.add(partition, ready.startOffset());
+                }
                 LOGGER.infof("Mirror %s: %s MIRRORING from offset %d", name, partition, ready.startOffset());
             } else if (outcome instanceof LogTruncation.Diverged diverged) {
                 Mirror mirror = require(name);
@@ -605,6 +608,10 @@ public class MirrorCoordinator {
 
     /** Pause, resume, stop or recover the named topics; all-or-nothing validation against the transition table. */
     public Uni<List<TopicOutcome>> topicVerb(String name, TopicVerb verb, List<String> topics) {
+        return topicVerb(name, verb, topics, null);
+    }
+
+    private Uni<List<TopicOutcome>> topicVerb(String name, TopicVerb verb, List<String> topics, String reason) {
         return onCoordinator(() -> {
             Mirror mirror = require(name);
             if (topics.isEmpty()) {
@@ -636,7 +643,7 @@ public class MirrorCoordinator {
                         illegal.add(p + " is " + s.state());
                         return;
                     }
-                    PartitionStatus next = s.moveTo(verb.target(), null, now);
+                    PartitionStatus next = s.moveTo(verb.target(), reason, now);
                     changed.put(p, verb == TopicVerb.RECOVER ? next.withRetryAttempt(0) : next);
                 });
             }
@@ -661,7 +668,13 @@ public class MirrorCoordinator {
                 try {
                     long end = latest(destinationAdmin(), Map.of(new TopicPartition(partition.topic(), partition.partition()),
                             OffsetSpec.latest())).values().iterator().next();
-                    thread.execute(() -> runtime(name).fetcher.add(partition, end));
+                    thread.execute(() -> {
+                        PartitionStatus now = partitions(name).get(partition);
+                        if (!halted.containsKey(name) && now != null && now.state() == MirrorPartitionState.MIRRORING
+                                && runtime(name).fetcher.progress(partition).isEmpty()) {
+                            runtime(name).fetcher.add(partition, end);
+                        }
+                    });
                 } catch (RuntimeException e) {
                     onDataPlaneFailure(name, partition, "resume could not read the destination log end: " + e);
                 }
@@ -696,7 +709,7 @@ public class MirrorCoordinator {
         PartitionStatus current = partitions(name).get(partition);
         if (current != null && current.state() == from) {
             MirrorFetcher.Progress last = liveProgress(name, partition).orElse(null);
-            PartitionStatus next = current.moveTo(to, error, clock.instant());
+            PartitionStatus next = current.moveTo(to, error != null ? error : current.error(), clock.instant());
             persistPartitions(name, Map.of(partition, last == null ? next : next.withLastMirroredEpoch(last.lastMirroredEpoch())));
             LOGGER.infof("Mirror %s: %s %s", name, partition, to);
         }
@@ -739,6 +752,86 @@ public class MirrorCoordinator {
     }
 
     private final Map<String, Boolean> compacted = new ConcurrentHashMap<>();
+    /** Mirrors whose source answers with another cluster id: no data plane until it is the right cluster again. */
+    private final Map<String, String> halted = new ConcurrentHashMap<>();
+
+    /** Why the mirror is halted, or null. */
+    public String haltedReason(String name) {
+        return halted.get(name);
+    }
+
+    /**
+     * The source cluster's id is not the one the mirror was created for: take every partition out of the data
+     * plane (persisted states stay as they are) until {@link #unhalt} finds the right cluster again.
+     */
+    public void halt(String name, String actualClusterId) {
+        thread.execute(() -> {
+            Mirror mirror = mirrors.get(name);
+            if (mirror == null || halted.containsKey(name)) {
+                return;
+            }
+            String reason = "source cluster id is " + actualClusterId + ", but mirror '" + name + "' mirrors cluster "
+                    + mirror.sourceClusterId() + " (bootstrap " + mirror.config().bootstrapServers()
+                    + "): mirroring halted; point bootstrap.servers back at that cluster, or delete the mirror";
+            halted.put(name, reason);
+            metrics.mirrorHalted(name);
+            LOGGER.errorf("Mirror %s: %s", name, reason);
+            liveRuntime(name).ifPresent(r -> partitions(name).keySet().forEach(r.fetcher::remove));
+        });
+    }
+
+    /** The source is the right cluster again: partitions continue from their persisted states. */
+    public void unhalt(String name) {
+        thread.execute(() -> {
+            if (halted.remove(name) != null) {
+                LOGGER.infof("Mirror %s: source cluster id matches again; mirroring resumes", name);
+                liveRuntime(name).ifPresent(r -> resume(name));
+            }
+        });
+    }
+
+    /** The source Admin of a mirror (its runtime is created on first use). */
+    public Uni<Admin> sourceAdmin(String name) {
+        return onCoordinator(() -> runtime(name).sourceAdmin);
+    }
+
+    /** The shared destination Admin. */
+    public Admin destination() {
+        return destinationAdmin();
+    }
+
+    /** The source topic has more partitions: the destination topic grows too and the new partitions are mirrored. */
+    public Uni<Integer> expand(String name, String topic) {
+        return onCoordinator(() -> runtime(name)).chain(runtime -> Uni.createFrom().item(() -> {
+            try {
+                return runtime.topics.prepare(topic, require(name).config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
+                        MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE)).orElseThrow(
+                                () -> new MirrorException(MirrorError.UNKNOWN_TOPIC_OR_PARTITION, topic + " vanished from the source"));
+            } catch (MirrorException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new MirrorException(MirrorError.UNKNOWN_SERVER_ERROR, "expanding " + topic + " failed: " + e);
+            }
+        }).runSubscriptionOn(runtime.workers)).chain(prepared -> onCoordinator(() -> {
+            Map<MirrorPartition, PartitionStatus> added = new TreeMap<>();
+            Instant now = clock.instant();
+            for (int p = 0; p < prepared.partitions(); p++) {
+                MirrorPartition partition = new MirrorPartition(topic, p);
+                if (!partitions(name).containsKey(partition)) {
+                    added.put(partition, PartitionStatus.initial(now).moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now));
+                }
+            }
+            persistPartitions(name, added);
+            added.keySet().forEach(p -> truncate(name, p));
+            LOGGER.infof("Mirror %s: topic %s grew to %d partitions; mirroring %d new", name, topic, prepared.partitions(), added.size());
+            return added.size();
+        }));
+    }
+
+    /** Topics gone from the source: their partitions are stopped (the destination topic stays, writable). */
+    public Uni<List<TopicOutcome>> stopDeletedTopics(String name, List<String> topics) {
+        return topicVerb(name, TopicVerb.STOP, topics, "source topic deleted; the destination topic is kept and writable");
+    }
     private final Map<String, MirrorRuntime> liveRuntimes = new ConcurrentHashMap<>();
 
     private java.util.Optional<MirrorRuntime> liveRuntime(String name) {
@@ -764,6 +857,11 @@ public class MirrorCoordinator {
                             if (current != null && current.retryAttempt() != 0) {
                                 thread.execute(() -> resetRetries(name, partition));
                             }
+                        }
+
+                        @Override
+                        public void onSourceClusterChanged(String actualClusterId) {
+                            halt(name, actualClusterId);
                         }
 
                         @Override

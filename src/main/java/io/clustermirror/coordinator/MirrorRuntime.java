@@ -32,9 +32,9 @@ final class MirrorRuntime implements AutoCloseable {
         this.sourceAdmin = sourceAdmin;
         Map<String, String> sourceConnection = mirror.config().sourceClientProperties();
         this.topics = new DestinationTopics(sourceAdmin, destinationAdmin, timeoutMs);
-        this.truncation = new LogTruncation(sourceAdmin, destinationAdmin, sourceConnection, destinationConnection, timeoutMs);
-        this.fetcher = new MirrorFetcher(mirror.name(), sourceConnection, destinationConnection, sourceAdmin, destinationAdmin, listener,
-                timeoutMs);
+        this.truncation = new LogTruncation(mirror.sourceClusterId(), sourceAdmin, destinationAdmin, sourceConnection, destinationConnection, timeoutMs);
+        this.fetcher = new MirrorFetcher(mirror.name(), mirror.sourceClusterId(), sourceConnection, destinationConnection, sourceAdmin,
+                destinationAdmin, listener, timeoutMs);
         AtomicInteger counter = new AtomicInteger();
         this.workers = Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "mirror-worker-" + mirror.name() + "-" + counter.incrementAndGet());

@@ -15,16 +15,18 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /** A snapshot of one cluster's brokers, partition leaders and topic ids, for the topics a fetcher handles. */
-public record ClusterView(Collection<Node> nodes, Map<TopicPartition, Node> leaders, Map<String, Uuid> topicIds,
+public record ClusterView(String clusterId, Collection<Node> nodes, Map<TopicPartition, Node> leaders, Map<String, Uuid> topicIds,
         Map<String, Integer> partitionCounts) {
 
     public static ClusterView empty() {
-        return new ClusterView(List.of(), Map.of(), Map.of(), Map.of());
+        return new ClusterView("", List.of(), Map.of(), Map.of(), Map.of());
     }
 
     /** Blocking: describes the cluster and the topics that exist among {@code topics}. */
     public static ClusterView load(Admin admin, Set<String> topics, long timeoutMs) throws Exception {
-        Collection<Node> nodes = admin.describeCluster().nodes().get(timeoutMs, TimeUnit.MILLISECONDS);
+        var cluster = admin.describeCluster();
+        Collection<Node> nodes = cluster.nodes().get(timeoutMs, TimeUnit.MILLISECONDS);
+        String clusterId = cluster.clusterId().get(timeoutMs, TimeUnit.MILLISECONDS);
         Map<TopicPartition, Node> leaders = new HashMap<>();
         Map<String, Uuid> ids = new HashMap<>();
         Map<String, Integer> counts = new HashMap<>();
@@ -47,7 +49,7 @@ public record ClusterView(Collection<Node> nodes, Map<TopicPartition, Node> lead
                 }
             });
         }
-        return new ClusterView(List.copyOf(nodes), Map.copyOf(leaders), Map.copyOf(ids), Map.copyOf(counts));
+        return new ClusterView(clusterId, List.copyOf(nodes), Map.copyOf(leaders), Map.copyOf(ids), Map.copyOf(counts));
     }
 
     public Map<Uuid, String> topicNames() {

@@ -57,9 +57,11 @@ public final class LogTruncation {
     private final Map<String, ?> sourceConnection;
     private final Map<String, ?> destinationConnection;
     private final int timeoutMs;
+    private final String expectedSourceClusterId;
 
-    public LogTruncation(Admin sourceAdmin, Admin destinationAdmin, Map<String, ?> sourceConnection,
+    public LogTruncation(String expectedSourceClusterId, Admin sourceAdmin, Admin destinationAdmin, Map<String, ?> sourceConnection,
             Map<String, ?> destinationConnection, int timeoutMs) {
+        this.expectedSourceClusterId = expectedSourceClusterId;
         this.sourceAdmin = sourceAdmin;
         this.destinationAdmin = destinationAdmin;
         this.sourceConnection = sourceConnection;
@@ -81,6 +83,10 @@ public final class LogTruncation {
         try (WireClient source = WireClient.create("cluster-mirror-" + mirror + "-truncation-src", sourceConnection, timeoutMs);
                 WireClient destination = WireClient.create("cluster-mirror-" + mirror + "-truncation-dst", destinationConnection, timeoutMs)) {
             ClusterView sourceView = view(sourceAdmin, source, tp);
+            if (expectedSourceClusterId != null && !expectedSourceClusterId.equals(sourceView.clusterId())) {
+                throw new IllegalStateException("the source answers with cluster id " + sourceView.clusterId() + ", not "
+                        + expectedSourceClusterId);
+            }
             ClusterView destinationView = view(destinationAdmin, destination, tp);
             if (destinationEnd == destinationStart) {
                 return alignEmpty(tp, sourceStart, sourceEnd, destinationEnd, compacted, source, sourceView, destination,

@@ -65,6 +65,9 @@ public final class MirrorFetcher implements AutoCloseable {
 
         void onAppended(MirrorPartition partition, int records, int bytes);
 
+        /** The source answers with another cluster id than the mirror's: nothing is fetched from it. */
+        void onSourceClusterChanged(String actualClusterId);
+
         /** A Fetch went to a source broker ({@code errors}: it failed as a whole) or a Produce to a destination broker. */
         void onRequest(String api, boolean failed);
     }
@@ -74,6 +77,7 @@ public final class MirrorFetcher implements AutoCloseable {
     }
 
     private final String mirror;
+    private final String sourceClusterId;
     private final WireClient source;
     private final WireClient destination;
     private final Admin sourceAdmin;
@@ -121,9 +125,10 @@ public final class MirrorFetcher implements AutoCloseable {
         }
     }
 
-    public MirrorFetcher(String mirror, Map<String, ?> sourceConnection, Map<String, ?> destinationConnection, Admin sourceAdmin,
+    public MirrorFetcher(String mirror, String sourceClusterId, Map<String, ?> sourceConnection, Map<String, ?> destinationConnection, Admin sourceAdmin,
             Admin destinationAdmin, Listener listener, int timeoutMs) {
         this.mirror = mirror;
+        this.sourceClusterId = sourceClusterId;
         this.source = WireClient.create("cluster-mirror-" + mirror + "-fetcher", sourceConnection, timeoutMs);
         this.destination = WireClient.create("cluster-mirror-" + mirror + "-appender", destinationConnection, timeoutMs);
         this.sourceAdmin = sourceAdmin;
@@ -196,7 +201,12 @@ public final class MirrorFetcher implements AutoCloseable {
         while (running) {
             try {
                 if (sourceRefresh) {
-                    sourceView = refresh(sourceAdmin, source);
+                    ClusterView view = refresh(sourceAdmin, source);
+                    if (!sourceClusterId.equals(view.clusterId())) {
+                        listener.onSourceClusterChanged(view.clusterId());
+                        throw new IllegalStateException("source cluster id is " + view.clusterId() + ", expected " + sourceClusterId);
+                    }
+                    sourceView = view;
                     sourceRefresh = false;
                 }
                 sendFetches();

@@ -20,6 +20,19 @@ public interface MirrorServiceConfig {
 
     Failed failed();
 
+    Metadata metadata();
+
+    interface Metadata {
+        Refresh refresh();
+
+        interface Refresh {
+            /** How often each mirror's metadata sync cycle runs. */
+            @WithName("interval.ms")
+            @WithDefault("30000")
+            long intervalMs();
+        }
+    }
+
     interface Failed {
         Retry retry();
 

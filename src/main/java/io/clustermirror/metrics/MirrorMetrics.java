@@ -59,6 +59,28 @@ public class MirrorMetrics {
         registry.getMeters().stream().filter(m -> mirror.equals(m.getId().getTag("mirror"))).toList().forEach(registry::remove);
     }
 
+    public void mirrorHalted(String mirror) {
+        Counter.builder("cluster.mirror.halts").description("Mirrors halted because the source cluster id changed").tag("mirror", mirror)
+                .register(registry).increment();
+    }
+
+    /** A metadata-sync error of one kind (the KIP's MetadataRefreshError, TopicConfigMetadataSyncError, ConsumerGroupOffsetSyncError, ...). */
+    public void syncError(String mirror, String kind) {
+        Counter.builder("cluster.mirror.sync.errors").description("Metadata sync errors by kind").tag("mirror", mirror).tag("kind", kind)
+                .register(registry).increment();
+    }
+
+    /** Group offsets not synced because the group has active members on the destination. */
+    public void groupSkippedActive(String mirror) {
+        Counter.builder("cluster.mirror.groups.skipped.active").description("Group offset syncs skipped: group active on the destination")
+                .tag("mirror", mirror).register(registry).increment();
+    }
+
+    public void syncCycle(String mirror, java.time.Duration duration) {
+        io.micrometer.core.instrument.Timer.builder("cluster.mirror.sync.cycle").description("Metadata sync cycle duration")
+                .tag("mirror", mirror).register(registry).record(duration);
+    }
+
     public void partitionFailed(String mirror) {
         Counter.builder("cluster.mirror.partition.failures").description("Partitions moved to FAILED").tag("mirror", mirror)
                 .register(registry).increment();

@@ -30,8 +30,11 @@ abstract class ServiceIT {
         bed = TestBed.get();
     }
 
+    /** The service process the helpers talk to: the shared one, unless a test class points them at its own. */
+    static io.clustermirror.testbed.ServiceProcess target;
+
     static RequestSpecification api() {
-        return given().baseUri(bed.service().baseUri().toString()).contentType(ContentType.JSON);
+        return given().baseUri((target != null ? target : bed.service()).baseUri().toString()).contentType(ContentType.JSON);
     }
 
     static String uniqueName(String prefix) {

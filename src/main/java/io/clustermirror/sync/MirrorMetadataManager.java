@@ -1,0 +1,374 @@
+package io.clustermirror.sync;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.GroupNotEmptyException;
+import org.apache.kafka.common.errors.UnknownMemberIdException;
+import org.jboss.logging.Logger;
+
+import io.clustermirror.coordinator.MirrorCoordinator;
+import io.clustermirror.coordinator.TopicOutcome;
+import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.kafka.KafkaUni;
+import io.clustermirror.kafka.MirrorServiceConfig;
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.sync.plan.ConfigSyncPlan;
+import io.clustermirror.sync.plan.NameFilter;
+import io.clustermirror.sync.plan.OffsetSyncPlan;
+import io.clustermirror.sync.plan.TopicSyncPlan;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import io.quarkus.scheduler.Scheduler;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+/**
+ * The KIP's MirrorMetadataManager: per mirror, every {@code mirror.metadata.refresh.interval.ms}, one sync cycle
+ * as a Mutiny pipeline of Admin calls (no thread blocks): source cluster id check, new topics by pattern,
+ * partition expansion, topics deleted on the source, topic configs, consumer-group offsets. Each step plans with
+ * the pure functions of {@code sync/plan} and applies per item; a failing item is recorded and counted, never
+ * fails the cycle, and a failing cycle never stops the schedule. A mirror's cycle never overlaps itself.
+ */
+@ApplicationScoped
+public class MirrorMetadataManager {
+
+    private static final Logger LOGGER = Logger.getLogger(MirrorMetadataManager.class);
+
+    private final MirrorCoordinator coordinator;
+    private final MirrorServiceConfig config;
+    private final MirrorMetrics metrics;
+    private final Scheduler scheduler;
+    private final Map<String, AtomicBoolean> running = new ConcurrentHashMap<>();
+    private final Map<String, SyncStatus> statuses = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> cycles = new ConcurrentHashMap<>();
+
+    public MirrorMetadataManager(MirrorCoordinator coordinator, MirrorServiceConfig config, MirrorMetrics metrics, Scheduler scheduler) {
+        this.coordinator = coordinator;
+        this.config = config;
+        this.metrics = metrics;
+        this.scheduler = scheduler;
+    }
+
+    void onStart(@Observes StartupEvent event) {
+        scheduler.newJob("mirror-metadata-refresh")
+                .setInterval(Duration.ofMillis(config.metadata().refresh().intervalMs()).toString())
+                .setConcurrentExecution(Scheduled.ConcurrentExecution.SKIP)
+                .setTask(execution -> tick())
+                .schedule();
+    }
+
+    /** The last cycle's outcome for a mirror, or null before the first. */
+    public SyncStatus status(String mirror) {
+        return statuses.get(mirror);
+    }
+
+    /** Starts a cycle for every mirror whose previous cycle has finished. */
+    void tick() {
+        if (!coordinator.status().isActive()) {
+            return;
+        }
+        Set<String> names = new HashSet<>();
+        for (Mirror mirror : coordinator.list()) {
+            names.add(mirror.name());
+            AtomicBoolean busy = running.computeIfAbsent(mirror.name(), n -> new AtomicBoolean());
+            if (busy.compareAndSet(false, true)) {
+                new Cycle(mirror).run().subscribe().with(done -> busy.set(false), failure -> {
+                    busy.set(false);
+                    LOGGER.errorf(failure, "Mirror %s: metadata sync cycle failed unexpectedly", mirror.name());
+                });
+            }
+        }
+        running.keySet().retainAll(names);
+        statuses.keySet().retainAll(names);
+    }
+
+    /** One sync cycle of one mirror; collects per-item errors. */
+    private final class Cycle {
+        private final Mirror mirror;
+        private final String name;
+        private final long started = System.nanoTime();
+        private final List<String> errors = new ArrayList<>();
+        private final List<String> skippedGroups = new ArrayList<>();
+
+        Cycle(Mirror mirror) {
+            this.mirror = mirror;
+            this.name = mirror.name();
+        }
+
+        Uni<Void> run() {
+            return coordinator.sourceAdmin(name)
+                    .chain(source -> clusterMatches(source).chain(matches -> !matches ? Uni.createFrom().voidItem()
+                            : topics(source).chain(() -> configs(source)).chain(() -> groups(source))))
+                    .onFailure().recoverWithItem(e -> {
+                        error("MetadataRefreshError", "metadata refresh", e);
+                        return null;
+                    })
+                    .invoke(this::finish)
+                    .replaceWithVoid();
+        }
+
+        private Uni<Boolean> clusterMatches(Admin source) {
+            return KafkaUni.of(source.describeCluster().clusterId()).map(id -> {
+                if (!id.equals(mirror.sourceClusterId())) {
+                    coordinator.halt(name, id);
+                    errors.add("source cluster id is " + id + ", expected " + mirror.sourceClusterId() + ": mirror halted");
+                    return false;
+                }
+                if (coordinator.haltedReason(name) != null) {
+                    coordinator.unhalt(name);
+                }
+                return true;
+            });
+        }
+
+        private Uni<Void> topics(Admin source) {
+            Map<MirrorPartition, PartitionStatus> owned = coordinator.partitions(name);
+            Map<String, Integer> mirrored = new HashMap<>();
+            Map<String, Boolean> allStopped = new HashMap<>();
+            owned.forEach((p, s) -> {
+                mirrored.merge(p.topic(), 1, Integer::sum);
+                boolean stopped = s.state() == MirrorPartitionState.STOPPED || s.state() == MirrorPartitionState.STOPPING;
+                allStopped.merge(p.topic(), stopped, Boolean::logicalAnd);
+            });
+            Set<String> stopped = new HashSet<>();
+            allStopped.forEach((t, s) -> {
+                if (s) {
+                    stopped.add(t);
+                }
+            });
+            NameFilter filter = NameFilter.of(mirror.config().list(MirrorConfig.TOPICS_INCLUDE, ""),
+                    mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE));
+            return KafkaUni.of(source.listTopics().names())
+                    .chain(names -> names.isEmpty() ? Uni.createFrom().item(Map.<String, TopicDescription>of())
+                            : KafkaUni.of(source.describeTopics(names).allTopicNames()))
+                    .chain(descriptions -> {
+                        Map<String, Integer> counts = new HashMap<>();
+                        descriptions.forEach((t, d) -> counts.put(t, d.partitions().size()));
+                        TopicSyncPlan plan = TopicSyncPlan.plan(counts, mirrored, stopped, filter);
+                        if (!plan.isEmpty()) {
+                            LOGGER.debugf("Mirror %s: topic plan %s", name, plan);
+                        }
+                        return apply(plan);
+                    });
+        }
+
+        private Uni<Void> apply(TopicSyncPlan plan) {
+            Uni<Void> start = plan.newTopics().isEmpty() ? Uni.createFrom().voidItem()
+                    : coordinator.startTopics(name, List.copyOf(plan.newTopics()), List.of(), List.of()).invoke(this::outcomes)
+                            .onFailure().recoverWithItem(e -> {
+                                error("MetadataRefreshError", "start " + plan.newTopics(), e);
+                                return null;
+                            }).replaceWithVoid();
+            Uni<Void> expand = Multi.createFrom().iterable(plan.expanded().keySet())
+                    .onItem().transformToUniAndConcatenate(topic -> coordinator.expand(name, topic).onFailure().recoverWithItem(e -> {
+                        error("MetadataRefreshError", "expand " + topic, e);
+                        return 0;
+                    })).collect().asList().replaceWithVoid();
+            Uni<Void> stop = plan.deletedOnSource().isEmpty() ? Uni.createFrom().voidItem()
+                    : coordinator.stopDeletedTopics(name, List.copyOf(plan.deletedOnSource())).invoke(this::outcomes)
+                            .onFailure().recoverWithItem(e -> {
+                                error("MetadataRefreshError", "stop deleted " + plan.deletedOnSource(), e);
+                                return null;
+                            }).replaceWithVoid();
+            return start.chain(() -> expand).chain(() -> stop);
+        }
+
+        private void outcomes(List<TopicOutcome> outcomes) {
+            outcomes.stream().filter(o -> o.errorCode() != null && !"TOPIC_ALREADY_IN_CLUSTER_MIRROR".equals(o.errorCode()))
+                    .forEach(o -> errors.add(o.topic() + ": " + o.error()));
+        }
+
+        /** Topic configs of every topic being mirrored, source -> destination, in two describes and one alter. */
+        private Uni<Void> configs(Admin source) {
+            Set<String> topics = activeTopics();
+            if (topics.isEmpty()) {
+                return Uni.createFrom().voidItem();
+            }
+            List<ConfigResource> resources = topics.stream().map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList();
+            Admin destination = coordinator.destination();
+            List<String> excluded = mirror.config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
+            return each(source.describeConfigs(resources).values()).chain(sourceConfigs -> each(destination.describeConfigs(resources).values())
+                    .chain(destinationConfigs -> {
+                        Map<ConfigResource, Collection<AlterConfigOp>> ops = new HashMap<>();
+                        for (ConfigResource resource : resources) {
+                            Config from = sourceConfigs.get(resource);
+                            Config to = destinationConfigs.get(resource);
+                            if (from == null || to == null) {
+                                continue; // not there (yet) on one side: the topic steps handle it
+                            }
+                            ConfigSyncPlan plan = ConfigSyncPlan.diff(explicit(from), explicit(to), excluded, DestinationTopics.OWNED);
+                            if (!plan.isEmpty()) {
+                                List<AlterConfigOp> list = new ArrayList<>();
+                                plan.set().forEach((k, v) -> list.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
+                                plan.delete().forEach(k -> list.add(new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)));
+                                ops.put(resource, list);
+                                LOGGER.debugf("Mirror %s: config of %s: set %s, delete %s", name, resource.name(), plan.set(), plan.delete());
+                            }
+                        }
+                        if (ops.isEmpty()) {
+                            return Uni.createFrom().voidItem();
+                        }
+                        return each(destination.incrementalAlterConfigs(ops).values()).replaceWithVoid();
+                    }));
+        }
+
+        /** Consumer-group offsets of the partitions being mirrored, copied unchanged and clamped to the destination's end. */
+        private Uni<Void> groups(Admin source) {
+            Map<TopicPartition, MirrorPartition> mirrored = new HashMap<>();
+            coordinator.partitions(name).forEach((p, s) -> {
+                if (s.state() != MirrorPartitionState.STOPPED && s.state() != MirrorPartitionState.STOPPING
+                        && s.state() != MirrorPartitionState.UNKNOWN) {
+                    mirrored.put(new TopicPartition(p.topic(), p.partition()), p);
+                }
+            });
+            if (mirrored.isEmpty()) {
+                return Uni.createFrom().voidItem();
+            }
+            NameFilter filter = NameFilter.of(mirror.config().list(MirrorConfig.GROUPS_INCLUDE, ".*"),
+                    mirror.config().list(MirrorConfig.GROUPS_EXCLUDE, ""));
+            Admin destination = coordinator.destination();
+            return KafkaUni.of(source.listGroups(ListGroupsOptions.forConsumerGroups()).all()).chain(listings -> {
+                Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
+                for (GroupListing listing : listings) {
+                    if (filter.matches(listing.groupId())) {
+                        specs.put(listing.groupId(), new ListConsumerGroupOffsetsSpec());
+                    }
+                }
+                if (specs.isEmpty()) {
+                    return Uni.createFrom().voidItem();
+                }
+                Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+                mirrored.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+                return KafkaUni.of(source.listConsumerGroupOffsets(specs).all())
+                        .chain(sourceOffsets -> KafkaUni.of(destination.listOffsets(latest).all())
+                                .chain(ends -> KafkaUni.of(destination.listConsumerGroupOffsets(specs).all())
+                                        .chain(destinationOffsets -> {
+                                            Map<MirrorPartition, Long> destinationEnds = new HashMap<>();
+                                            ends.forEach((tp, info) -> destinationEnds.put(mirrored.get(tp), info.offset()));
+                                            Map<String, Map<MirrorPartition, Long>> commits = OffsetSyncPlan.plan(
+                                                    toMirror(sourceOffsets, mirrored), destinationEnds, toMirror(destinationOffsets, mirrored),
+                                                    filter);
+                                            return commit(destination, commits);
+                                        })));
+            });
+        }
+
+        private Uni<Void> commit(Admin destination, Map<String, Map<MirrorPartition, Long>> commits) {
+            return Multi.createFrom().iterable(commits.entrySet()).onItem().transformToUniAndConcatenate(entry -> {
+                Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                entry.getValue().forEach((p, o) -> offsets.put(new TopicPartition(p.topic(), p.partition()), new OffsetAndMetadata(o)));
+                return KafkaUni.of(destination.alterConsumerGroupOffsets(entry.getKey(), offsets).all())
+                        .invoke(() -> LOGGER.debugf("Mirror %s: group %s offsets %s", name, entry.getKey(), entry.getValue()))
+                        .onFailure().recoverWithItem(e -> {
+                            if (e instanceof UnknownMemberIdException || e instanceof GroupNotEmptyException) {
+                                skippedGroups.add(entry.getKey());
+                                metrics.groupSkippedActive(name);
+                            } else {
+                                error("ConsumerGroupOffsetSyncError", "group " + entry.getKey(), e);
+                            }
+                            return null;
+                        });
+            }).collect().asList().replaceWithVoid();
+        }
+
+        private Set<String> activeTopics() {
+            Set<String> topics = new java.util.TreeSet<>();
+            coordinator.partitions(name).forEach((p, s) -> {
+                if (s.state() != MirrorPartitionState.STOPPED && s.state() != MirrorPartitionState.STOPPING) {
+                    topics.add(p.topic());
+                }
+            });
+            return topics;
+        }
+
+        /** Waits for every future, keeping the values that arrived and recording each failure as a per-item error. */
+        private <K, V> Uni<Map<K, V>> each(Map<K, KafkaFuture<V>> futures) {
+            if (futures.isEmpty()) {
+                return Uni.createFrom().item(Map.of());
+            }
+            List<Uni<Map.Entry<K, V>>> unis = new ArrayList<>();
+            futures.forEach((key, future) -> unis.add(KafkaUni.of(future).map(v -> Map.entry(key, v)).onFailure().recoverWithItem(e -> {
+                error("TopicConfigMetadataSyncError", key.toString(), e);
+                return null;
+            })));
+            return Uni.join().all(unis).andCollectFailures().map(entries -> {
+                Map<K, V> values = new HashMap<>();
+                entries.stream().filter(java.util.Objects::nonNull).forEach(e -> values.put(e.getKey(), e.getValue()));
+                return values;
+            });
+        }
+
+        private void error(String kind, String item, Throwable e) {
+            String message = item + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+            errors.add(message);
+            metrics.syncError(name, kind);
+            LOGGER.warnf("Mirror %s: %s (%s)", name, message, kind);
+        }
+
+        private void finish() {
+            Duration took = Duration.ofNanos(System.nanoTime() - started);
+            long count = cycles.computeIfAbsent(name, n -> new AtomicLong()).incrementAndGet();
+            statuses.put(name, new SyncStatus(Instant.now(), took.toMillis(), errors, skippedGroups, count));
+            metrics.syncCycle(name, took);
+            LOGGER.debugf("Mirror %s: metadata sync cycle %d in %d ms, %d error(s), %d group(s) skipped", name, count, took.toMillis(),
+                    errors.size(), skippedGroups.size());
+        }
+    }
+
+    private static Map<String, String> explicit(Config config) {
+        Map<String, String> values = new HashMap<>();
+        config.entries().stream().filter(e -> e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG)
+                .forEach(e -> values.put(e.name(), e.value()));
+        return values;
+    }
+
+    private static Map<String, Map<MirrorPartition, Long>> toMirror(Map<String, Map<TopicPartition, OffsetAndMetadata>> offsets,
+            Map<TopicPartition, MirrorPartition> mirrored) {
+        Map<String, Map<MirrorPartition, Long>> result = new HashMap<>();
+        offsets.forEach((group, byPartition) -> {
+            Map<MirrorPartition, Long> converted = new HashMap<>();
+            if (byPartition != null) {
+                byPartition.forEach((tp, om) -> {
+                    if (om != null && mirrored.containsKey(tp)) {
+                        converted.put(mirrored.get(tp), om.offset());
+                    }
+                });
+            }
+            result.put(group, converted);
+        });
+        return result;
+    }
+
+}

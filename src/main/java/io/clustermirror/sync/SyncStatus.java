@@ -1,0 +1,26 @@
+package io.clustermirror.sync;
+
+import java.time.Instant;
+import java.util.List;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
+/** The outcome of a mirror's last metadata sync cycle, for describe. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@Schema(name = "SyncStatus", description = "The mirror's last metadata sync cycle")
+public record SyncStatus(
+        @Schema(example = "2026-11-29T10:00:00Z") Instant lastCycleAt,
+        @Schema(description = "Duration of the last cycle", example = "42") long lastCycleMs,
+        @Schema(description = "Errors of the last cycle, per item; empty when it went through",
+                example = "[\"topic config orders: TopicAuthorizationException\"]") List<String> errors,
+        @Schema(description = "Groups whose offsets were not synced in the last cycle because they are active on the destination",
+                example = "[\"billing\"]") List<String> groupsSkippedActive,
+        @Schema(description = "Cycles run since this instance started", example = "17") long cycles) {
+
+    public SyncStatus {
+        errors = List.copyOf(errors);
+        groupsSkippedActive = List.copyOf(groupsSkippedActive);
+    }
+}

@@ -1,0 +1,25 @@
+package io.clustermirror.sync.plan;
+
+import java.util.List;
+import java.util.regex.Pattern;
+
+/** Include/exclude regexes over topic or group names: a name passes when some include matches and no exclude does. */
+public record NameFilter(List<Pattern> includes, List<Pattern> excludes) {
+
+    public NameFilter {
+        includes = List.copyOf(includes);
+        excludes = List.copyOf(excludes);
+    }
+
+    public static NameFilter of(List<String> includes, List<String> excludes) {
+        return new NameFilter(includes.stream().map(Pattern::compile).toList(), excludes.stream().map(Pattern::compile).toList());
+    }
+
+    public boolean matches(String name) {
+        return includes.stream().anyMatch(p -> p.matcher(name).matches()) && excludes.stream().noneMatch(p -> p.matcher(name).matches());
+    }
+
+    public boolean isEmpty() {
+        return includes.isEmpty();
+    }
+}

@@ -1,0 +1,58 @@
+package io.clustermirror.sync.plan;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import io.clustermirror.mirror.MirrorPartition;
+
+/**
+ * Group offsets to commit on the destination: the source's committed offsets, unchanged (identical offsets need
+ * no translation), only for partitions this mirror mirrors, clamped to the destination's log end (the broker does
+ * not check), and only where they differ from what the destination group already has.
+ */
+public final class OffsetSyncPlan {
+
+    private OffsetSyncPlan() {
+    }
+
+    /**
+     * @param source committed offsets per group on the source
+     * @param destinationEnds log end of each mirrored destination partition
+     * @param destinationCommitted what each group has committed on the destination today
+     * @param groups the mirror's group include/exclude patterns
+     * @return per group, the offsets to commit (groups with nothing to do are left out)
+     */
+    public static Map<String, Map<MirrorPartition, Long>> plan(Map<String, Map<MirrorPartition, Long>> source,
+            Map<MirrorPartition, Long> destinationEnds, Map<String, Map<MirrorPartition, Long>> destinationCommitted, NameFilter groups) {
+        Map<String, Map<MirrorPartition, Long>> commits = new TreeMap<>();
+        source.forEach((group, offsets) -> {
+            if (!groups.matches(group)) {
+                return;
+            }
+            Map<MirrorPartition, Long> current = destinationCommitted.getOrDefault(group, Map.of());
+            Map<MirrorPartition, Long> toCommit = new TreeMap<>();
+            offsets.forEach((partition, offset) -> {
+                Long end = destinationEnds.get(partition);
+                if (end == null || offset < 0) {
+                    return; // not mirrored by this mirror, or no offset
+                }
+                long clamped = Math.min(offset, end);
+                if (!Long.valueOf(clamped).equals(current.get(partition))) {
+                    toCommit.put(partition, clamped);
+                }
+            });
+            if (!toCommit.isEmpty()) {
+                commits.put(group, toCommit);
+            }
+        });
+        return commits;
+    }
+
+    /** The partitions of a plan, for the destination end-offset look-up. */
+    public static Set<MirrorPartition> partitions(Map<String, Map<MirrorPartition, Long>> source) {
+        Set<MirrorPartition> partitions = new java.util.TreeSet<>();
+        source.values().forEach(offsets -> partitions.addAll(offsets.keySet()));
+        return partitions;
+    }
+}

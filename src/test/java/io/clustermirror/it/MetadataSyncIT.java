@@ -1,0 +1,275 @@
+package io.clustermirror.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.clustermirror.testbed.ServiceProcess;
+
+/** The metadata manager (issue 4) on the real clusters, against its own service with a 1 s refresh interval. */
+class MetadataSyncIT extends ServiceIT {
+
+    private static ServiceProcess syncing;
+
+    @BeforeAll
+    static void startASyncingService() {
+        syncing = bed.newService("syncing", Map.of("mirror.state.topic.name", uniqueName("__mirror_state_sync"),
+                "mirror.metadata.refresh.interval.ms", "1000", "mirror.failed.retry.max.attempts", "0")).start();
+        target = syncing;
+    }
+
+    @AfterAll
+    static void stopIt() {
+        target = null;
+        syncing.stop();
+    }
+
+    @Test
+    void newSourceTopicMatchingTheIncludePatternShouldBeMirrored() throws Exception {
+        String prefix = uniqueName("auto");
+        String mirror = uniqueName("auto");
+        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.topics.include",
+                prefix.replace("-", "\\-") + "\\..*"))).post("/v1/mirrors").then().statusCode(201);
+
+        // When topics appear on the source after the mirror exists
+        String matching = prefix + ".orders";
+        String other = uniqueName("other");
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, matching, 2, Map.of());
+            Kafka.createTopic(admin, other, 1, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), matching, 500, "lz4", "auto");
+
+        // Then the matching one is mirrored (within two refresh intervals plus the truncation), the other is not
+        await().atMost(Duration.ofSeconds(30)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
+                .getList("topics.topic").contains(matching));
+        awaitConverged(mirror, matching);
+        assertThat(api().get("/v1/mirrors/" + mirror).then().extract().jsonPath().getList("topics.topic", String.class))
+                .containsExactly(matching);
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), matching))
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), matching));
+    }
+
+    @Test
+    void partitionAddedOnTheSourceShouldBeMirrored() throws Exception {
+        String mirror = uniqueName("grow");
+        String topic = uniqueName("grow");
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 2, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 400, "lz4", "g1");
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+
+        try (Admin admin = bed.sourceAdmin()) {
+            admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all().get();
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 800, "zstd", "g2");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions").size() == 4);
+        awaitConverged(mirror, topic);
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic)).hasSize(1_200);
+    }
+
+    @Test
+    void sourceConfigChangesShouldFollowWhileMirrorOwnedConfigsHold() throws Exception {
+        String mirror = uniqueName("configs");
+        String topic = uniqueName("configs");
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of("retention.ms", "3600000"));
+        }
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+
+        // When the source changes retention.ms and compression.type
+        alter(topic, Map.of("retention.ms", "123456", "compression.type", "gzip", "min.insync.replicas", "1"), List.of());
+
+        // Then retention.ms follows; compression.type (mirror-owned) and min.insync.replicas (excluded) do not
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            Map<String, ConfigEntry> configs = destinationConfigs(topic);
+            assertThat(configs.get("retention.ms").value()).isEqualTo("123456");
+            assertThat(configs.get("compression.type").value()).isEqualTo("producer");
+            assertThat(configs.get("min.insync.replicas").source()).isNotEqualTo(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
+        });
+
+        // When the source resets retention.ms to its default, the destination does too
+        alter(topic, Map.of(), List.of("retention.ms"));
+        await().atMost(Duration.ofSeconds(20)).until(() -> destinationConfigs(topic).get("retention.ms").source()
+                != ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
+        assertThat(destinationConfigs(topic).get("compression.type").value()).isEqualTo("producer");
+    }
+
+    @Test
+    void deletedSourceTopicShouldLeaveTheDestinationStoppedAndWritable() throws Exception {
+        String mirror = uniqueName("gone");
+        String topic = uniqueName("gone");
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 2, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 300, "lz4", "x");
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+
+        try (Admin admin = bed.sourceAdmin()) {
+            admin.deleteTopics(List.of(topic)).all().get();
+        }
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
+                .allMatch("STOPPED"::equals));
+        assertThat(describeTopic(mirror, topic).getList("partitions.error", String.class))
+                .allSatisfy(e -> assertThat(e).contains("source topic deleted"));
+        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
+            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "after the source is gone".getBytes())).get();
+        }
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic)).hasSize(301);
+    }
+
+    @Test
+    void committedGroupOffsetShouldBeCopiedAndServeTheSameRecordAfterFailover() throws Exception {
+        String mirror = uniqueName("groups");
+        String topic = uniqueName("groups");
+        String group = uniqueName("app");
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 2, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 2_000, "lz4", "grp");
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+
+        // Given a group that committed offset X on the source
+        TopicPartition p0 = new TopicPartition(topic, 0);
+        long x = 321;
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(bed.source().bootstrapServers(), group)) {
+            consumer.assign(List.of(p0));
+            consumer.commitSync(Map.of(p0, new OffsetAndMetadata(x)));
+        }
+
+        // Then the destination group has X
+        await().atMost(Duration.ofSeconds(20)).until(() -> committed(group, p0) == x);
+
+        // and after failover a consumer of that group on the destination reads the record the source has at X
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
+        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
+                .allMatch("STOPPED"::equals));
+        Kafka.Rec expected = Kafka.readAll(bed.source().bootstrapServers(), topic).stream()
+                .filter(r -> r.partition() == 0 && r.offset() == x).findFirst().orElseThrow();
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(bed.destination().bootstrapServers(), group)) {
+            consumer.assign(List.of(p0));
+            ConsumerRecord<byte[], byte[]> first = await().atMost(Duration.ofSeconds(20))
+                    .until(() -> consumer.poll(Duration.ofMillis(500)).records(p0).stream().findFirst().orElse(null), r -> r != null);
+            assertThat(first.offset()).isEqualTo(x);
+            assertThat(new String(first.key())).isEqualTo(expected.key());
+            assertThat(new String(first.value())).isEqualTo(expected.value());
+        }
+    }
+
+    @Test
+    void groupActiveOnTheDestinationShouldBeSkippedAndCounted() throws Exception {
+        String mirror = uniqueName("active");
+        String topic = uniqueName("active");
+        String group = uniqueName("busy");
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "busy");
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+        TopicPartition p0 = new TopicPartition(topic, 0);
+
+        // Given the group has a live member on the destination
+        AtomicBoolean active = new AtomicBoolean(true);
+        CompletableFuture<Void> member = CompletableFuture.runAsync(() -> {
+            try (KafkaConsumer<byte[], byte[]> consumer = consumer(bed.destination().bootstrapServers(), group)) {
+                consumer.subscribe(List.of(topic));
+                while (active.get()) {
+                    consumer.poll(Duration.ofMillis(200));
+                }
+            }
+        });
+        try {
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                try (Admin admin = bed.destinationAdmin()) {
+                    return !admin.describeConsumerGroups(List.of(group)).all().get().get(group).members().isEmpty();
+                }
+            });
+
+            // When the source group commits
+            try (KafkaConsumer<byte[], byte[]> consumer = consumer(bed.source().bootstrapServers(), group)) {
+                consumer.assign(List.of(p0));
+                consumer.commitSync(Map.of(p0, new OffsetAndMetadata(42)));
+            }
+
+            // Then the sync skips it and says so
+            await().atMost(Duration.ofSeconds(20)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
+                    .getList("metadataSync.groupsSkippedActive", String.class).contains(group));
+            String metrics = api().get("/q/metrics").then().extract().asString();
+            assertThat(metrics).contains("cluster_mirror_groups_skipped_active_total{mirror=\"" + mirror + "\"}");
+        } finally {
+            active.set(false);
+            member.join();
+        }
+    }
+
+    private static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, String group) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
+        return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
+    private static long committed(String group, TopicPartition tp) throws Exception {
+        try (Admin admin = bed.destinationAdmin()) {
+            OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().get(tp);
+            return offset == null ? -1 : offset.offset();
+        }
+    }
+
+    private static void alter(String topic, Map<String, String> set, List<String> delete) throws Exception {
+        List<AlterConfigOp> ops = new java.util.ArrayList<>();
+        set.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
+        delete.forEach(k -> ops.add(new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)));
+        try (Admin admin = bed.sourceAdmin()) {
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), ops)).all().get();
+        }
+    }
+
+    private static Map<String, ConfigEntry> destinationConfigs(String topic) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        Map<String, ConfigEntry> entries = new java.util.HashMap<>();
+        try (Admin admin = bed.destinationAdmin()) {
+            admin.describeConfigs(List.of(resource)).all().get().get(resource).entries().forEach(e -> entries.put(e.name(), e));
+        }
+        return entries;
+    }
+}

@@ -1,0 +1,91 @@
+package io.clustermirror.sync.plan;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+import io.clustermirror.mirror.MirrorPartition;
+
+class SyncPlanTest {
+
+    private static final NameFilter ORDERS = NameFilter.of(List.of("orders\\..*"), List.of("__.*", "orders\\.tmp.*"));
+
+    @Test
+    void filterShouldNeedAnIncludeAndNoExclude() {
+        assertThat(ORDERS.matches("orders.eu")).isTrue();
+        assertThat(ORDERS.matches("orders.tmp1")).isFalse();
+        assertThat(ORDERS.matches("payments")).isFalse();
+        assertThat(NameFilter.of(List.of(), List.of()).matches("anything")).isFalse();
+    }
+
+    @Test
+    void planShouldStartNewMatchingTopicsOnly() {
+        TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("orders.eu", 3, "orders.tmp1", 1, "payments", 2, "__consumer_offsets", 50),
+                Map.of(), Set.of(), ORDERS);
+
+        assertThat(plan.newTopics()).containsExactly("orders.eu");
+        assertThat(plan.expanded()).isEmpty();
+        assertThat(plan.deletedOnSource()).isEmpty();
+    }
+
+    @Test
+    void planShouldExpandPartitionsWhenSourceGrew() {
+        TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("orders.eu", 6, "payments", 2), Map.of("orders.eu", 3, "payments", 2), Set.of(),
+                ORDERS);
+
+        assertThat(plan.expanded()).containsExactly(Map.entry("orders.eu", 6));
+        assertThat(plan.newTopics()).isEmpty();
+    }
+
+    @Test
+    void planShouldStopTopicsDeletedOnTheSourceButLeaveStoppedOnesAlone() {
+        TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("orders.eu", 3), Map.of("orders.eu", 3, "gone", 1, "gone.stopped", 1),
+                Set.of("gone.stopped"), ORDERS);
+
+        assertThat(plan.deletedOnSource()).containsExactly("gone");
+    }
+
+    @Test
+    void planShouldNotRestartATopicAnOperatorStopped() {
+        TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("orders.eu", 6), Map.of("orders.eu", 3), Set.of("orders.eu"), ORDERS);
+
+        assertThat(plan.isEmpty()).isTrue();
+    }
+
+    @Test
+    void configDiffShouldSetChangedAndDeleteResetKeysButNeverExcludedOrOwned() {
+        ConfigSyncPlan plan = ConfigSyncPlan.diff(
+                Map.of("retention.ms", "1000", "cleanup.policy", "compact", "min.insync.replicas", "2", "compression.type", "zstd"),
+                Map.of("retention.ms", "5000", "segment.ms", "100", "compression.type", "producer", "unclean.leader.election.enable", "true"),
+                Set.of("min.insync.replicas", "unclean.leader.election.enable"), Set.of("compression.type"));
+
+        assertThat(plan.set()).containsExactlyInAnyOrderEntriesOf(Map.of("retention.ms", "1000", "cleanup.policy", "compact"));
+        assertThat(plan.delete()).containsExactly("segment.ms");
+    }
+
+    @Test
+    void configDiffOfEqualConfigsShouldBeEmpty() {
+        assertThat(ConfigSyncPlan.diff(Map.of("retention.ms", "1"), Map.of("retention.ms", "1"), Set.of(), Set.of()).isEmpty()).isTrue();
+    }
+
+    @Test
+    void offsetsShouldBeCopiedUnchangedClampedAndFiltered() {
+        MirrorPartition p0 = new MirrorPartition("orders", 0);
+        MirrorPartition p1 = new MirrorPartition("orders", 1);
+        MirrorPartition other = new MirrorPartition("not-mirrored", 0);
+        NameFilter groups = NameFilter.of(List.of(".*"), List.of("internal-.*"));
+
+        Map<String, Map<MirrorPartition, Long>> commits = OffsetSyncPlan.plan(
+                Map.of("app", Map.of(p0, 42L, p1, 900L, other, 5L), "internal-x", Map.of(p0, 1L), "done", Map.of(p0, 10L)),
+                Map.of(p0, 100L, p1, 500L),
+                Map.of("done", Map.of(p0, 10L)),
+                groups);
+
+        assertThat(commits).containsOnlyKeys("app");
+        assertThat(commits.get("app")).containsExactlyInAnyOrderEntriesOf(Map.of(p0, 42L, p1, 500L));
+    }
+}
