@@ -77,6 +77,14 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         return "localhost:" + port;
     }
 
+    public int port() {
+        return port;
+    }
+
+    public int controllerPort() {
+        return controllerPort;
+    }
+
     public String name() {
         return name;
     }

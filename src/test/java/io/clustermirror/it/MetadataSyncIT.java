@@ -239,6 +239,50 @@ class MetadataSyncIT extends ServiceIT {
         }
     }
 
+    @Test
+    void anotherClusterBehindTheSourceAddressShouldHaltTheMirrorUntilTheRightOneIsBack() throws Exception {
+        String mirror = uniqueName("impostor");
+        String topic = uniqueName("impostor");
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 200, "lz4", "i1");
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+        String clusterId = sourceClusterId();
+
+        // When another cluster answers at the source's address
+        var impostor = bed.impostor(bed.source());
+        bed.source().stop();
+        try {
+            impostor.start(Duration.ofSeconds(120));
+            try (Admin admin = Admin.create(Map.of("bootstrap.servers", impostor.bootstrapServers()))) {
+                Kafka.createTopic(admin, topic, 1, Map.of());
+            }
+            Kafka.produce(impostor.bootstrapServers(), topic, 50, "lz4", "wrong");
+
+            // Then the mirror halts, naming both ids, and copies nothing from it
+            await().atMost(Duration.ofSeconds(30)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
+                    .getString("halted") != null);
+            assertThat(api().get("/v1/mirrors/" + mirror).then().extract().jsonPath().getString("halted")).contains(clusterId);
+            assertThat(api().get("/q/metrics").then().extract().asString()).contains("cluster_mirror_halts_total{mirror=\"" + mirror + "\"}");
+        } finally {
+            impostor.stop();
+            bed.source().start(Duration.ofSeconds(120));
+        }
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic)).hasSize(200)
+                .allSatisfy(r -> assertThat(r.value()).startsWith("i1"));
+
+        // When the right cluster is back, mirroring resumes by itself
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "i2");
+        await().atMost(Duration.ofSeconds(30)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
+                .getString("halted") == null);
+        awaitConverged(mirror, topic);
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic)).hasSize(300);
+    }
+
     private static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, String group) {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);

@@ -26,11 +26,12 @@ public final class TestBed {
     private final KafkaBrokerProcess source;
     private final KafkaBrokerProcess destination;
     private final ServiceProcess service;
+    private final String classpath;
 
     private TestBed() {
         workDir = Path.of(required("testbed.work.dir"), "run-" + ProcessHandle.current().pid());
         appDir = Path.of(required("testbed.app.dir"));
-        String classpath = KafkaBrokerProcess.classpathFrom(Path.of(required("testbed.broker.classpath.file")));
+        classpath = KafkaBrokerProcess.classpathFrom(Path.of(required("testbed.broker.classpath.file")));
         source = new KafkaBrokerProcess("source", workDir.resolve("source"), Ports.free(), Ports.free(), classpath, Map.of());
         destination = new KafkaBrokerProcess("destination", workDir.resolve("destination"), Ports.free(), Ports.free(),
                 classpath, Map.of());
@@ -65,6 +66,12 @@ public final class TestBed {
     /** A further service process against the destination (not started), e.g. with another state topic. */
     public ServiceProcess newService(String name, Map<String, String> overrides) {
         return new ServiceProcess(name, appDir, workDir, destination.bootstrapServers(), overrides);
+    }
+
+    /** Another cluster (new cluster id, empty) on the ports of {@code original}, which must be stopped first. */
+    public KafkaBrokerProcess impostor(KafkaBrokerProcess original) {
+        return new KafkaBrokerProcess("impostor-" + original.name(), workDir.resolve("impostor-" + System.nanoTime()), original.port(),
+                original.controllerPort(), classpath, Map.of());
     }
 
     public Admin sourceAdmin() {
