@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -127,6 +128,9 @@ public class MirrorCoordinator {
         try (Admin admin = clients.destinationAdmin()) {
             int partitions = MirrorStateTopic.ensure(admin, topic, config.state().topic().numPartitions(),
                     config.state().topic().replicationFactor(), config.destination().requestTimeoutMs());
+            if (store != null) {
+                store.close();
+            }
             store = new MirrorStateStore(clients, topic, partitions, config.destination().requestTimeoutMs());
             StateSnapshot snapshot = store.open();
             runtimes.values().forEach(MirrorRuntime::close); // a reload starts the data plane afresh from the replayed state
@@ -267,7 +271,10 @@ public class MirrorCoordinator {
         } catch (CoordinatorFencedException e) {
             metrics.stateWrite(false);
             status = CoordinatorStatus.fenced(e.getMessage());
-            LOGGER.error(e.getMessage());
+            LOGGER.error(e.getMessage() + "; stopping this instance's data plane");
+            runtimes.values().forEach(MirrorRuntime::close);
+            runtimes.clear();
+            liveRuntimes.clear();
             throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage());
         } catch (StateWriteException e) {
             metrics.stateWrite(false);
@@ -314,6 +321,21 @@ public class MirrorCoordinator {
     }
 
     // ================================================================ topics and partitions
+
+    /** Runs a task on the coordinator thread; a failure is logged, never lost. */
+    private void run(String what, Runnable task) {
+        try {
+            thread.execute(() -> {
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    LOGGER.errorf(e, "Coordinator task failed: %s", what);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOGGER.debugf("Coordinator is shut down; dropped: %s", what);
+        }
+    }
 
     /** Per-partition status of a mirror, as persisted. */
     public Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
@@ -478,16 +500,16 @@ public class MirrorCoordinator {
         int epoch = partitions(name).get(partition).stateEpoch();
         boolean isCompacted = compacted.getOrDefault(name + "/" + partition.topic(), false);
         String key = name + "/" + partition;
-        runtime.workers.execute(() -> {
+        runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
             LogTruncation.Outcome outcome;
             try {
                 outcome = runtime.truncation.run(name, partition, isCompacted, note -> progress.put(key, note));
             } catch (Exception e) {
-                outcome = new LogTruncation.Diverged("log truncation could not complete: " + e);
+                outcome = new LogTruncation.Unsupported("log truncation could not complete: " + e);
             }
             LogTruncation.Outcome result = outcome;
-            thread.execute(() -> afterTruncation(name, partition, epoch, result));
-        });
+            run("after LOG_TRUNCATION of " + partition, () -> afterTruncation(name, partition, epoch, result));
+        }, runtime.workers);
     }
 
     private void afterTruncation(String name, MirrorPartition partition, int epoch, LogTruncation.Outcome outcome) {
@@ -503,15 +525,17 @@ public class MirrorCoordinator {
                 }
                 LOGGER.infof("Mirror %s: %s MIRRORING from offset %d", name, partition, ready.startOffset());
             } else if (outcome instanceof LogTruncation.Diverged diverged) {
-                Mirror mirror = require(name);
-                if (mirror.config().recreateOnDivergence() && !diverged.reason().startsWith("log truncation could not complete")) {
+                if (require(name).config().recreateOnDivergence()) {
                     recreate(name, partition.topic(), diverged.reason());
                 } else {
                     failPartition(name, partition, diverged.reason());
                 }
+            } else if (outcome instanceof LogTruncation.Unsupported unsupported) {
+                failPartition(name, partition, unsupported.reason());
             }
         } catch (RuntimeException e) {
             LOGGER.errorf(e, "Mirror %s: %s could not leave LOG_TRUNCATION", name, partition);
+            failPartition(name, partition, "could not leave LOG_TRUNCATION: " + e);
         }
     }
 
@@ -537,7 +561,7 @@ public class MirrorCoordinator {
                         error = "recreating destination topic " + topic + " failed: " + e;
                     }
                     String recreateError = error;
-                    thread.execute(() -> {
+                    run("restart after recreating " + topic, () -> {
                         Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
                         failed.keySet().forEach(p -> {
                             PartitionStatus s = partitions(name).get(p);
@@ -555,10 +579,16 @@ public class MirrorCoordinator {
     }
 
     private void onDataPlaneFailure(String name, MirrorPartition partition, String error) {
-        thread.execute(() -> {
+        run("data-plane failure of " + partition, () -> {
             PartitionStatus current = partitions(name).get(partition);
-            if (current != null && current.state() == MirrorPartitionState.MIRRORING) {
-                failPartition(name, partition, error);
+            if (current == null) {
+                return;
+            }
+            switch (current.state()) {
+                case MIRRORING, PAUSING -> failPartition(name, partition, error);
+                case STOPPING -> persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.STOPPING, error,
+                        clock.instant())));
+                default -> LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current.state(), error);
             }
         });
     }
@@ -580,7 +610,7 @@ public class MirrorCoordinator {
                     config.failed().retry().initialBackoffMs() * (1L << Math.min(20, failed.retryAttempt())));
             long delay = java.util.concurrent.ThreadLocalRandom.current().nextLong(cap + 1);
             int epoch = failed.stateEpoch();
-            thread.schedule(() -> retry(name, partition, epoch), delay, TimeUnit.MILLISECONDS);
+            thread.schedule(() -> run("retry of " + partition, () -> retry(name, partition, epoch)), delay, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -652,7 +682,11 @@ public class MirrorCoordinator {
                         + ": " + String.join(", ", illegal.subList(0, Math.min(20, illegal.size()))), "topics");
             }
             persistPartitions(name, changed);
-            changed.keySet().forEach(p -> act(name, verb, p));
+            if (verb == TopicVerb.STOP) {
+                stopPartitions(name, changed.keySet());
+            } else {
+                changed.keySet().forEach(p -> act(name, verb, p));
+            }
             return new TreeSet<>(topics).stream().map(t -> TopicOutcome.ok(t,
                     (int) owned.keySet().stream().filter(p -> p.topic().equals(t)).count(),
                     changed.keySet().stream().anyMatch(p -> p.topic().equals(t)) ? verb.target().name() : "UNCHANGED")).toList();
@@ -662,55 +696,74 @@ public class MirrorCoordinator {
     private void act(String name, TopicVerb verb, MirrorPartition partition) {
         MirrorRuntime runtime = runtime(name);
         switch (verb) {
-            case PAUSE -> runtime.fetcher.remove(partition).thenRun(() -> thread.execute(() -> settle(name, partition,
-                    MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null)));
-            case RESUME -> runtime.workers.execute(() -> {
+            case PAUSE -> runtime.fetcher.remove(partition).thenAccept(last -> run("pause of " + partition,
+                    () -> settle(name, partition, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, last)));
+            case RESUME -> runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
                 try {
                     long end = latest(destinationAdmin(), Map.of(new TopicPartition(partition.topic(), partition.partition()),
                             OffsetSpec.latest())).values().iterator().next();
-                    thread.execute(() -> {
+                    run("resume of " + partition, () -> {
                         PartitionStatus now = partitions(name).get(partition);
-                        if (!halted.containsKey(name) && now != null && now.state() == MirrorPartitionState.MIRRORING
-                                && runtime(name).fetcher.progress(partition).isEmpty()) {
-                            runtime(name).fetcher.add(partition, end);
+                        if (!halted.containsKey(name) && now != null && now.state() == MirrorPartitionState.MIRRORING) {
+                            try {
+                                runtime(name).fetcher.add(partition, end);
+                            } catch (IllegalStateException e) {
+                                failPartition(name, partition, "could not resume: " + e.getMessage());
+                            }
                         }
                     });
                 } catch (RuntimeException e) {
                     onDataPlaneFailure(name, partition, "resume could not read the destination log end: " + e);
                 }
-            });
+            }, runtime.workers);
             case RECOVER -> truncate(name, partition);
-            case STOP -> runtime.fetcher.remove(partition).thenRunAsync(() -> stopTopicWhenDrained(name, partition.topic()), runtime.workers);
+            case STOP -> stopPartitions(name, List.of(partition));
         }
     }
 
-    /** Once every stopping partition of a topic is out of the data plane: restore its configs, then STOPPED. */
-    private void stopTopicWhenDrained(String name, String topic) {
-        MirrorRuntime runtime = liveRuntimes.get(name);
-        boolean anyActive = partitions(name).entrySet().stream().anyMatch(e -> e.getKey().topic().equals(topic)
-                && e.getValue().state() != MirrorPartitionState.STOPPING && e.getValue().state() != MirrorPartitionState.STOPPED);
-        String error = null;
-        if (!anyActive) {
-            try {
-                runtime.topics.restore(topic);
-            } catch (Exception e) {
-                error = "mirror-owned configs of the destination topic could not be restored: " + e;
-            }
-        }
-        String restoreError = error;
-        thread.execute(() -> partitions(name).forEach((p, s) -> {
-            if (p.topic().equals(topic)) {
-                settle(name, p, MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPED, restoreError);
-            }
-        }));
+    /** Takes the partitions out of the data plane; once all of a topic's are out, restores its configs and settles them STOPPED. */
+    private void stopPartitions(String name, Collection<MirrorPartition> stopping) {
+        MirrorRuntime runtime = runtime(name);
+        Map<String, List<MirrorPartition>> byTopic = new TreeMap<>();
+        stopping.forEach(p -> byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p));
+        byTopic.forEach((topic, ps) -> {
+            Map<MirrorPartition, CompletableFuture<MirrorFetcher.Progress>> removals = new HashMap<>();
+            Map<MirrorPartition, Integer> epochs = new HashMap<>();
+            ps.forEach(p -> {
+                removals.put(p, runtime.fetcher.remove(p));
+                epochs.put(p, partitions(name).get(p).stateEpoch());
+            });
+            CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new)).thenRunAsync(() -> {
+                boolean othersActive = partitions(name).entrySet().stream().anyMatch(e -> e.getKey().topic().equals(topic)
+                        && !removals.containsKey(e.getKey()) && e.getValue().state() != MirrorPartitionState.STOPPED);
+                String error = null;
+                if (!othersActive) {
+                    try {
+                        runtime.topics.restore(topic);
+                    } catch (Exception e) {
+                        error = "mirror-owned configs of the destination topic could not be restored: " + e;
+                    }
+                }
+                String restoreError = error;
+                run("stop of " + topic, () -> removals.forEach((p, removal) -> {
+                    PartitionStatus now = partitions(name).get(p);
+                    if (now != null && now.stateEpoch() >= epochs.get(p)) {
+                        settle(name, p, MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPED, restoreError, removal.getNow(null));
+                    }
+                }));
+            }, runtime.workers);
+        });
     }
 
-    private void settle(String name, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error) {
+    private void settle(String name, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error,
+            MirrorFetcher.Progress last) {
         PartitionStatus current = partitions(name).get(partition);
         if (current != null && current.state() == from) {
-            MirrorFetcher.Progress last = liveProgress(name, partition).orElse(null);
             PartitionStatus next = current.moveTo(to, error != null ? error : current.error(), clock.instant());
-            persistPartitions(name, Map.of(partition, last == null ? next : next.withLastMirroredEpoch(last.lastMirroredEpoch())));
+            if (last != null && last.lastMirroredEpoch() >= 0) {
+                next = next.withLastMirroredEpoch(last.lastMirroredEpoch());
+            }
+            persistPartitions(name, Map.of(partition, next));
             LOGGER.infof("Mirror %s: %s %s", name, partition, to);
         }
     }
@@ -722,12 +775,12 @@ public class MirrorCoordinator {
                 switch (s.state()) {
                     case LOG_TRUNCATION -> truncate(name, p);
                     case MIRRORING, EPOCH_FENCING -> act(name, TopicVerb.RESUME, p);
-                    case PAUSING -> settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null);
-                    case STOPPING -> act(name, TopicVerb.STOP, p);
+                    case PAUSING -> settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, null);
+                    case STOPPING -> stopPartitions(name, List.of(p));
                     case FAILED -> {
                         if (s.retryAttempt() >= 0) {
-                            thread.schedule(() -> retry(name, p, s.stateEpoch()), config.failed().retry().initialBackoffMs(),
-                                    TimeUnit.MILLISECONDS);
+                            thread.schedule(() -> run("retry of " + p, () -> retry(name, p, s.stateEpoch())),
+                                    config.failed().retry().initialBackoffMs(), TimeUnit.MILLISECONDS);
                         }
                     }
                     default -> {
@@ -765,7 +818,7 @@ public class MirrorCoordinator {
      * plane (persisted states stay as they are) until {@link #unhalt} finds the right cluster again.
      */
     public void halt(String name, String actualClusterId) {
-        thread.execute(() -> {
+        run("halt of " + name, () -> {
             Mirror mirror = mirrors.get(name);
             if (mirror == null || halted.containsKey(name)) {
                 return;
@@ -782,7 +835,7 @@ public class MirrorCoordinator {
 
     /** The source is the right cluster again: partitions continue from their persisted states. */
     public void unhalt(String name) {
-        thread.execute(() -> {
+        run("unhalt of " + name, () -> {
             if (halted.remove(name) != null) {
                 LOGGER.infof("Mirror %s: source cluster id matches again; mirroring resumes", name);
                 liveRuntime(name).ifPresent(r -> resume(name));
@@ -855,7 +908,7 @@ public class MirrorCoordinator {
                             metrics.mirrored(name, records, bytes);
                             PartitionStatus current = partitions(name).get(partition);
                             if (current != null && current.retryAttempt() != 0) {
-                                thread.execute(() -> resetRetries(name, partition));
+                                run("retry reset of " + partition, () -> resetRetries(name, partition));
                             }
                         }
 

@@ -9,12 +9,17 @@ import io.clustermirror.mirror.MirrorPartition;
 
 /**
  * The data plane's view of one partition. Fields under "guarded by this" are shared by the fetch and
- * append threads; the others belong to the append thread alone.
+ * append threads; the others belong to the append thread alone. A new instance is made each time a
+ * partition enters the data plane, so responses to requests of an earlier instance are told apart by identity.
  */
 final class FetchPartition {
 
     /** One batch sent to the destination and not yet answered. */
     record Sent(SourceBatch batch, int generation) {
+    }
+
+    /** What a Fetch request was built from, captured under the lock. */
+    record FetchTicket(FetchPartition state, int generation, long fetchOffset) {
     }
 
     final MirrorPartition partition;
@@ -36,22 +41,35 @@ final class FetchPartition {
     ProducerIdentity identity;
     int nextSequence;
     final ArrayDeque<Sent> inFlight = new ArrayDeque<>();
-    final CompletableFuture<Void> removed = new CompletableFuture<>();
+    int resetFailures;
+
+    /** Completes, with the last progress, once the partition has left the data plane. */
+    final CompletableFuture<MirrorFetcher.Progress> removed = new CompletableFuture<>();
 
     // read by anyone
     volatile long ackedEnd;
     volatile long sourceHighWatermark = -1;
     volatile int lastEpoch = -1;
 
-    FetchPartition(MirrorPartition partition, long startOffset) {
+    FetchPartition(MirrorPartition partition, long startOffset, int generation) {
         this.partition = partition;
         this.tp = new TopicPartition(partition.topic(), partition.partition());
         this.fetchOffset = startOffset;
         this.ackedEnd = startOffset;
+        this.generation = generation;
     }
 
-    synchronized boolean fetchable(long maxQueuedBytes) {
-        return !removing && !failed && !resetPending && !fetchInFlight && blocked == null && queuedBytes < maxQueuedBytes;
+    /** Atomically: may this partition be fetched now, and if so from where (marks it in flight). Null when not. */
+    synchronized FetchTicket ticket(long maxQueuedBytes) {
+        if (removing || failed || resetPending || fetchInFlight || blocked != null || queuedBytes >= maxQueuedBytes) {
+            return null;
+        }
+        fetchInFlight = true;
+        return new FetchTicket(this, generation, fetchOffset);
+    }
+
+    synchronized void fetchDone() {
+        fetchInFlight = false;
     }
 
     synchronized SourceBatch pollQueue() {
@@ -62,6 +80,11 @@ final class FetchPartition {
         return batch;
     }
 
+    synchronized void clearQueue() {
+        queue.clear();
+        queuedBytes = 0;
+    }
+
     /** The block reason once everything before it is appended, else null. */
     synchronized String blockedAndDrained() {
         return blocked != null && queue.isEmpty() && inFlight.isEmpty() ? blocked : null;
@@ -69,5 +92,9 @@ final class FetchPartition {
 
     synchronized boolean sendable() {
         return !removing && !failed && !resetPending && !queue.isEmpty();
+    }
+
+    MirrorFetcher.Progress progress() {
+        return new MirrorFetcher.Progress(sourceHighWatermark, ackedEnd, lastEpoch);
     }
 }

@@ -52,6 +52,10 @@ public final class LogTruncation {
     public record Diverged(String reason) implements Outcome {
     }
 
+    /** The partition cannot be mirrored yet for a reason recreating the destination would not change. */
+    public record Unsupported(String reason) implements Outcome {
+    }
+
     private final Admin sourceAdmin;
     private final Admin destinationAdmin;
     private final Map<String, ?> sourceConnection;
@@ -145,8 +149,9 @@ public final class LogTruncation {
         long startOffset = fillTo;
         if (first.isPresent()) {
             SourceBatch batch = first.get();
-            if (BatchContinuity.check(batch, fillTo).isPresent()) {
-                return new Diverged(BatchContinuity.check(batch, fillTo).get());
+            Optional<String> unsupported = BatchContinuity.check(batch, fillTo);
+            if (unsupported.isPresent()) {
+                return new Unsupported(unsupported.get());
             }
             append(destination, destinationView, leader, tp, batch, fillTo, identity, sequence);
             startOffset = batch.lastOffset() + 1;

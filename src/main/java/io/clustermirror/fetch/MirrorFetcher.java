@@ -85,6 +85,8 @@ public final class MirrorFetcher implements AutoCloseable {
     private final Listener listener;
     private final long timeoutMs;
     private final Map<TopicPartition, FetchPartition> partitions = new ConcurrentHashMap<>();
+    /** One counter for every generation of every partition: a re-added partition never reuses a value. */
+    private final java.util.concurrent.atomic.AtomicInteger generations = new java.util.concurrent.atomic.AtomicInteger();
     private final Thread fetchThread;
     private final Thread appendThread;
     private volatile boolean running = true;
@@ -145,10 +147,10 @@ public final class MirrorFetcher implements AutoCloseable {
 
     /** Starts mirroring a partition from {@code startOffset} (the destination's log end, equal to the source offset). */
     public void add(MirrorPartition partition, long startOffset) {
-        FetchPartition state = new FetchPartition(partition, startOffset);
+        FetchPartition state = new FetchPartition(partition, startOffset, generations.incrementAndGet());
         FetchPartition previous = partitions.putIfAbsent(state.tp, state);
         if (previous != null) {
-            throw new IllegalStateException(partition + " is already being mirrored by " + mirror);
+            throw new IllegalStateException(partition + " is still in the data plane of " + mirror + "; wait for whenGone()");
         }
         sourceRefresh = true;
         destinationRefresh = true;
@@ -156,8 +158,11 @@ public final class MirrorFetcher implements AutoCloseable {
         destination.wakeup();
     }
 
-    /** Stops fetching the partition; completes once nothing of it is in flight any more. */
-    public CompletableFuture<Void> remove(MirrorPartition partition) {
+    /**
+     * Stops fetching the partition; completes, with its last progress, once nothing of it is in flight any
+     * more (null when it was not in the data plane).
+     */
+    public CompletableFuture<Progress> remove(MirrorPartition partition) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
         if (state == null) {
             return CompletableFuture.completedFuture(null);
@@ -169,6 +174,12 @@ public final class MirrorFetcher implements AutoCloseable {
         }
         destination.wakeup();
         return state.removed;
+    }
+
+    /** Completes once the partition is out of the data plane (at once when it is not in it). */
+    public CompletableFuture<Progress> whenGone(MirrorPartition partition) {
+        FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
+        return state == null ? CompletableFuture.completedFuture(null) : state.removed;
     }
 
     public Optional<Progress> progress(MirrorPartition partition) {
@@ -194,7 +205,7 @@ public final class MirrorFetcher implements AutoCloseable {
 
     // ---------------------------------------------------------------- fetch side
 
-    private record FetchContext(Node node, Map<TopicPartition, Integer> generations, Map<Uuid, String> topicNames) {
+    private record FetchContext(Node node, Map<TopicPartition, FetchPartition.FetchTicket> tickets, Map<Uuid, String> topicNames) {
     }
 
     private void fetchLoop() {
@@ -226,12 +237,9 @@ public final class MirrorFetcher implements AutoCloseable {
 
     private void sendFetches() {
         Map<Node, Map<TopicPartition, FetchRequest.PartitionData>> byNode = new HashMap<>();
-        Map<Node, Map<TopicPartition, Integer>> generations = new HashMap<>();
+        Map<Node, Map<TopicPartition, FetchPartition.FetchTicket>> tickets = new HashMap<>();
         ClusterView view = sourceView;
         for (FetchPartition state : partitions.values()) {
-            if (!state.fetchable(MAX_QUEUED_BYTES_PER_PARTITION)) {
-                continue;
-            }
             Node leader = view.leaders().get(state.tp);
             Uuid topicId = view.topicIds().get(state.tp.topic());
             if (leader == null || topicId == null) {
@@ -241,22 +249,24 @@ public final class MirrorFetcher implements AutoCloseable {
             if (fetchingFrom.contains(leader.id())) {
                 continue;
             }
-            synchronized (state) {
-                byNode.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, new FetchRequest.PartitionData(topicId,
-                        state.fetchOffset, -1, PARTITION_FETCH_BYTES, Optional.empty(), Optional.empty()));
-                generations.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, state.generation);
+            FetchPartition.FetchTicket ticket = state.ticket(MAX_QUEUED_BYTES_PER_PARTITION);
+            if (ticket == null) {
+                continue;
             }
+            byNode.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, new FetchRequest.PartitionData(topicId,
+                    ticket.fetchOffset(), -1, PARTITION_FETCH_BYTES, Optional.empty(), Optional.empty()));
+            tickets.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, ticket);
         }
         byNode.forEach((node, data) -> {
             if (!source.ready(node)) {
                 if (source.connectionFailed(node)) {
                     sourceRefresh = true;
                 }
+                tickets.get(node).values().forEach(t -> t.state().fetchDone());
                 return;
             }
-            data.keySet().forEach(tp -> markFetching(tp, true));
             fetchingFrom.add(node.id());
-            FetchContext context = new FetchContext(node, generations.get(node), view.topicNames());
+            FetchContext context = new FetchContext(node, tickets.get(node), view.topicNames());
             FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), FETCH_MAX_WAIT_MS, 1, data)
                     .isolationLevel(IsolationLevel.READ_UNCOMMITTED).setMaxBytes(FETCH_MAX_BYTES);
             listener.onRequest("fetch", false);
@@ -264,18 +274,9 @@ public final class MirrorFetcher implements AutoCloseable {
         });
     }
 
-    private void markFetching(TopicPartition tp, boolean inFlight) {
-        FetchPartition state = partitions.get(tp);
-        if (state != null) {
-            synchronized (state) {
-                state.fetchInFlight = inFlight;
-            }
-        }
-    }
-
     private void onFetchResponse(FetchContext context, ClientResponse response) {
         fetchingFrom.remove(context.node().id());
-        context.generations().keySet().forEach(tp -> markFetching(tp, false));
+        context.tickets().values().forEach(t -> t.state().fetchDone());
         if (response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null) {
             listener.onRequest("fetch", true);
             LOGGER.debugf("Mirror %s: fetch from source broker %s failed (disconnected or timed out)", mirror, context.node());
@@ -292,10 +293,9 @@ public final class MirrorFetcher implements AutoCloseable {
                 response.requestHeader().apiVersion());
         boolean queued = false;
         for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> entry : data.entrySet()) {
-            FetchPartition state = partitions.get(entry.getKey());
-            Integer generation = context.generations().get(entry.getKey());
-            if (state != null && generation != null) {
-                queued |= onFetchedPartition(state, generation, entry.getValue());
+            FetchPartition.FetchTicket ticket = context.tickets().get(entry.getKey());
+            if (ticket != null && partitions.get(entry.getKey()) == ticket.state()) {
+                queued |= onFetchedPartition(ticket, entry.getValue());
             }
         }
         if (queued) {
@@ -303,12 +303,14 @@ public final class MirrorFetcher implements AutoCloseable {
         }
     }
 
-    private boolean onFetchedPartition(FetchPartition state, int generation, FetchResponseData.PartitionData data) {
+    private boolean onFetchedPartition(FetchPartition.FetchTicket ticket, FetchResponseData.PartitionData data) {
+        FetchPartition state = ticket.state();
         Errors error = Errors.forCode(data.errorCode());
         String failure = null;
         boolean queued = false;
         synchronized (state) {
-            if (state.generation != generation || state.removing || state.failed) {
+            if (state.generation != ticket.generation() || state.fetchOffset != ticket.fetchOffset() || state.removing || state.failed
+                    || state.resetPending) {
                 return false;
             }
             if (data.highWatermark() >= 0) {
@@ -365,7 +367,7 @@ public final class MirrorFetcher implements AutoCloseable {
                 destination.poll(500);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return;
+                break;
             } catch (Exception e) {
                 if (running) {
                     destinationRefresh = true;
@@ -373,10 +375,10 @@ public final class MirrorFetcher implements AutoCloseable {
                 }
             }
         }
-        partitions.values().forEach(state -> state.removed.complete(null));
+        partitions.values().forEach(state -> state.removed.complete(state.progress()));
     }
 
-    private void finishRemovalsAndResets() throws Exception {
+    private void finishRemovalsAndResets() {
         for (FetchPartition state : partitions.values()) {
             if (!state.inFlight.isEmpty()) {
                 continue;
@@ -392,25 +394,53 @@ public final class MirrorFetcher implements AutoCloseable {
                 fail(state, blocked);
             } else if (removing) {
                 partitions.remove(state.tp, state);
-                state.removed.complete(null);
+                state.removed.complete(state.progress());
             } else if (reset) {
-                long end = destinationAdmin.listOffsets(Map.of(state.tp, OffsetSpec.latest())).partitionResult(state.tp)
-                        .get(timeoutMs, TimeUnit.MILLISECONDS).offset();
-                synchronized (state) {
-                    state.fetchOffset = end;
-                    state.resetPending = false;
-                }
-                state.ackedEnd = end;
-                state.identity = null;
-                LOGGER.infof("Mirror %s: %s resumes at destination log end %d", mirror, state.partition, end);
-                source.wakeup();
+                finishReset(state);
             }
         }
     }
 
+    /**
+     * Nothing of the partition is in flight any more: the destination's end must be exactly what was
+     * acknowledged, then fetching goes on from there under a new producer id. Anything else (a batch that
+     * landed without an answer, a foreign write, data lost by the destination) is for LOG_TRUNCATION to judge.
+     */
+    private void finishReset(FetchPartition state) {
+        long end;
+        try {
+            end = destinationAdmin.listOffsets(Map.of(state.tp, OffsetSpec.latest())).partitionResult(state.tp)
+                    .get(timeoutMs, TimeUnit.MILLISECONDS).offset();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } catch (Exception e) {
+            if (++state.resetFailures >= 3) {
+                fail(state, "could not read the destination log end after a pipeline reset: " + e);
+            }
+            return;
+        }
+        if (end != state.ackedEnd) {
+            fail(state, "after a pipeline reset the destination ends at " + end + " but " + state.ackedEnd
+                    + " was acknowledged: the destination is checked again by LOG_TRUNCATION");
+            return;
+        }
+        synchronized (state) {
+            state.generation = generations.incrementAndGet();
+            state.queue.clear();
+            state.queuedBytes = 0;
+            state.fetchOffset = end;
+            state.resetPending = false;
+        }
+        state.resetFailures = 0;
+        state.identity = null;
+        LOGGER.infof("Mirror %s: %s resumes at destination log end %d", mirror, state.partition, end);
+        source.wakeup();
+    }
+
     private void ensureIdentities() throws IOException {
         for (FetchPartition state : partitions.values()) {
-            if (state.identity == null && state.inFlight.isEmpty() && !state.removing && !destinationView.nodes().isEmpty()) {
+            if (state.identity == null && state.inFlight.isEmpty() && state.sendable() && !destinationView.nodes().isEmpty()) {
                 state.identity = destination.initProducerId(destinationView.anyNode());
                 state.nextSequence = 0;
             }
@@ -458,7 +488,7 @@ public final class MirrorFetcher implements AutoCloseable {
                 }
                 ProduceRequestData.TopicProduceDataCollection collection = new ProduceRequestData.TopicProduceDataCollection();
                 topics.values().forEach(collection::add);
-                ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs((int) timeoutMs)
+                ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs((int) Math.max(1000, timeoutMs / 2))
                         .setTopicData(collection);
                 ProduceContext context = new ProduceContext(node, sent, view.topicNames());
                 listener.onRequest("produce", false);
@@ -487,12 +517,23 @@ public final class MirrorFetcher implements AutoCloseable {
                 continue;
             }
             FetchPartition.Sent sent = entry.getValue();
-            state.inFlight.remove(sent);
+            if (!state.inFlight.remove(sent)) {
+                continue; // an answer for an earlier instance of this partition
+            }
             wakeFetcher = true;
-            if (sent.generation() != state.generation || state.failed) {
+            ProduceResponseData.PartitionProduceResponse result = results.get(entry.getKey());
+            if (state.failed) {
                 continue;
             }
-            ProduceResponseData.PartitionProduceResponse result = results.get(entry.getKey());
+            if (sent.generation() != state.generation) {
+                // dropped by a reset, but if it was appended it must still be where it belongs
+                if (result != null && Errors.forCode(result.errorCode()) == Errors.NONE && result.baseOffset() != sent.batch().baseOffset()) {
+                    fail(state, misplaced(sent.batch(), result.baseOffset()));
+                } else if (result != null && Errors.forCode(result.errorCode()) == Errors.NONE) {
+                    state.ackedEnd = Math.max(state.ackedEnd, sent.batch().lastOffset() + 1);
+                }
+                continue;
+            }
             if (result == null) {
                 requestReset(state, failedRequest ? "destination request to " + context.node() + " failed" : "no answer for partition");
                 continue;
@@ -508,9 +549,7 @@ public final class MirrorFetcher implements AutoCloseable {
         Errors error = Errors.forCode(result.errorCode());
         if (error == Errors.NONE) {
             if (result.baseOffset() != batch.baseOffset()) {
-                fail(state, "source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] was appended at destination offset "
-                        + result.baseOffset() + " instead of " + batch.baseOffset()
-                        + ": the destination was written by another producer (or lost data); mirroring stopped");
+                fail(state, misplaced(batch, result.baseOffset()));
                 return;
             }
             state.ackedEnd = batch.lastOffset() + 1;
@@ -525,6 +564,12 @@ public final class MirrorFetcher implements AutoCloseable {
         }
     }
 
+    private static String misplaced(SourceBatch batch, long destinationOffset) {
+        return "source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] was appended at destination offset "
+                + destinationOffset + " instead of " + batch.baseOffset()
+                + ": the destination was written by another producer (or lost data); mirroring stopped";
+    }
+
     /** Drops what is queued and in flight for the partition and resumes from the destination's log end with a new producer id. */
     private void requestReset(FetchPartition state, String reason) {
         synchronized (state) {
@@ -533,7 +578,7 @@ public final class MirrorFetcher implements AutoCloseable {
             }
             state.resetPending = true;
             state.blocked = null;
-            state.generation++;
+            state.generation = generations.incrementAndGet();
             state.queue.clear();
             state.queuedBytes = 0;
         }
@@ -543,11 +588,11 @@ public final class MirrorFetcher implements AutoCloseable {
 
     private void fail(FetchPartition state, String error) {
         synchronized (state) {
-            if (state.failed || state.removing) {
+            if (state.failed) {
                 return;
             }
             state.failed = true;
-            state.generation++;
+            state.generation = generations.incrementAndGet();
             state.queue.clear();
             state.queuedBytes = 0;
         }
@@ -578,6 +623,8 @@ public final class MirrorFetcher implements AutoCloseable {
         running = false;
         source.wakeup();
         destination.wakeup();
+        fetchThread.interrupt();
+        appendThread.interrupt();
         try {
             fetchThread.join(5000);
             appendThread.join(5000);

@@ -67,8 +67,13 @@ public final class MirrorStateStore implements AutoCloseable {
     public StateSnapshot open() {
         closeProducer();
         producer = clients.stateProducer("cluster-mirror-coordinator-" + topic);
-        producer.initTransactions();
-        return replay();
+        try {
+            producer.initTransactions();
+            return replay();
+        } catch (RuntimeException e) {
+            closeProducer();
+            throw e;
+        }
     }
 
     /** Reads the topic from the beginning to its current end; compaction semantics applied in memory. */
