@@ -80,6 +80,7 @@ public class MirrorCoordinator {
 
     private volatile Map<String, Mirror> mirrors = Map.of();
     private volatile Map<String, Map<MirrorPartition, PartitionStatus>> partitionStatuses = Map.of();
+    private volatile Map<String, Set<io.clustermirror.mirror.AclEntry>> createdAcls = Map.of();
     private volatile CoordinatorStatus status = CoordinatorStatus.loading("starting");
     /** Alignment and other progress notes per partition, for describe. */
     private final Map<String, String> progress = new ConcurrentHashMap<>();
@@ -138,6 +139,7 @@ public class MirrorCoordinator {
             liveRuntimes.clear();
             mirrors = snapshot.mirrors();
             partitionStatuses = snapshot.partitions();
+            createdAcls = snapshot.createdAcls();
             status = CoordinatorStatus.active();
             LOGGER.infof("Coordinator active: %d mirror(s) loaded from %s (%d partitions)", mirrors.size(), topic, partitions);
             partitionStatuses.keySet().forEach(this::resume);
@@ -244,6 +246,9 @@ public class MirrorCoordinator {
             Map<String, Map<MirrorPartition, PartitionStatus>> nextStatuses = new HashMap<>(partitionStatuses);
             nextStatuses.remove(name);
             partitionStatuses = Map.copyOf(nextStatuses);
+            Map<String, Set<io.clustermirror.mirror.AclEntry>> nextAcls = new HashMap<>(createdAcls);
+            nextAcls.remove(name);
+            createdAcls = Map.copyOf(nextAcls);
             MirrorRuntime runtime = runtimes.remove(name);
             liveRuntimes.remove(name);
             if (runtime != null) {
@@ -283,6 +288,7 @@ public class MirrorCoordinator {
                 StateSnapshot snapshot = store.open();
                 mirrors = snapshot.mirrors();
                 partitionStatuses = snapshot.partitions();
+                createdAcls = snapshot.createdAcls();
             } catch (RuntimeException reopen) {
                 status = CoordinatorStatus.loading("re-reading state after a failed write: " + reopen);
                 thread.schedule(this::load, config.destination().retryBackoffMs(), TimeUnit.MILLISECONDS);
@@ -846,6 +852,23 @@ public class MirrorCoordinator {
     /** The source Admin of a mirror (its runtime is created on first use). */
     public Uni<Admin> sourceAdmin(String name) {
         return onCoordinator(() -> runtime(name).sourceAdmin);
+    }
+
+    /** The ACLs this mirror created on the destination. */
+    public Set<io.clustermirror.mirror.AclEntry> createdAcls(String name) {
+        return createdAcls.getOrDefault(name, Set.of());
+    }
+
+    /** Persists the ACLs this mirror has created (before they are relied on for deletion). */
+    public Uni<Void> recordCreatedAcls(String name, Set<io.clustermirror.mirror.AclEntry> acls) {
+        return onCoordinator(() -> {
+            require(name);
+            persist(() -> store.putCreatedAcls(name, acls));
+            Map<String, Set<io.clustermirror.mirror.AclEntry>> next = new HashMap<>(createdAcls);
+            next.put(name, Set.copyOf(acls));
+            createdAcls = Map.copyOf(next);
+            return null;
+        });
     }
 
     /** The shared destination Admin. */

@@ -176,8 +176,9 @@ public final class KafkaBrokerProcess implements AutoCloseable {
     }
 
     private void format(Path properties) throws IOException {
+        // share groups (KIP-932) on, so that share-group offset sync can be exercised
         Process format = java(List.of("-Xmx256m"), List.of("kafka.tools.StorageTool", "format", "--standalone",
-                "-t", clusterId(), "-c", properties.toString()), dataDir.resolve("format.log"), false);
+                "-t", clusterId(), "-c", properties.toString(), "--feature", "share.version=1"), dataDir.resolve("format.log"), false);
         try {
             if (!format.waitFor(120, TimeUnit.SECONDS) || format.exitValue() != 0) {
                 format.destroyForcibly();

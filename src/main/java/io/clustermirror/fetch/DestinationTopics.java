@@ -100,6 +100,7 @@ public final class DestinationTopics {
             }
             alter(topic, owned, Set.of());
         }
+        guard(topic, true);
         String policy = sourceConfig.get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
         return Optional.of(new Prepared(topic, partitions, policy.contains("compact") && !policy.contains("delete")));
     }
@@ -119,6 +120,30 @@ public final class DestinationTopics {
         }
         if (describe(destination, topic).isPresent()) {
             alter(topic, set, delete);
+        }
+        guard(topic, false);
+    }
+
+    /**
+     * Read-only enforcement (DESIGN §4.4): a DENY WRITE ACL for {@code User:*} on the topic while it is mirrored (the
+     * service's principal is a super user, so its own writes pass). Returns false when the destination has no
+     * authorizer, where enforcement cannot be had and the offset check is the only guard.
+     */
+    public boolean guard(String topic, boolean enforce) throws Exception {
+        org.apache.kafka.common.acl.AclBinding binding = io.clustermirror.sync.AclConversions.binding(
+                io.clustermirror.mirror.AclEntry.readOnly(topic));
+        try {
+            if (enforce) {
+                destination.createAcls(List.of(binding)).all().get(timeoutMs, TimeUnit.MILLISECONDS);
+            } else {
+                destination.deleteAcls(List.of(binding.toFilter())).all().get(timeoutMs, TimeUnit.MILLISECONDS);
+            }
+            return true;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof org.apache.kafka.common.errors.SecurityDisabledException) {
+                return false;
+            }
+            throw e;
         }
     }
 

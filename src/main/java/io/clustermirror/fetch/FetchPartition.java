@@ -41,7 +41,10 @@ final class FetchPartition {
     ProducerIdentity identity;
     int nextSequence;
     final ArrayDeque<Sent> inFlight = new ArrayDeque<>();
-    int resetFailures;
+    /** When the pending reset was requested (System.nanoTime), for giving up on an unreachable destination. */
+    long resetRequestedAt;
+    /** Batches sent whose answer never came (disconnect, timeout, retriable error), by source base offset. */
+    final java.util.TreeMap<Long, SourceBatch> unconfirmed = new java.util.TreeMap<>();
 
     /** Completes, with the last progress, once the partition has left the data plane. */
     final CompletableFuture<MirrorFetcher.Progress> removed = new CompletableFuture<>();

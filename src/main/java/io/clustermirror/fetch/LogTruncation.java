@@ -102,12 +102,12 @@ public final class LogTruncation {
             if (destinationEnd < sourceStart) {
                 return new Diverged("source deleted offsets [" + destinationEnd + ", " + sourceStart + ") before they were mirrored");
             }
-            Optional<SourceBatch> last = fetchAt(destination, destinationView, tp, destinationEnd - 1);
+            Optional<SourceBatch> last = RawFetch.batchAt(destination, destinationView, tp, destinationEnd - 1);
             if (last.isEmpty() || last.get().lastOffset() != destinationEnd - 1) {
                 return new Diverged("cannot read the destination's last batch before offset " + destinationEnd);
             }
-            Optional<SourceBatch> same = fetchAt(source, sourceView, tp, last.get().baseOffset());
-            if (same.isEmpty() || !sameContent(last.get(), same.get())) {
+            Optional<SourceBatch> same = RawFetch.batchAt(source, sourceView, tp, last.get().baseOffset());
+            if (same.isEmpty() || !RawFetch.sameContent(last.get(), same.get())) {
                 return new Diverged("destination batch [" + last.get().baseOffset() + ".." + last.get().lastOffset()
                         + "] differs from the source at the same offsets (divergence at or before offset " + last.get().baseOffset() + ")");
             }
@@ -126,7 +126,7 @@ public final class LogTruncation {
         if (destinationEnd == sourceStart) {
             return new Ready(destinationEnd);
         }
-        Optional<SourceBatch> first = sourceStart < sourceEnd ? fetchAt(source, sourceView, tp, sourceStart) : Optional.empty();
+        Optional<SourceBatch> first = sourceStart < sourceEnd ? RawFetch.batchAt(source, sourceView, tp, sourceStart) : Optional.empty();
         long fillTo = first.map(SourceBatch::baseOffset).orElse(sourceStart);
         if (fillTo < destinationEnd) {
             return new Diverged("source batch at " + fillTo + " starts before the destination log end " + destinationEnd);
@@ -185,39 +185,6 @@ public final class LogTruncation {
             throw new IOException("batch for source offset " + expectedOffset + " landed at destination offset " + result.baseOffset()
                     + ": the destination was written by another producer");
         }
-    }
-
-    /** The first batch that holds {@code offset} or later, as the leader returns it (its base may be below offset). */
-    private Optional<SourceBatch> fetchAt(WireClient client, ClusterView view, TopicPartition tp, long offset) throws IOException {
-        Node leader = view.leaders().get(tp);
-        Uuid topicId = view.topicIds().get(tp.topic());
-        if (leader == null || topicId == null) {
-            throw new IOException("no leader known for " + tp);
-        }
-        FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), 0, 1,
-                Map.of(tp, new FetchRequest.PartitionData(topicId, offset, -1, 1 << 20, Optional.empty(), Optional.empty())))
-                .isolationLevel(IsolationLevel.READ_UNCOMMITTED);
-        var clientResponse = client.call(leader, request);
-        FetchResponse response = (FetchResponse) clientResponse.responseBody();
-        FetchResponseData.PartitionData data = response.responseData(view.topicNames(), clientResponse.requestHeader().apiVersion()).get(tp);
-        Errors error = data == null ? Errors.UNKNOWN_SERVER_ERROR : Errors.forCode(data.errorCode());
-        if (error != Errors.NONE) {
-            throw new IOException("fetch of " + tp + " at " + offset + " failed: " + error.name());
-        }
-        for (RecordBatch batch : ((MemoryRecords) FetchResponse.recordsOrFail(data)).batches()) {
-            if (batch.lastOffset() >= offset) {
-                return Optional.of(SourceBatch.of(batch));
-            }
-        }
-        return Optional.empty();
-    }
-
-    /** Same offsets, same count, same attributes and timestamps, byte-identical records. */
-    static boolean sameContent(SourceBatch a, SourceBatch b) {
-        return a.baseOffset() == b.baseOffset() && a.lastOffset() == b.lastOffset() && a.recordCount() == b.recordCount()
-                && a.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET) == b.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET)
-                && a.bytes().getLong(27) == b.bytes().getLong(27) && a.bytes().getLong(35) == b.bytes().getLong(35)
-                && a.recordsSection().equals(b.recordsSection());
     }
 
     private ClusterView view(Admin admin, WireClient client, TopicPartition tp) throws Exception {

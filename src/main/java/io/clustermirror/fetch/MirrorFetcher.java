@@ -415,16 +415,26 @@ public final class MirrorFetcher implements AutoCloseable {
             Thread.currentThread().interrupt();
             return;
         } catch (Exception e) {
-            if (++state.resetFailures >= 3) {
+            if (System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
                 fail(state, "could not read the destination log end after a pipeline reset: " + e);
             }
             return;
         }
-        if (end != state.ackedEnd) {
+        if (end > state.ackedEnd) {
+            // batches whose answers were lost may have landed: they must be exactly ours, checked by content
+            String unverified = verifyUnconfirmed(state, end);
+            if (unverified != null) {
+                fail(state, unverified);
+                return;
+            }
+            LOGGER.infof("Mirror %s: %s: batches up to %d landed without an answer; verified by content", mirror, state.partition, end);
+            state.ackedEnd = end;
+        } else if (end < state.ackedEnd) {
             fail(state, "after a pipeline reset the destination ends at " + end + " but " + state.ackedEnd
-                    + " was acknowledged: the destination is checked again by LOG_TRUNCATION");
+                    + " was acknowledged: the destination lost data");
             return;
         }
+        state.unconfirmed.clear();
         synchronized (state) {
             state.generation = generations.incrementAndGet();
             state.queue.clear();
@@ -432,10 +442,37 @@ public final class MirrorFetcher implements AutoCloseable {
             state.fetchOffset = end;
             state.resetPending = false;
         }
-        state.resetFailures = 0;
         state.identity = null;
         LOGGER.infof("Mirror %s: %s resumes at destination log end %d", mirror, state.partition, end);
         source.wakeup();
+    }
+
+    /** Null when every destination batch in [ackedEnd, end) is one of ours, content for content; else why not. */
+    private String verifyUnconfirmed(FetchPartition state, long end) {
+        long offset = state.ackedEnd;
+        try {
+            while (offset < end) {
+                List<SourceBatch> landed = RawFetch.batches(destination, destinationView, state.tp, offset, PARTITION_FETCH_BYTES);
+                if (landed.isEmpty()) {
+                    return "destination offsets [" + offset + ", " + end + ") could not be read back after a pipeline reset";
+                }
+                for (SourceBatch batch : landed) {
+                    if (batch.lastOffset() < offset || batch.baseOffset() >= end) {
+                        continue;
+                    }
+                    SourceBatch ours = state.unconfirmed.get(batch.baseOffset());
+                    if (ours == null || !RawFetch.sameContent(ours, batch)) {
+                        return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] is not the source batch sent "
+                                + "there (written by another producer?); the destination is checked again by LOG_TRUNCATION";
+                    }
+                    offset = batch.lastOffset() + 1;
+                    state.lastEpoch = ours.partitionLeaderEpoch();
+                }
+            }
+            return null;
+        } catch (IOException e) {
+            return "destination offsets [" + offset + ", " + end + ") could not be checked after a pipeline reset: " + e.getMessage();
+        }
     }
 
     private void ensureIdentities() throws IOException {
@@ -525,12 +562,16 @@ public final class MirrorFetcher implements AutoCloseable {
             if (state.failed) {
                 continue;
             }
+            boolean appended = result != null && Errors.forCode(result.errorCode()) == Errors.NONE;
+            if (!appended) {
+                state.unconfirmed.put(sent.batch().baseOffset(), sent.batch());
+            }
             if (sent.generation() != state.generation) {
                 // dropped by a reset, but if it was appended it must still be where it belongs
-                if (result != null && Errors.forCode(result.errorCode()) == Errors.NONE && result.baseOffset() != sent.batch().baseOffset()) {
+                if (appended && result.baseOffset() != sent.batch().baseOffset()) {
                     fail(state, misplaced(sent.batch(), result.baseOffset()));
-                } else if (result != null && Errors.forCode(result.errorCode()) == Errors.NONE) {
-                    state.ackedEnd = Math.max(state.ackedEnd, sent.batch().lastOffset() + 1);
+                } else if (appended) {
+                    confirmed(state, sent.batch());
                 }
                 continue;
             }
@@ -552,9 +593,7 @@ public final class MirrorFetcher implements AutoCloseable {
                 fail(state, misplaced(batch, result.baseOffset()));
                 return;
             }
-            state.ackedEnd = batch.lastOffset() + 1;
-            state.lastEpoch = batch.partitionLeaderEpoch();
-            listener.onAppended(state.partition, batch.recordCount(), batch.sizeInBytes());
+            confirmed(state, batch);
         } else if (NEW_IDENTITY_ERRORS.contains(error) || REFRESH_ERRORS.contains(error)) {
             requestReset(state, error.name());
         } else {
@@ -562,6 +601,15 @@ public final class MirrorFetcher implements AutoCloseable {
             fail(state, "destination refused source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "]: " + error.name()
                     + " (" + message + ")");
         }
+    }
+
+    private void confirmed(FetchPartition state, SourceBatch batch) {
+        state.unconfirmed.remove(batch.baseOffset());
+        if (batch.lastOffset() + 1 > state.ackedEnd) {
+            state.ackedEnd = batch.lastOffset() + 1;
+            state.lastEpoch = batch.partitionLeaderEpoch();
+        }
+        listener.onAppended(state.partition, batch.recordCount(), batch.sizeInBytes());
     }
 
     private static String misplaced(SourceBatch batch, long destinationOffset) {
@@ -577,6 +625,7 @@ public final class MirrorFetcher implements AutoCloseable {
                 return;
             }
             state.resetPending = true;
+            state.resetRequestedAt = System.nanoTime();
             state.blocked = null;
             state.generation = generations.incrementAndGet();
             state.queue.clear();

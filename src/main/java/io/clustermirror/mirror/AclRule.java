@@ -19,6 +19,15 @@ public record AclRule(String resourceType, Pattern resourceName, String operatio
     static final Set<String> PERMISSION_TYPES = Set.of("ALLOW", "DENY");
     public static final String ANY = "*";
 
+    /** Whether the ACL falls under this rule. */
+    public boolean matches(AclEntry acl) {
+        return (resourceType.equals(ANY) || resourceType.equals(acl.resourceType()))
+                && resourceName.matcher(acl.resourceName()).matches()
+                && (operation.equals(ANY) || operation.equals(acl.operation()))
+                && (permissionType.equals(ANY) || permissionType.equals(acl.permission()))
+                && (principal.equals(ANY) || principal.equals(acl.principal()));
+    }
+
     /** Parses one rule; throws {@link IllegalArgumentException} with a reason an operator can act on. */
     public static AclRule parse(String rule) {
         List<String> parts = List.of(rule.trim().split(";", -1));

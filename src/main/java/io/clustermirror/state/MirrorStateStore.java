@@ -80,6 +80,7 @@ public final class MirrorStateStore implements AutoCloseable {
     public StateSnapshot replay() {
         Map<String, Mirror> mirrors = new HashMap<>();
         Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
+        Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls = new HashMap<>();
         long started = System.nanoTime();
         int records = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
@@ -95,12 +96,12 @@ public final class MirrorStateStore implements AutoCloseable {
                             "Replay of " + topic + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
                 }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                    apply(mirrors, statuses, record);
+                    apply(mirrors, statuses, acls, record);
                     records++;
                 }
             }
         }
-        StateSnapshot snapshot = new StateSnapshot(mirrors, statuses);
+        StateSnapshot snapshot = new StateSnapshot(mirrors, statuses, acls);
         LOGGER.infof("Replayed %d record(s) of %s in %d ms: %d mirror(s), %d partition(s)", records, topic,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), mirrors.size(),
                 snapshot.partitions().values().stream().mapToInt(Map::size).sum());
@@ -117,7 +118,7 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     private static void apply(Map<String, Mirror> mirrors, Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
-            ConsumerRecord<byte[], byte[]> record) {
+            Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls, ConsumerRecord<byte[], byte[]> record) {
         if (record.key() == null) {
             throw new StateFormatException("__mirror_state record at " + record.topic() + "-" + record.partition() + "@"
                     + record.offset() + " has no key");
@@ -140,6 +141,13 @@ public final class MirrorStateStore implements AutoCloseable {
                     statuses.put(partition, StateSerde.readPartition(record.value()).toStatus());
                 }
             }
+            case StateKey.KIND_ACLS -> {
+                if (record.value() == null) {
+                    acls.remove(key.mirror());
+                } else {
+                    acls.put(key.mirror(), new java.util.TreeSet<>(StateSerde.readAcls(record.value()).acls()));
+                }
+            }
             default -> LOGGER.debugf("Skipping __mirror_state record of unknown kind %s for mirror %s", key.kind(), key.mirror());
         }
     }
@@ -152,8 +160,14 @@ public final class MirrorStateStore implements AutoCloseable {
     public void deleteMirror(String name, Collection<MirrorPartition> partitions) {
         List<Entry> entries = new ArrayList<>();
         partitions.forEach(p -> entries.add(new Entry(StateKey.partition(name, p.topic(), p.partition()), null)));
+        entries.add(new Entry(StateKey.acls(name), null));
         entries.add(new Entry(StateKey.mirror(name), null));
         write(entries);
+    }
+
+    /** Persists the set of ACLs a mirror has created on the destination. */
+    public void putCreatedAcls(String mirror, java.util.Set<io.clustermirror.mirror.AclEntry> acls) {
+        write(List.of(new Entry(StateKey.acls(mirror), StateSerde.value(new AclsRecord(StateSerde.FORMAT_VERSION, List.copyOf(acls))))));
     }
 
     /** Persists partition statuses of one mirror, all or none. */

@@ -19,6 +19,7 @@ public record StateKey(int v, String kind, String mirror, String topic, Integer 
 
     public static final String KIND_MIRROR = "mirror";
     public static final String KIND_PARTITION = "partition";
+    public static final String KIND_ACLS = "acls";
 
     public StateKey {
         Objects.requireNonNull(kind, "kind");
@@ -27,6 +28,10 @@ public record StateKey(int v, String kind, String mirror, String topic, Integer 
 
     public static StateKey mirror(String name) {
         return new StateKey(StateSerde.FORMAT_VERSION, KIND_MIRROR, name, null, null);
+    }
+
+    public static StateKey acls(String mirror) {
+        return new StateKey(StateSerde.FORMAT_VERSION, KIND_ACLS, mirror, null, null);
     }
 
     public static StateKey partition(String mirror, String topic, int partition) {

@@ -44,6 +44,16 @@ public final class StateSerde {
         return write(value);
     }
 
+    public static byte[] value(AclsRecord value) {
+        return write(value);
+    }
+
+    public static AclsRecord readAcls(byte[] bytes) {
+        AclsRecord value = read(bytes, AclsRecord.class);
+        requireKnownVersion(value.v(), "acls value");
+        return value;
+    }
+
     public static PartitionRecord readPartition(byte[] bytes) {
         PartitionRecord value = read(bytes, PartitionRecord.class);
         requireKnownVersion(value.v(), "partition value");

@@ -9,7 +9,8 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
 
 /** What a replay of {@code __mirror_state} yields: the mirrors, and the persisted status of each of their partitions. */
-public record StateSnapshot(Map<String, Mirror> mirrors, Map<String, Map<MirrorPartition, PartitionStatus>> partitions) {
+public record StateSnapshot(Map<String, Mirror> mirrors, Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
+        Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> createdAcls) {
 
     public StateSnapshot {
         Map<String, Mirror> known = Map.copyOf(mirrors);
@@ -21,5 +22,12 @@ public record StateSnapshot(Map<String, Mirror> mirrors, Map<String, Map<MirrorP
             }
         });
         partitions = Map.copyOf(copy);
+        Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls = new HashMap<>();
+        createdAcls.forEach((mirror, set) -> {
+            if (known.containsKey(mirror)) {
+                acls.put(mirror, java.util.Set.copyOf(set));
+            }
+        });
+        createdAcls = Map.copyOf(acls);
     }
 }

@@ -21,6 +21,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -73,6 +74,11 @@ public class MirrorMetadataManager {
     private final Map<String, AtomicBoolean> running = new ConcurrentHashMap<>();
     private final Map<String, SyncStatus> statuses = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> cycles = new ConcurrentHashMap<>();
+    /** Mirrors whose destination, or source, has no authorizer (warned once). */
+    private final Set<String> noAuthorizer = ConcurrentHashMap.newKeySet();
+    private final Set<String> sourceNoAuthorizer = ConcurrentHashMap.newKeySet();
+    /** Mirrors whose source was found without share groups (warned once). */
+    private final Set<String> shareGroupsUnavailable = ConcurrentHashMap.newKeySet();
 
     public MirrorMetadataManager(MirrorCoordinator coordinator, MirrorServiceConfig config, MirrorMetrics metrics, Scheduler scheduler) {
         this.coordinator = coordinator;
@@ -121,6 +127,7 @@ public class MirrorMetadataManager {
         private final long started = System.nanoTime();
         private final List<String> errors = new ArrayList<>();
         private final List<String> skippedGroups = new ArrayList<>();
+        private String aclStatus;
 
         Cycle(Mirror mirror) {
             this.mirror = mirror;
@@ -130,7 +137,8 @@ public class MirrorMetadataManager {
         Uni<Void> run() {
             return coordinator.sourceAdmin(name)
                     .chain(source -> clusterMatches(source).chain(matches -> !matches ? Uni.createFrom().voidItem()
-                            : topics(source).chain(() -> configs(source)).chain(() -> groups(source))))
+                            : topics(source).chain(() -> configs(source)).chain(() -> groups(source)).chain(() -> shareGroups(source))
+                            .chain(() -> acls(source))))
                     .onFailure().recoverWithItem(e -> {
                         error("MetadataRefreshError", "metadata refresh", e);
                         return null;
@@ -246,13 +254,7 @@ public class MirrorMetadataManager {
 
         /** Consumer-group offsets of the partitions being mirrored, copied unchanged and clamped to the destination's end. */
         private Uni<Void> groups(Admin source) {
-            Map<TopicPartition, MirrorPartition> mirrored = new HashMap<>();
-            coordinator.partitions(name).forEach((p, s) -> {
-                if (s.state() != MirrorPartitionState.STOPPED && s.state() != MirrorPartitionState.STOPPING
-                        && s.state() != MirrorPartitionState.UNKNOWN) {
-                    mirrored.put(new TopicPartition(p.topic(), p.partition()), p);
-                }
-            });
+            Map<TopicPartition, MirrorPartition> mirrored = mirroredPartitions();
             if (mirrored.isEmpty()) {
                 return Uni.createFrom().voidItem();
             }
@@ -283,6 +285,139 @@ public class MirrorMetadataManager {
                                             return commit(destination, commits);
                                         })));
             });
+        }
+
+        /**
+         * ACLs matching {@code mirror.acl.include} are copied, the ones this mirror created and the source no longer
+         * has are deleted, and every mirrored topic keeps its read-only guard. A side without an authorizer is
+         * reported once (in describe and a metric), not retried with noise.
+         */
+        private Uni<Void> acls(Admin source) {
+            Admin destination = coordinator.destination();
+            List<io.clustermirror.mirror.AclRule> rules = mirror.config().list(MirrorConfig.ACL_INCLUDE, "").stream()
+                    .map(io.clustermirror.mirror.AclRule::parse).toList();
+            return KafkaUni.of(destination.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values())
+                    .map(bindings -> bindings.stream().map(AclConversions::entry).collect(java.util.stream.Collectors.toSet()))
+                    .chain(destinationAcls -> guards(destination, destinationAcls)
+                            .chain(() -> rules.isEmpty() ? Uni.createFrom().voidItem() : copyAcls(source, destination, destinationAcls, rules)))
+                    .onFailure(org.apache.kafka.common.errors.SecurityDisabledException.class).recoverWithItem(e -> {
+                        aclStatus = "destination has no authorizer: ACL sync and read-only enforcement inactive";
+                        if (noAuthorizer.add(name)) {
+                            metrics.syncError(name, "AclSyncError");
+                            LOGGER.warnf("Mirror %s: %s", name, aclStatus);
+                        }
+                        return null;
+                    })
+                    .onFailure().recoverWithItem(e -> {
+                        error("AclSyncError", "ACL sync", e);
+                        return null;
+                    });
+        }
+
+        private Uni<Void> guards(Admin destination, Set<io.clustermirror.mirror.AclEntry> existing) {
+            List<org.apache.kafka.common.acl.AclBinding> missing = activeTopics().stream().map(io.clustermirror.mirror.AclEntry::readOnly)
+                    .filter(guard -> !existing.contains(guard)).map(AclConversions::binding).toList();
+            aclStatus = "read-only enforced; " + coordinator.createdAcls(name).size() + " ACL(s) created by this mirror";
+            return missing.isEmpty() ? Uni.createFrom().voidItem() : KafkaUni.of(destination.createAcls(missing).all());
+        }
+
+        private Uni<Void> copyAcls(Admin source, Admin destination, Set<io.clustermirror.mirror.AclEntry> destinationAcls,
+                List<io.clustermirror.mirror.AclRule> rules) {
+            return KafkaUni.of(source.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values())
+                    .map(bindings -> bindings.stream().map(AclConversions::entry).toList())
+                    .chain(sourceAcls -> {
+                        io.clustermirror.sync.plan.AclSyncPlan plan = io.clustermirror.sync.plan.AclSyncPlan.plan(sourceAcls, destinationAcls,
+                                coordinator.createdAcls(name), rules);
+                        if (plan.isEmpty()) {
+                            return Uni.createFrom().voidItem();
+                        }
+                        LOGGER.debugf("Mirror %s: ACLs create %s, delete %s", name, plan.create(), plan.delete());
+                        // persist first what the mirror is about to own, so a crash never leaves ACLs it would not delete
+                        java.util.Set<io.clustermirror.mirror.AclEntry> owned = new java.util.TreeSet<>(coordinator.createdAcls(name));
+                        owned.addAll(plan.create());
+                        return coordinator.recordCreatedAcls(name, owned)
+                                .chain(() -> plan.create().isEmpty() ? Uni.createFrom().voidItem()
+                                        : KafkaUni.of(destination.createAcls(plan.create().stream().map(AclConversions::binding).toList()).all()))
+                                .chain(() -> plan.delete().isEmpty() ? Uni.createFrom().voidItem()
+                                        : KafkaUni.of(destination.deleteAcls(plan.delete().stream().map(AclConversions::exactly).toList()).all())
+                                                .replaceWithVoid())
+                                .chain(() -> coordinator.recordCreatedAcls(name, plan.created()))
+                                .invoke(() -> aclStatus = "read-only enforced; " + plan.created().size() + " ACL(s) created by this mirror");
+                    })
+                    .onFailure(org.apache.kafka.common.errors.SecurityDisabledException.class).recoverWithItem(e -> {
+                        if (sourceNoAuthorizer.add(name)) {
+                            LOGGER.warnf("Mirror %s: the source has no authorizer; there are no ACLs to copy", name);
+                        }
+                        return null;
+                    });
+        }
+
+        /** Share-group offsets likewise; a source without share groups is skipped with one WARN per mirror. */
+        private Uni<Void> shareGroups(Admin source) {
+            Map<TopicPartition, MirrorPartition> mirrored = mirroredPartitions();
+            if (mirrored.isEmpty()) {
+                return Uni.createFrom().voidItem();
+            }
+            NameFilter filter = NameFilter.of(mirror.config().list(MirrorConfig.GROUPS_INCLUDE, ".*"),
+                    mirror.config().list(MirrorConfig.GROUPS_EXCLUDE, ""));
+            Admin destination = coordinator.destination();
+            return KafkaUni.of(source.listGroups(ListGroupsOptions.forShareGroups()).all()).onFailure().recoverWithItem(e -> {
+                if (shareGroupsUnavailable.add(name)) {
+                    LOGGER.warnf("Mirror %s: the source does not list share groups (%s); share-group offsets are not synced", name, e.toString());
+                }
+                return List.of();
+            }).chain(listings -> {
+                LOGGER.debugf("Mirror %s: source share groups %s", name, listings);
+                Map<String, ListShareGroupOffsetsSpec> specs = new HashMap<>();
+                // the partitions are named: an empty spec lists only those the share group has initialised
+                listings.stream().map(GroupListing::groupId).filter(filter::matches)
+                        .forEach(g -> specs.put(g, new ListShareGroupOffsetsSpec().topicPartitions(mirrored.keySet())));
+                if (specs.isEmpty()) {
+                    return Uni.createFrom().voidItem();
+                }
+                Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+                mirrored.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+                return KafkaUni.of(source.listShareGroupOffsets(specs).all())
+                        .invoke(offsets -> LOGGER.debugf("Mirror %s: source share-group offsets %s", name, offsets))
+                        .chain(sourceOffsets -> KafkaUni.of(destination.listOffsets(latest).all())
+                                .chain(ends -> KafkaUni.of(destination.listShareGroupOffsets(specs).all())
+                                        .onFailure().recoverWithItem(e -> Map.of())
+                                        .chain(destinationOffsets -> {
+                                            Map<MirrorPartition, Long> destinationEnds = new HashMap<>();
+                                            ends.forEach((tp, info) -> destinationEnds.put(mirrored.get(tp), info.offset()));
+                                            return commitShare(destination, OffsetSyncPlan.plan(toMirror(sourceOffsets, mirrored),
+                                                    destinationEnds, toMirror(destinationOffsets, mirrored), filter));
+                                        })));
+            });
+        }
+
+        private Uni<Void> commitShare(Admin destination, Map<String, Map<MirrorPartition, Long>> commits) {
+            return Multi.createFrom().iterable(commits.entrySet()).onItem().transformToUniAndConcatenate(entry -> {
+                Map<TopicPartition, Long> offsets = new HashMap<>();
+                entry.getValue().forEach((p, o) -> offsets.put(new TopicPartition(p.topic(), p.partition()), o));
+                return KafkaUni.of(destination.alterShareGroupOffsets(entry.getKey(), offsets).all())
+                        .invoke(() -> LOGGER.debugf("Mirror %s: share group %s offsets %s", name, entry.getKey(), entry.getValue()))
+                        .onFailure().recoverWithItem(e -> {
+                            if (e instanceof GroupNotEmptyException || e instanceof UnknownMemberIdException) {
+                                skippedGroups.add(entry.getKey());
+                                metrics.groupSkippedActive(name);
+                            } else {
+                                error("ShareGroupOffsetSyncError", "share group " + entry.getKey(), e);
+                            }
+                            return null;
+                        });
+            }).collect().asList().replaceWithVoid();
+        }
+
+        private Map<TopicPartition, MirrorPartition> mirroredPartitions() {
+            Map<TopicPartition, MirrorPartition> mirrored = new HashMap<>();
+            coordinator.partitions(name).forEach((p, s) -> {
+                if (s.state() != MirrorPartitionState.STOPPED && s.state() != MirrorPartitionState.STOPPING
+                        && s.state() != MirrorPartitionState.UNKNOWN) {
+                    mirrored.put(new TopicPartition(p.topic(), p.partition()), p);
+                }
+            });
+            return mirrored;
         }
 
         private Uni<Void> commit(Admin destination, Map<String, Map<MirrorPartition, Long>> commits) {
@@ -340,7 +475,7 @@ public class MirrorMetadataManager {
         private void finish() {
             Duration took = Duration.ofNanos(System.nanoTime() - started);
             long count = cycles.computeIfAbsent(name, n -> new AtomicLong()).incrementAndGet();
-            statuses.put(name, new SyncStatus(Instant.now(), took.toMillis(), errors, skippedGroups, count));
+            statuses.put(name, new SyncStatus(Instant.now(), took.toMillis(), errors, skippedGroups, count, aclStatus));
             metrics.syncCycle(name, took);
             LOGGER.debugf("Mirror %s: metadata sync cycle %d in %d ms, %d error(s), %d group(s) skipped", name, count, took.toMillis(),
                     errors.size(), skippedGroups.size());

@@ -17,7 +17,9 @@ public record SyncStatus(
                 example = "[\"topic config orders: TopicAuthorizationException\"]") List<String> errors,
         @Schema(description = "Groups whose offsets were not synced in the last cycle because they are active on the destination",
                 example = "[\"billing\"]") List<String> groupsSkippedActive,
-        @Schema(description = "Cycles run since this instance started", example = "17") long cycles) {
+        @Schema(description = "Cycles run since this instance started", example = "17") long cycles,
+        @Schema(description = "ACL sync and read-only enforcement", example = "read-only enforced; 3 ACL(s) created by this mirror")
+        String acls) {
 
     public SyncStatus {
         errors = List.copyOf(errors);

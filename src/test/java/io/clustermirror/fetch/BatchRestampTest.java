@@ -115,7 +115,7 @@ class BatchRestampTest {
         SourceBatch movedBack = new SourceBatch(0, 2, 3, 0, false, false, (byte) 2, restamped.bytes());
         SourceBatch other = sourceBatch(Compression.gzip().build(), 0, 2);
 
-        assertThat(LogTruncation.sameContent(a, movedBack)).isTrue();
-        assertThat(LogTruncation.sameContent(a, other)).isFalse();
+        assertThat(RawFetch.sameContent(a, movedBack)).isTrue();
+        assertThat(RawFetch.sameContent(a, other)).isFalse();
     }
 }

@@ -92,6 +92,8 @@ class MetadataSyncIT extends ServiceIT {
 
         await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions").size() == 4);
         awaitConverged(mirror, topic);
+        assertThat(api().get("/v1/mirrors/" + mirror).then().extract().jsonPath().getString("metadataSync.acls"))
+                .isEqualTo("destination has no authorizer: ACL sync and read-only enforcement inactive");
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
                 .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic)).hasSize(1_200);
     }

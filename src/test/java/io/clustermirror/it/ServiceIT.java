@@ -62,15 +62,45 @@ abstract class ServiceIT {
         }
     }
 
-    /** Sum of the state topic's end offsets: unchanged means nothing was written. */
-    static long stateTopicEnd() throws Exception {
+    /** The state topic's end offsets now: a mark to read what is written after it. */
+    static Map<TopicPartition, Long> stateMark() throws Exception {
         try (Admin admin = bed.destinationAdmin()) {
             TopicDescription description = admin.describeTopics(List.of(STATE_TOPIC)).allTopicNames().get().get(STATE_TOPIC);
             Map<TopicPartition, OffsetSpec> request = new HashMap<>();
             IntStream.range(0, description.partitions().size())
                     .forEach(p -> request.put(new TopicPartition(STATE_TOPIC, p), OffsetSpec.latest()));
-            return admin.listOffsets(request).all().get().values().stream().mapToLong(info -> info.offset()).sum();
+            Map<TopicPartition, Long> mark = new HashMap<>();
+            admin.listOffsets(request).all().get().forEach((tp, info) -> mark.put(tp, info.offset()));
+            return mark;
         }
+    }
+
+    /**
+     * How many records about {@code mirror} were written to the state topic since the mark, aborted ones
+     * included (read_uncommitted): zero means the request persisted nothing, and attempted nothing either.
+     */
+    static long stateWritesFor(Map<TopicPartition, Long> mark, String mirror) throws Exception {
+        java.util.Properties props = new java.util.Properties();
+        props.put("bootstrap.servers", bed.destination().bootstrapServers());
+        props.put("isolation.level", "read_uncommitted");
+        props.put("enable.auto.commit", false);
+        long count = 0;
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(props,
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer(), new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            consumer.assign(mark.keySet());
+            mark.forEach(consumer::seek);
+            Map<TopicPartition, Long> end = consumer.endOffsets(mark.keySet());
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (mark.keySet().stream().anyMatch(tp -> consumer.position(tp) < end.get(tp)) && System.currentTimeMillis() < deadline) {
+                for (var record : consumer.poll(java.time.Duration.ofMillis(200))) {
+                    if (mirror.equals(json.readTree(record.key()).path("mirror").asText(null))) {
+                        count++;
+                    }
+                }
+            }
+        }
+        return count;
     }
 
     static void startTopics(String mirror, String... topics) {

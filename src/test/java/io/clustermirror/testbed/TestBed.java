@@ -68,6 +68,43 @@ public final class TestBed {
         return new ServiceProcess(name, appDir, workDir, destination.bootstrapServers(), overrides);
     }
 
+    /** SASL/PLAIN user "admin" (a super user) and an ordinary user "alice", on brokers with StandardAuthorizer. */
+    public static final String ADMIN_JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"admin-secret\";";
+    public static final String ALICE_JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"alice-secret\";";
+
+    /** A single-node cluster with a SASL_PLAINTEXT listener and the StandardAuthorizer (not started). */
+    public KafkaBrokerProcess securedCluster(String name) {
+        int port = Ports.free();
+        int controllerPort = Ports.free();
+        Map<String, String> secured = Map.of(
+                "listeners", "SASL_PLAINTEXT://localhost:" + port + ",CONTROLLER://localhost:" + controllerPort,
+                "advertised.listeners", "SASL_PLAINTEXT://localhost:" + port,
+                "listener.security.protocol.map", "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "inter.broker.listener.name", "SASL_PLAINTEXT",
+                "sasl.enabled.mechanisms", "PLAIN",
+                "sasl.mechanism.inter.broker.protocol", "PLAIN",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                        + "username=\"admin\" password=\"admin-secret\" user_admin=\"admin-secret\" user_alice=\"alice-secret\";",
+                "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                "super.users", "User:admin;User:ANONYMOUS");
+        return new KafkaBrokerProcess(name, workDir.resolve(name), port, controllerPort, classpath, secured);
+    }
+
+    /** Client settings for a secured cluster as the given user. */
+    public static Map<String, String> sasl(KafkaBrokerProcess broker, String jaas) {
+        return Map.of("bootstrap.servers", broker.bootstrapServers(), "security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN",
+                "sasl.jaas.config", jaas);
+    }
+
+    /** A service process against a secured destination, as its super user. */
+    public ServiceProcess newService(String name, KafkaBrokerProcess destination, Map<String, String> overrides) {
+        Map<String, String> props = new java.util.HashMap<>(overrides);
+        props.put("kafka.security.protocol", "SASL_PLAINTEXT");
+        props.put("kafka.sasl.mechanism", "PLAIN");
+        props.put("kafka.sasl.jaas.config", ADMIN_JAAS);
+        return new ServiceProcess(name, appDir, workDir, destination.bootstrapServers(), props);
+    }
+
     /** Another cluster (new cluster id, empty) on the ports of {@code original}, which must be stopped first. */
     public KafkaBrokerProcess impostor(KafkaBrokerProcess original) {
         return new KafkaBrokerProcess("impostor-" + original.name(), workDir.resolve("impostor-" + System.nanoTime()), original.port(),

@@ -88,4 +88,35 @@ class SyncPlanTest {
         assertThat(commits).containsOnlyKeys("app");
         assertThat(commits.get("app")).containsExactlyInAnyOrderEntriesOf(Map.of(p0, 42L, p1, 500L));
     }
+
+    private static io.clustermirror.mirror.AclEntry acl(String topic, String principal, String operation, String permission) {
+        return new io.clustermirror.mirror.AclEntry("TOPIC", "LITERAL", topic, principal, "*", operation, permission);
+    }
+
+    @Test
+    void aclPlanShouldCreateMatchingMissingAndDeleteOnlyWhatTheMirrorCreated() {
+        var rules = List.of(io.clustermirror.mirror.AclRule.parse("TOPIC;orders.*;*;ALLOW;*"));
+        var readAlice = acl("orders", "User:alice", "READ", "ALLOW");
+        var writeBob = acl("orders", "User:bob", "WRITE", "ALLOW");
+        var denyEve = acl("orders", "User:eve", "READ", "DENY");
+        var otherTopic = acl("payments", "User:alice", "READ", "ALLOW");
+        var gone = acl("orders.old", "User:carol", "READ", "ALLOW");
+        var local = acl("orders", "User:local", "READ", "ALLOW");
+
+        AclSyncPlan plan = AclSyncPlan.plan(List.of(readAlice, writeBob, denyEve, otherTopic),
+                List.of(writeBob, gone, local, io.clustermirror.mirror.AclEntry.readOnly("orders")), Set.of(writeBob, gone), rules);
+
+        assertThat(plan.create()).containsExactly(readAlice);
+        assertThat(plan.delete()).containsExactly(gone);
+        assertThat(plan.created()).containsExactlyInAnyOrder(readAlice, writeBob);
+    }
+
+    @Test
+    void aclPlanShouldNeverCopyAReadOnlyGuard() {
+        var rules = List.of(io.clustermirror.mirror.AclRule.parse("*;.*;*;*;*"));
+
+        AclSyncPlan plan = AclSyncPlan.plan(List.of(io.clustermirror.mirror.AclEntry.readOnly("orders")), List.of(), Set.of(), rules);
+
+        assertThat(plan.isEmpty()).isTrue();
+    }
 }

@@ -1,0 +1,57 @@
+package io.clustermirror.fetch;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+
+/** A blocking raw Fetch of one partition from its leader: the batches as stored, for content checks. */
+final class RawFetch {
+
+    private RawFetch() {
+    }
+
+    /** The complete batches the leader returns for a fetch at {@code offset} (the first may start below it). */
+    static List<SourceBatch> batches(WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes) throws IOException {
+        Node leader = view.leaders().get(tp);
+        Uuid topicId = view.topicIds().get(tp.topic());
+        if (leader == null || topicId == null) {
+            throw new IOException("no leader known for " + tp);
+        }
+        FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), 0, 1,
+                Map.of(tp, new FetchRequest.PartitionData(topicId, offset, -1, maxBytes, Optional.empty(), Optional.empty())))
+                .isolationLevel(IsolationLevel.READ_UNCOMMITTED);
+        var clientResponse = client.call(leader, request);
+        FetchResponse response = (FetchResponse) clientResponse.responseBody();
+        FetchResponseData.PartitionData data = response.responseData(view.topicNames(), clientResponse.requestHeader().apiVersion()).get(tp);
+        Errors error = data == null ? Errors.UNKNOWN_SERVER_ERROR : Errors.forCode(data.errorCode());
+        if (error != Errors.NONE) {
+            throw new IOException("fetch of " + tp + " at " + offset + " failed: " + error.name());
+        }
+        return SourceBatch.slices((MemoryRecords) FetchResponse.recordsOrFail(data));
+    }
+
+    /** The first batch that holds {@code offset} or later. */
+    static Optional<SourceBatch> batchAt(WireClient client, ClusterView view, TopicPartition tp, long offset) throws IOException {
+        return batches(client, view, tp, offset, 1 << 20).stream().filter(b -> b.lastOffset() >= offset).findFirst();
+    }
+
+    /** Same offsets, same count, same attributes and timestamps, byte-identical records (producer fields and CRC aside). */
+    static boolean sameContent(SourceBatch a, SourceBatch b) {
+        return a.baseOffset() == b.baseOffset() && a.lastOffset() == b.lastOffset() && a.recordCount() == b.recordCount()
+                && a.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET) == b.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET)
+                && a.bytes().getLong(27) == b.bytes().getLong(27) && a.bytes().getLong(35) == b.bytes().getLong(35)
+                && a.recordsSection().equals(b.recordsSection());
+    }
+}

@@ -1,0 +1,13 @@
+package io.clustermirror.state;
+
+import java.util.List;
+
+import io.clustermirror.mirror.AclEntry;
+
+/** Value of a mirror's {@code acls} record: the ACLs the mirror created on the destination (so it deletes only those). */
+public record AclsRecord(int v, List<AclEntry> acls) {
+
+    public AclsRecord {
+        acls = List.copyOf(acls);
+    }
+}

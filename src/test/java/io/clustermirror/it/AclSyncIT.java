@@ -1,0 +1,151 @@
+package io.clustermirror.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.stream.Collectors;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.clustermirror.embedded.KafkaBrokerProcess;
+import io.clustermirror.testbed.ServiceProcess;
+import io.clustermirror.testbed.TestBed;
+
+/**
+ * ACL sync and read-only mirror topics on clusters with an authorizer: two SASL_PLAINTEXT clusters with the
+ * StandardAuthorizer, the service as super user "admin", and an ordinary user "alice".
+ */
+class AclSyncIT extends ServiceIT {
+
+    private static KafkaBrokerProcess source;
+    private static KafkaBrokerProcess destination;
+    private static ServiceProcess service;
+
+    @BeforeAll
+    static void startSecuredClusters() {
+        source = bed.securedCluster("secured-source");
+        destination = bed.securedCluster("secured-destination");
+        CompletableFuture.allOf(CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
+                CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120)))).join();
+        service = bed.newService("secured-service", destination, Map.of("mirror.metadata.refresh.interval.ms", "1000",
+                "mirror.state.topic.num.partitions", "1")).start();
+        target = service;
+    }
+
+    @AfterAll
+    static void stopThem() {
+        target = null;
+        service.stop();
+        source.stop();
+        destination.stop();
+    }
+
+    @Test
+    void aclsShouldBeCopiedAndDeletedWhileOthersAreLeftAlone() throws Exception {
+        String topic = uniqueName("acl");
+        String mirror = uniqueName("acl");
+        AclBinding readAlice = topicAcl(topic, "User:alice", AclOperation.READ, AclPermissionType.ALLOW);
+        AclBinding localDescribe = topicAcl(topic, "User:alice", AclOperation.DESCRIBE, AclPermissionType.ALLOW);
+        try (Admin admin = admin(source)) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+            admin.createAcls(List.of(readAlice)).all().get();
+        }
+        try (Admin admin = admin(destination)) {
+            admin.createAcls(List.of(localDescribe)).all().get();
+        }
+        Map<String, String> config = new HashMap<>(TestBed.sasl(source, TestBed.ADMIN_JAAS));
+        config.put("mirror.acl.include", "TOPIC;" + topic.replace("-", "\\-") + ";*;*;*");
+        api().body(createBody(mirror, config)).post("/v1/mirrors").then().statusCode(201);
+        startTopics(mirror, topic);
+
+        // Then the source's ACL appears on the destination
+        await().atMost(Duration.ofSeconds(30)).until(() -> destinationAcls().contains(readAlice));
+
+        // When it is deleted on the source, the mirror deletes its copy, and only that
+        try (Admin admin = admin(source)) {
+            admin.deleteAcls(List.of(readAlice.toFilter())).all().get();
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> !destinationAcls().contains(readAlice));
+        assertThat(destinationAcls()).contains(localDescribe);
+    }
+
+    @Test
+    void mirroredTopicShouldBeReadOnlyUntilStopped() throws Exception {
+        String topic = uniqueName("readonly");
+        String mirror = uniqueName("readonly");
+        try (Admin admin = admin(source)) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+        }
+        api().body(createBody(mirror, TestBed.sasl(source, TestBed.ADMIN_JAAS))).post("/v1/mirrors").then().statusCode(201);
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+        try (Admin admin = admin(destination)) {
+            admin.createAcls(List.of(topicAcl(topic, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
+                    topicAcl(topic, "User:alice", AclOperation.DESCRIBE, AclPermissionType.ALLOW))).all().get();
+        }
+
+        // While mirrored, alice's write is refused even though she may write to the topic
+        assertThatThrownBy(() -> produceAsAlice(topic)).isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(TopicAuthorizationException.class);
+        await().atMost(Duration.ofSeconds(10)).until(() -> String.valueOf(api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
+                .getString("metadataSync.acls")).contains("read-only enforced"));
+
+        // After stop, she can
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
+        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
+                .allMatch("STOPPED"::equals));
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(produceAsAlice(topic)).isEqualTo(0L));
+    }
+
+    private static long produceAsAlice(String topic) throws Exception {
+        Map<String, Object> props = new HashMap<>(TestBed.sasl(destination, TestBed.ALICE_JAAS));
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000);
+        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 10_000);
+        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+            return producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "alice".getBytes())).get().offset();
+        }
+    }
+
+    private static AclBinding topicAcl(String topic, String principal, AclOperation operation, AclPermissionType permission) {
+        return new AclBinding(new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
+                new AccessControlEntry(principal, "*", operation, permission));
+    }
+
+    private static Set<AclBinding> destinationAcls() throws Exception {
+        try (Admin admin = admin(destination)) {
+            return admin.describeAcls(AclBindingFilter.ANY).values().get().stream().collect(Collectors.toSet());
+        }
+    }
+
+    private static Admin admin(KafkaBrokerProcess broker) {
+        return Admin.create(new HashMap<>(TestBed.sasl(broker, TestBed.ADMIN_JAAS)));
+    }
+}
