@@ -58,7 +58,10 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         this.dataDir = dataDir.toAbsolutePath();
         this.port = port;
         this.controllerPort = controllerPort;
-        this.classpath = classpath + java.io.File.pathSeparator + ownCodeLocation();
+        // the broker logs through log4j2 (see log4j2.properties in its data dir), not through Quarkus' slf4j binding
+        this.classpath = java.util.Arrays.stream(classpath.split(java.io.File.pathSeparator))
+                .filter(entry -> !entry.contains("slf4j-jboss-logmanager"))
+                .collect(Collectors.joining(java.io.File.pathSeparator)) + java.io.File.pathSeparator + ownCodeLocation();
         this.overrides = Map.copyOf(overrides);
         this.jvmOptions = List.copyOf(jvmOptions);
     }
@@ -107,6 +110,17 @@ public final class KafkaBrokerProcess implements AutoCloseable {
             Files.createDirectories(dataDir);
             Path properties = dataDir.resolve("server.properties");
             Files.writeString(properties, serverProperties(), StandardCharsets.UTF_8);
+            Files.writeString(dataDir.resolve("log4j2.properties"), """
+                    status = warn
+                    appender.console.type = Console
+                    appender.console.name = STDOUT
+                    appender.console.layout.type = PatternLayout
+                    appender.console.layout.pattern = [%d] %p %m (%c)%n
+                    rootLogger.level = info
+                    rootLogger.appenderRef.stdout.ref = STDOUT
+                    logger.state.name = state.change.logger
+                    logger.state.level = warn
+                    """, StandardCharsets.UTF_8);
             if (!Files.exists(dataDir.resolve("logs").resolve("meta.properties"))) {
                 format(properties);
             }
@@ -204,6 +218,7 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmOptions);
         command.add("-Dkafka.logs.dir=" + dataDir.resolve("app-logs"));
+        command.add("-Dlog4j2.configurationFile=" + dataDir.resolve("log4j2.properties"));
         command.add("-cp");
         command.add(classpath);
         command.addAll(mainAndArgs);
