@@ -282,7 +282,11 @@ public class MirrorMetadataManager {
                                             Map<String, Map<MirrorPartition, Long>> commits = OffsetSyncPlan.plan(
                                                     toMirror(sourceOffsets, mirrored), destinationEnds, toMirror(destinationOffsets, mirrored),
                                                     filter);
-                                            return commit(destination, commits);
+                                            return commit(commits, "ConsumerGroupOffsetSyncError", (group, offsets) -> {
+                                                Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+                                                offsets.forEach((tp, o) -> committed.put(tp, new OffsetAndMetadata(o)));
+                                                return destination.alterConsumerGroupOffsets(group, committed).all();
+                                            });
                                         })));
             });
         }
@@ -385,28 +389,11 @@ public class MirrorMetadataManager {
                                         .chain(destinationOffsets -> {
                                             Map<MirrorPartition, Long> destinationEnds = new HashMap<>();
                                             ends.forEach((tp, info) -> destinationEnds.put(mirrored.get(tp), info.offset()));
-                                            return commitShare(destination, OffsetSyncPlan.plan(toMirror(sourceOffsets, mirrored),
-                                                    destinationEnds, toMirror(destinationOffsets, mirrored), filter));
+                                            return commit(OffsetSyncPlan.plan(toMirror(sourceOffsets, mirrored), destinationEnds,
+                                                    toMirror(destinationOffsets, mirrored), filter), "ShareGroupOffsetSyncError",
+                                                    (group, offsets) -> destination.alterShareGroupOffsets(group, offsets).all());
                                         })));
             });
-        }
-
-        private Uni<Void> commitShare(Admin destination, Map<String, Map<MirrorPartition, Long>> commits) {
-            return Multi.createFrom().iterable(commits.entrySet()).onItem().transformToUniAndConcatenate(entry -> {
-                Map<TopicPartition, Long> offsets = new HashMap<>();
-                entry.getValue().forEach((p, o) -> offsets.put(new TopicPartition(p.topic(), p.partition()), o));
-                return KafkaUni.of(destination.alterShareGroupOffsets(entry.getKey(), offsets).all())
-                        .invoke(() -> LOGGER.debugf("Mirror %s: share group %s offsets %s", name, entry.getKey(), entry.getValue()))
-                        .onFailure().recoverWithItem(e -> {
-                            if (e instanceof GroupNotEmptyException || e instanceof UnknownMemberIdException) {
-                                skippedGroups.add(entry.getKey());
-                                metrics.groupSkippedActive(name);
-                            } else {
-                                error("ShareGroupOffsetSyncError", "share group " + entry.getKey(), e);
-                            }
-                            return null;
-                        });
-            }).collect().asList().replaceWithVoid();
         }
 
         private Map<TopicPartition, MirrorPartition> mirroredPartitions() {
@@ -420,18 +407,23 @@ public class MirrorMetadataManager {
             return mirrored;
         }
 
-        private Uni<Void> commit(Admin destination, Map<String, Map<MirrorPartition, Long>> commits) {
+        /**
+         * Applies a group offset plan, group by group: a group with members on the destination is skipped and
+         * counted, any other failure is recorded under {@code errorKind}.
+         */
+        private Uni<Void> commit(Map<String, Map<MirrorPartition, Long>> commits, String errorKind,
+                java.util.function.BiFunction<String, Map<TopicPartition, Long>, KafkaFuture<Void>> alter) {
             return Multi.createFrom().iterable(commits.entrySet()).onItem().transformToUniAndConcatenate(entry -> {
-                Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-                entry.getValue().forEach((p, o) -> offsets.put(new TopicPartition(p.topic(), p.partition()), new OffsetAndMetadata(o)));
-                return KafkaUni.of(destination.alterConsumerGroupOffsets(entry.getKey(), offsets).all())
+                Map<TopicPartition, Long> offsets = new HashMap<>();
+                entry.getValue().forEach((p, o) -> offsets.put(new TopicPartition(p.topic(), p.partition()), o));
+                return KafkaUni.of(alter.apply(entry.getKey(), offsets))
                         .invoke(() -> LOGGER.debugf("Mirror %s: group %s offsets %s", name, entry.getKey(), entry.getValue()))
                         .onFailure().recoverWithItem(e -> {
                             if (e instanceof UnknownMemberIdException || e instanceof GroupNotEmptyException) {
                                 skippedGroups.add(entry.getKey());
                                 metrics.groupSkippedActive(name);
                             } else {
-                                error("ConsumerGroupOffsetSyncError", "group " + entry.getKey(), e);
+                                error(errorKind, "group " + entry.getKey(), e);
                             }
                             return null;
                         });
