@@ -705,22 +705,33 @@ public class MirrorCoordinator {
             case PAUSE -> runtime.fetcher.remove(partition).thenAccept(last -> run("pause of " + partition,
                     () -> settle(name, partition, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, last)));
             case RESUME -> runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
+                // the destination's end is the checkpoint, but only once its last batch is checked against the source:
+                // a write while the partition was paused (or the service down) must not be taken as mirrored data
+                LogTruncation.Outcome outcome;
                 try {
-                    long end = latest(destinationAdmin(), Map.of(new TopicPartition(partition.topic(), partition.partition()),
-                            OffsetSpec.latest())).values().iterator().next();
-                    run("resume of " + partition, () -> {
-                        PartitionStatus now = partitions(name).get(partition);
-                        if (!halted.containsKey(name) && now != null && now.state() == MirrorPartitionState.MIRRORING) {
-                            try {
-                                runtime(name).fetcher.add(partition, end);
-                            } catch (IllegalStateException e) {
-                                failPartition(name, partition, "could not resume: " + e.getMessage());
-                            }
-                        }
-                    });
-                } catch (RuntimeException e) {
-                    onDataPlaneFailure(name, partition, "resume could not read the destination log end: " + e);
+                    outcome = runtime.truncation.run(name, partition, compacted.getOrDefault(name + "/" + partition.topic(), false),
+                            note -> progress.put(name + "/" + partition, note));
+                } catch (Exception e) {
+                    outcome = new LogTruncation.Unsupported("resume could not check the destination: " + e);
                 }
+                LogTruncation.Outcome checked = outcome;
+                run("resume of " + partition, () -> {
+                    PartitionStatus now = partitions(name).get(partition);
+                    if (halted.containsKey(name) || now == null || now.state() != MirrorPartitionState.MIRRORING) {
+                        return;
+                    }
+                    if (checked instanceof LogTruncation.Ready ready) {
+                        try {
+                            runtime(name).fetcher.add(partition, ready.startOffset());
+                        } catch (IllegalStateException e) {
+                            failPartition(name, partition, "could not resume: " + e.getMessage());
+                        }
+                    } else if (checked instanceof LogTruncation.Diverged diverged) {
+                        failPartition(name, partition, diverged.reason());
+                    } else if (checked instanceof LogTruncation.Unsupported unsupported) {
+                        failPartition(name, partition, unsupported.reason());
+                    }
+                });
             }, runtime.workers);
             case RECOVER -> truncate(name, partition);
             case STOP -> stopPartitions(name, List.of(partition));

@@ -93,6 +93,33 @@ class LogTruncationIT extends ServiceIT {
         assertThat((String) failed.get("error")).isEqualTo("source deleted offsets [100, 300) before they were mirrored");
     }
 
+    @Test
+    void aWriteWhilePausedShouldBeCaughtOnResume() throws Exception {
+        String mirror = uniqueName("pausewrite");
+        String topic = uniqueName("pausewrite");
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "p1");
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
+        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
+                .allMatch("PAUSED"::equals));
+
+        // When someone writes into the paused destination partition, and the source moves on too
+        try (var producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
+            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 0, "x".getBytes(), "foreign".getBytes())).get();
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 10, "lz4", "p2");
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:resume").then().statusCode(200);
+
+        // Then resuming does not take the foreign record as mirrored data
+        Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
+        assertThat((String) failed.get("error")).contains("differs from the source at the same offsets");
+    }
+
     /** Source: 100 records; destination: the same topic with 50 other records. */
     private static void divergentTopics(String topic) throws Exception {
         try (Admin source = bed.sourceAdmin(); Admin destination = bed.destinationAdmin()) {
