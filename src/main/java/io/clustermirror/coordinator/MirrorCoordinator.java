@@ -396,8 +396,11 @@ public class MirrorCoordinator {
             if (topics.isEmpty() && includes.isEmpty()) {
                 throw new MirrorException(MirrorError.INVALID_REQUEST, "Name topics and/or give include patterns", "topics");
             }
+            long started = System.nanoTime();
             return onCoordinator(() -> runtime(name)).chain(runtime -> Uni.createFrom().item(() -> prepareTopics(mirror, runtime, topics,
                     includes, excludes)).runSubscriptionOn(runtime.workers))
+                    .invoke(prepared -> LOGGER.infof("Mirror %s: prepared %d destination topic(s) in %d ms", name, prepared.ready().size(),
+                            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)))
                     .chain(prepared -> onCoordinator(() -> startPrepared(name, prepared, include, exclude)));
         });
     }
