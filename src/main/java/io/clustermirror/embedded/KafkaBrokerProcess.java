@@ -154,10 +154,6 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         return process == null ? -1 : process.pid();
     }
 
-    public boolean isRunning() {
-        return process != null && process.isAlive();
-    }
-
     @Override
     public void close() {
         stop();

@@ -16,7 +16,7 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /** A snapshot of one cluster's brokers, partition leaders and topic ids, for the topics a fetcher handles. */
 public record ClusterView(String clusterId, Collection<Node> nodes, Map<TopicPartition, Node> leaders, Map<String, Uuid> topicIds,
-        Map<String, Integer> partitionCounts) {
+        Map<Uuid, String> topicNames) {
 
     public static ClusterView empty() {
         return new ClusterView("", List.of(), Map.of(), Map.of(), Map.of());
@@ -29,7 +29,6 @@ public record ClusterView(String clusterId, Collection<Node> nodes, Map<TopicPar
         String clusterId = cluster.clusterId().get(timeoutMs, TimeUnit.MILLISECONDS);
         Map<TopicPartition, Node> leaders = new HashMap<>();
         Map<String, Uuid> ids = new HashMap<>();
-        Map<String, Integer> counts = new HashMap<>();
         var futures = admin.describeTopics(topics).topicNameValues();
         for (var entry : futures.entrySet()) {
             TopicDescription description;
@@ -42,20 +41,20 @@ public record ClusterView(String clusterId, Collection<Node> nodes, Map<TopicPar
                 throw e;
             }
             ids.put(description.name(), description.topicId());
-            counts.put(description.name(), description.partitions().size());
             description.partitions().forEach(p -> {
                 if (p.leader() != null && !p.leader().isEmpty()) {
                     leaders.put(new TopicPartition(description.name(), p.partition()), p.leader());
                 }
             });
         }
-        return new ClusterView(clusterId, List.copyOf(nodes), Map.copyOf(leaders), Map.copyOf(ids), Map.copyOf(counts));
+        return new ClusterView(clusterId, List.copyOf(nodes), Map.copyOf(leaders), Map.copyOf(ids), inverse(ids));
     }
 
-    public Map<Uuid, String> topicNames() {
+    /** Topic names by id, built once per view: every Fetch and Produce response needs it. */
+    private static Map<Uuid, String> inverse(Map<String, Uuid> topicIds) {
         Map<Uuid, String> names = new HashMap<>();
         topicIds.forEach((name, id) -> names.put(id, name));
-        return names;
+        return Map.copyOf(names);
     }
 
     public Node anyNode() {

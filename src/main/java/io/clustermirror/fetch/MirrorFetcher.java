@@ -199,10 +199,6 @@ public final class MirrorFetcher implements AutoCloseable {
         return max;
     }
 
-    public boolean isEmpty() {
-        return partitions.isEmpty();
-    }
-
     // ---------------------------------------------------------------- fetch side
 
     private record FetchContext(Node node, Map<TopicPartition, FetchPartition.FetchTicket> tickets, Map<Uuid, String> topicNames) {

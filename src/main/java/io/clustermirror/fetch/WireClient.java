@@ -93,10 +93,6 @@ public final class WireClient implements AutoCloseable {
         client.wakeup();
     }
 
-    public int inFlight() {
-        return client.inFlightRequestCount();
-    }
-
     /** Blocking request/response, for the few calls outside the hot loop. */
     public ClientResponse call(Node node, AbstractRequest.Builder<?> request) throws IOException {
         if (!NetworkClientUtils.awaitReady(client, node, time, requestTimeoutMs)) {

@@ -20,6 +20,7 @@ public class MirrorMetrics {
     private final MeterRegistry registry;
     private final Counter stateWritesOk;
     private final Counter stateWritesFailed;
+    private final java.util.Map<String, DataPlaneMeters> dataPlaneMeters = new java.util.concurrent.ConcurrentHashMap<>();
 
     public MirrorMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -50,12 +51,31 @@ public class MirrorMetrics {
 
     /** Fetch requests to the source and produce requests to the destination, and those that failed as a whole. */
     public void request(String mirror, String api, boolean failed) {
-        Counter.builder(failed ? "cluster.mirror.request.errors" : "cluster.mirror.requests").description("Data-plane requests by API")
-                .tag("mirror", mirror).tag("api", api).register(registry).increment();
+        DataPlaneMeters meters = dataPlane(mirror);
+        boolean fetch = "fetch".equals(api);
+        (failed ? (fetch ? meters.fetchErrors() : meters.produceErrors()) : (fetch ? meters.fetches() : meters.produces())).increment();
+    }
+
+    /** The data plane's counters of one mirror, registered once: the fetch/append loop must not look meters up. */
+    private record DataPlaneMeters(Counter records, Counter bytes, Counter fetches, Counter produces, Counter fetchErrors,
+            Counter produceErrors) {
+    }
+
+    private DataPlaneMeters dataPlane(String mirror) {
+        return dataPlaneMeters.computeIfAbsent(mirror, m -> new DataPlaneMeters(
+                Counter.builder("cluster.mirror.records").description("Records mirrored").tag("mirror", m).register(registry),
+                Counter.builder("cluster.mirror.bytes").description("Log bytes mirrored").baseUnit("bytes").tag("mirror", m).register(registry),
+                requestCounter("cluster.mirror.requests", m, "fetch"), requestCounter("cluster.mirror.requests", m, "produce"),
+                requestCounter("cluster.mirror.request.errors", m, "fetch"), requestCounter("cluster.mirror.request.errors", m, "produce")));
+    }
+
+    private Counter requestCounter(String name, String mirror, String api) {
+        return Counter.builder(name).description("Data-plane requests by API").tag("mirror", mirror).tag("api", api).register(registry);
     }
 
     /** Drops every meter of a deleted mirror. */
     public void removeMirror(String mirror) {
+        dataPlaneMeters.remove(mirror);
         registry.getMeters().stream().filter(m -> mirror.equals(m.getId().getTag("mirror"))).toList().forEach(registry::remove);
     }
 
@@ -86,12 +106,11 @@ public class MirrorMetrics {
                 .register(registry).increment();
     }
 
-    /** Records and log bytes appended to the destination by a mirror's data plane. */
+    /** Records and log bytes appended to the destination by a mirror's data plane (per batch: the counters are cached). */
     public void mirrored(String mirror, int records, int bytes) {
-        Counter.builder("cluster.mirror.records").description("Records mirrored").tag("mirror", mirror).register(registry)
-                .increment(records);
-        Counter.builder("cluster.mirror.bytes").description("Log bytes mirrored").baseUnit("bytes").tag("mirror", mirror)
-                .register(registry).increment(bytes);
+        DataPlaneMeters meters = dataPlane(mirror);
+        meters.records().increment(records);
+        meters.bytes().increment(bytes);
     }
 
     /** Requests refused, by KIP error name (a bounded set). */

@@ -137,7 +137,7 @@ public class MirrorMetadataManager {
         Uni<Void> run() {
             return coordinator.sourceAdmin(name)
                     .chain(source -> clusterMatches(source).chain(matches -> !matches ? Uni.createFrom().voidItem()
-                            : topics(source).chain(() -> configs(source)).chain(() -> groups(source)).chain(() -> shareGroups(source))
+                            : topics(source).chain(() -> configs(source)).chain(() -> groupOffsets(source))
                             .chain(() -> acls(source))))
                     .onFailure().recoverWithItem(e -> {
                         error("MetadataRefreshError", "metadata refresh", e);
@@ -252,42 +252,47 @@ public class MirrorMetadataManager {
                     }));
         }
 
-        /** Consumer-group offsets of the partitions being mirrored, copied unchanged and clamped to the destination's end. */
-        private Uni<Void> groups(Admin source) {
+        /**
+         * Group offsets of the partitions being mirrored, for consumer groups and share groups alike: copied
+         * unchanged and clamped to the destination's end, read once per cycle.
+         */
+        private Uni<Void> groupOffsets(Admin source) {
             Map<TopicPartition, MirrorPartition> mirrored = mirroredPartitions();
             if (mirrored.isEmpty()) {
                 return Uni.createFrom().voidItem();
             }
+            Admin destination = coordinator.destination();
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            mirrored.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+            return KafkaUni.of(destination.listOffsets(latest).all()).chain(ends -> {
+                Map<MirrorPartition, Long> destinationEnds = new HashMap<>();
+                ends.forEach((tp, info) -> destinationEnds.put(mirrored.get(tp), info.offset()));
+                return groupOffsets(GroupKind.CONSUMER, source, destination, mirrored, destinationEnds)
+                        .chain(() -> groupOffsets(GroupKind.SHARE, source, destination, mirrored, destinationEnds));
+            });
+        }
+
+        private Uni<Void> groupOffsets(GroupKind kind, Admin source, Admin destination, Map<TopicPartition, MirrorPartition> mirrored,
+                Map<MirrorPartition, Long> destinationEnds) {
             NameFilter filter = NameFilter.of(mirror.config().list(MirrorConfig.GROUPS_INCLUDE, ".*"),
                     mirror.config().list(MirrorConfig.GROUPS_EXCLUDE, ""));
-            Admin destination = coordinator.destination();
-            return KafkaUni.of(source.listGroups(ListGroupsOptions.forConsumerGroups()).all()).chain(listings -> {
-                Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
-                for (GroupListing listing : listings) {
-                    if (filter.matches(listing.groupId())) {
-                        specs.put(listing.groupId(), new ListConsumerGroupOffsetsSpec());
-                    }
+            return KafkaUni.of(source.listGroups(kind.listing()).all()).onFailure(e -> kind == GroupKind.SHARE).recoverWithItem(e -> {
+                if (shareGroupsUnavailable.add(name)) {
+                    LOGGER.warnf("Mirror %s: the source does not list share groups (%s); share-group offsets are not synced", name, e.toString());
                 }
-                if (specs.isEmpty()) {
+                return List.of();
+            }).chain(listings -> {
+                Set<String> groups = new java.util.TreeSet<>();
+                listings.stream().map(GroupListing::groupId).filter(filter::matches).forEach(groups::add);
+                if (groups.isEmpty()) {
                     return Uni.createFrom().voidItem();
                 }
-                Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-                mirrored.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
-                return KafkaUni.of(source.listConsumerGroupOffsets(specs).all())
-                        .chain(sourceOffsets -> KafkaUni.of(destination.listOffsets(latest).all())
-                                .chain(ends -> KafkaUni.of(destination.listConsumerGroupOffsets(specs).all())
-                                        .chain(destinationOffsets -> {
-                                            Map<MirrorPartition, Long> destinationEnds = new HashMap<>();
-                                            ends.forEach((tp, info) -> destinationEnds.put(mirrored.get(tp), info.offset()));
-                                            Map<String, Map<MirrorPartition, Long>> commits = OffsetSyncPlan.plan(
-                                                    toMirror(sourceOffsets, mirrored), destinationEnds, toMirror(destinationOffsets, mirrored),
-                                                    filter);
-                                            return commit(commits, "ConsumerGroupOffsetSyncError", (group, offsets) -> {
-                                                Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
-                                                offsets.forEach((tp, o) -> committed.put(tp, new OffsetAndMetadata(o)));
-                                                return destination.alterConsumerGroupOffsets(group, committed).all();
-                                            });
-                                        })));
+                return KafkaUni.of(kind.offsets(source, groups, mirrored.keySet()))
+                        .chain(sourceOffsets -> KafkaUni.of(kind.offsets(destination, groups, mirrored.keySet()))
+                                .onFailure().recoverWithItem(e -> Map.of()) // groups unknown on the destination have nothing yet
+                                .chain(destinationOffsets -> commit(OffsetSyncPlan.plan(toMirror(sourceOffsets, mirrored), destinationEnds,
+                                        toMirror(destinationOffsets, mirrored), filter), kind.errorKind(),
+                                        (group, offsets) -> kind.alter(destination, group, offsets))));
             });
         }
 
@@ -354,46 +359,6 @@ public class MirrorMetadataManager {
                         }
                         return null;
                     });
-        }
-
-        /** Share-group offsets likewise; a source without share groups is skipped with one WARN per mirror. */
-        private Uni<Void> shareGroups(Admin source) {
-            Map<TopicPartition, MirrorPartition> mirrored = mirroredPartitions();
-            if (mirrored.isEmpty()) {
-                return Uni.createFrom().voidItem();
-            }
-            NameFilter filter = NameFilter.of(mirror.config().list(MirrorConfig.GROUPS_INCLUDE, ".*"),
-                    mirror.config().list(MirrorConfig.GROUPS_EXCLUDE, ""));
-            Admin destination = coordinator.destination();
-            return KafkaUni.of(source.listGroups(ListGroupsOptions.forShareGroups()).all()).onFailure().recoverWithItem(e -> {
-                if (shareGroupsUnavailable.add(name)) {
-                    LOGGER.warnf("Mirror %s: the source does not list share groups (%s); share-group offsets are not synced", name, e.toString());
-                }
-                return List.of();
-            }).chain(listings -> {
-                LOGGER.debugf("Mirror %s: source share groups %s", name, listings);
-                Map<String, ListShareGroupOffsetsSpec> specs = new HashMap<>();
-                // the partitions are named: an empty spec lists only those the share group has initialised
-                listings.stream().map(GroupListing::groupId).filter(filter::matches)
-                        .forEach(g -> specs.put(g, new ListShareGroupOffsetsSpec().topicPartitions(mirrored.keySet())));
-                if (specs.isEmpty()) {
-                    return Uni.createFrom().voidItem();
-                }
-                Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-                mirrored.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
-                return KafkaUni.of(source.listShareGroupOffsets(specs).all())
-                        .invoke(offsets -> LOGGER.debugf("Mirror %s: source share-group offsets %s", name, offsets))
-                        .chain(sourceOffsets -> KafkaUni.of(destination.listOffsets(latest).all())
-                                .chain(ends -> KafkaUni.of(destination.listShareGroupOffsets(specs).all())
-                                        .onFailure().recoverWithItem(e -> Map.of())
-                                        .chain(destinationOffsets -> {
-                                            Map<MirrorPartition, Long> destinationEnds = new HashMap<>();
-                                            ends.forEach((tp, info) -> destinationEnds.put(mirrored.get(tp), info.offset()));
-                                            return commit(OffsetSyncPlan.plan(toMirror(sourceOffsets, mirrored), destinationEnds,
-                                                    toMirror(destinationOffsets, mirrored), filter), "ShareGroupOffsetSyncError",
-                                                    (group, offsets) -> destination.alterShareGroupOffsets(group, offsets).all());
-                                        })));
-            });
         }
 
         private Map<TopicPartition, MirrorPartition> mirroredPartitions() {
@@ -472,6 +437,62 @@ public class MirrorMetadataManager {
             LOGGER.debugf("Mirror %s: metadata sync cycle %d in %d ms, %d error(s), %d group(s) skipped", name, count, took.toMillis(),
                     errors.size(), skippedGroups.size());
         }
+    }
+
+    /** Consumer groups and share groups: how each is listed, read and written. The sync logic is the same. */
+    private enum GroupKind {
+        CONSUMER("ConsumerGroupOffsetSyncError", ListGroupsOptions.forConsumerGroups()) {
+            @Override
+            KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> offsets(Admin admin, Set<String> groups,
+                    Set<TopicPartition> partitions) {
+                Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
+                groups.forEach(g -> specs.put(g, new ListConsumerGroupOffsetsSpec().topicPartitions(partitions)));
+                return admin.listConsumerGroupOffsets(specs).all();
+            }
+
+            @Override
+            KafkaFuture<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets) {
+                Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+                offsets.forEach((tp, o) -> committed.put(tp, new OffsetAndMetadata(o)));
+                return admin.alterConsumerGroupOffsets(group, committed).all();
+            }
+        },
+        SHARE("ShareGroupOffsetSyncError", ListGroupsOptions.forShareGroups()) {
+            @Override
+            KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> offsets(Admin admin, Set<String> groups,
+                    Set<TopicPartition> partitions) {
+                // the partitions are named: an empty spec lists only those the share group has initialised
+                Map<String, ListShareGroupOffsetsSpec> specs = new HashMap<>();
+                groups.forEach(g -> specs.put(g, new ListShareGroupOffsetsSpec().topicPartitions(partitions)));
+                return admin.listShareGroupOffsets(specs).all();
+            }
+
+            @Override
+            KafkaFuture<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets) {
+                return admin.alterShareGroupOffsets(group, offsets).all();
+            }
+        };
+
+        private final String errorKind;
+        private final ListGroupsOptions listing;
+
+        GroupKind(String errorKind, ListGroupsOptions listing) {
+            this.errorKind = errorKind;
+            this.listing = listing;
+        }
+
+        String errorKind() {
+            return errorKind;
+        }
+
+        ListGroupsOptions listing() {
+            return listing;
+        }
+
+        abstract KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> offsets(Admin admin, Set<String> groups,
+                Set<TopicPartition> partitions);
+
+        abstract KafkaFuture<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets);
     }
 
     private static Map<String, String> explicit(Config config) {

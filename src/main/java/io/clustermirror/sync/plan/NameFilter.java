@@ -18,8 +18,4 @@ public record NameFilter(List<Pattern> includes, List<Pattern> excludes) {
     public boolean matches(String name) {
         return includes.stream().anyMatch(p -> p.matcher(name).matches()) && excludes.stream().noneMatch(p -> p.matcher(name).matches());
     }
-
-    public boolean isEmpty() {
-        return includes.isEmpty();
-    }
 }
