@@ -103,13 +103,7 @@ class DataPlaneIT extends ServiceIT {
     void pauseShouldStopTheFlowAndResumeShouldCatchUp() throws Exception {
         String mirror = uniqueName("pause");
         String topic = uniqueName("pause");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 2, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 2_000, "lz4", "p1");
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorConverged(mirror, topic, 2, 2_000, "lz4", "p1");
 
         // When paused
         api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
@@ -299,13 +293,7 @@ class DataPlaneIT extends ServiceIT {
     void foreignWriteIntoAMirroredPartitionShouldFailNamingBothOffsets() throws Exception {
         String mirror = uniqueName("foreign");
         String topic = uniqueName("foreign");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 1, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 300, "lz4", "f1");
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorConverged(mirror, topic, 1, 300, "lz4", "f1");
 
         // When another producer writes into the mirrored destination partition, then the source moves on
         try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {

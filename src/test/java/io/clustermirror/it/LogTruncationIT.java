@@ -19,13 +19,7 @@ class LogTruncationIT extends ServiceIT {
     void restartingAStoppedTopicShouldContinueAfterTheCommonPrefix() throws Exception {
         String mirror = uniqueName("prefix");
         String topic = uniqueName("prefix");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 2, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 2_000, "lz4", "a");
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorConverged(mirror, topic, 2, 2_000, "lz4", "a");
         stop(mirror, topic);
 
         // When the source moves on and the topic is started again
@@ -74,13 +68,7 @@ class LogTruncationIT extends ServiceIT {
     void offsetsDeletedOnTheSourceBeforeTheyWereMirroredShouldFail() throws Exception {
         String mirror = uniqueName("gap");
         String topic = uniqueName("gap");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 1, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "none", "g1");
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorConverged(mirror, topic, 1, 100, "none", "g1");
         stop(mirror, topic);
         Kafka.produce(bed.source().bootstrapServers(), topic, 400, "none", "g2");
         try (Admin admin = bed.sourceAdmin()) {
@@ -97,13 +85,7 @@ class LogTruncationIT extends ServiceIT {
     void aWriteWhilePausedShouldBeCaughtOnResume() throws Exception {
         String mirror = uniqueName("pausewrite");
         String topic = uniqueName("pausewrite");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 1, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "p1");
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorConverged(mirror, topic, 1, 100, "lz4", "p1");
         api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
         await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
                 .allMatch("PAUSED"::equals));

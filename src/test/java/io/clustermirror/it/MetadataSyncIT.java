@@ -77,13 +77,7 @@ class MetadataSyncIT extends ServiceIT {
     void partitionAddedOnTheSourceShouldBeMirrored() throws Exception {
         String mirror = uniqueName("grow");
         String topic = uniqueName("grow");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 2, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 400, "lz4", "g1");
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorConverged(mirror, topic, 2, 400, "lz4", "g1");
 
         try (Admin admin = bed.sourceAdmin()) {
             admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all().get();
@@ -131,13 +125,7 @@ class MetadataSyncIT extends ServiceIT {
     void deletedSourceTopicShouldLeaveTheDestinationStoppedAndWritable() throws Exception {
         String mirror = uniqueName("gone");
         String topic = uniqueName("gone");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 2, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 300, "lz4", "x");
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorConverged(mirror, topic, 2, 300, "lz4", "x");
 
         try (Admin admin = bed.sourceAdmin()) {
             admin.deleteTopics(List.of(topic)).all().get();
@@ -158,13 +146,7 @@ class MetadataSyncIT extends ServiceIT {
         String mirror = uniqueName("groups");
         String topic = uniqueName("groups");
         String group = uniqueName("app");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 2, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 2_000, "lz4", "grp");
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorConverged(mirror, topic, 2, 2_000, "lz4", "grp");
 
         // Given a group that committed offset X on the source
         TopicPartition p0 = new TopicPartition(topic, 0);
@@ -198,13 +180,7 @@ class MetadataSyncIT extends ServiceIT {
         String mirror = uniqueName("active");
         String topic = uniqueName("active");
         String group = uniqueName("busy");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 1, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "busy");
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorConverged(mirror, topic, 1, 100, "lz4", "busy");
         TopicPartition p0 = new TopicPartition(topic, 0);
 
         // Given the group has a live member on the destination
@@ -245,13 +221,7 @@ class MetadataSyncIT extends ServiceIT {
     void anotherClusterBehindTheSourceAddressShouldHaltTheMirrorUntilTheRightOneIsBack() throws Exception {
         String mirror = uniqueName("impostor");
         String topic = uniqueName("impostor");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 1, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 200, "lz4", "i1");
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorConverged(mirror, topic, 1, 200, "lz4", "i1");
         String clusterId = sourceClusterId();
 
         // When another cluster answers at the source's address

@@ -111,6 +111,17 @@ abstract class ServiceIT {
         return api().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(200).extract().jsonPath();
     }
 
+    /** A new source topic with {@code records} records (keys, headers, {@code codec}), mirrored by a new mirror until converged. */
+    static void mirrorConverged(String mirror, String topic, int partitions, int records, String codec, String tag) throws Exception {
+        createMirror(mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, partitions, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, records, codec, tag);
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+    }
+
     /** Waits until every partition of the topic is MIRRORING with the destination at the source's end. */
     static void awaitConverged(String mirror, String topic) {
         org.awaitility.Awaitility.await("mirror " + mirror + " topic " + topic + " converged").atMost(java.time.Duration.ofSeconds(120))
