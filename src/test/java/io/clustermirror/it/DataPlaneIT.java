@@ -204,6 +204,7 @@ class DataPlaneIT extends ServiceIT {
         // When
         bed.destination().stop();
         bed.destination().start(Duration.ofSeconds(120));
+        bed.awaitProducible(bed.destination());
         producing.set(false);
         producer.join();
 
@@ -228,6 +229,7 @@ class DataPlaneIT extends ServiceIT {
         // When the source broker restarts under the fetcher
         bed.source().stop();
         bed.source().start(Duration.ofSeconds(120));
+        bed.awaitProducible(bed.source());
         Kafka.produce(bed.source().bootstrapServers(), topic, 5_000, "zstd", "r2");
 
         // Then

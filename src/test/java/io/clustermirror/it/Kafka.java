@@ -62,14 +62,23 @@ final class Kafka {
 
     /** Produces {@code count} keyed records with headers, spread over the partitions, and flushes. */
     static void produce(String bootstrap, String topic, int count, String compression, String tag) {
+        List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
         try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap, Map.of(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression))) {
             for (int i = 0; i < count; i++) {
                 ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, null, System.currentTimeMillis() - 1000L * (i % 7),
                         (tag + "-key-" + (i % 1000)).getBytes(), (tag + "-value-" + i + "-" + "x".repeat(i % 50)).getBytes());
                 record.headers().add("tag", tag.getBytes()).add("i", Integer.toString(i).getBytes());
-                producer.send(record);
+                sends.add(producer.send(record));
             }
             producer.flush();
+            for (java.util.concurrent.Future<?> send : sends) {
+                send.get(); // a record the source did not take must fail the test, not vanish from both sides
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("producing to " + topic + " failed", e.getCause());
         }
     }
 

@@ -229,6 +229,7 @@ class MetadataSyncIT extends ServiceIT {
         bed.source().stop();
         try {
             impostor.start(Duration.ofSeconds(120));
+            bed.awaitProducible(impostor);
             try (Admin admin = Admin.create(Map.of("bootstrap.servers", impostor.bootstrapServers()))) {
                 Kafka.createTopic(admin, topic, 1, Map.of());
             }
@@ -242,6 +243,7 @@ class MetadataSyncIT extends ServiceIT {
         } finally {
             impostor.stop();
             bed.source().start(Duration.ofSeconds(120));
+            bed.awaitProducible(bed.source());
         }
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic)).hasSize(200)
                 .allSatisfy(r -> assertThat(r.value()).startsWith("i1"));

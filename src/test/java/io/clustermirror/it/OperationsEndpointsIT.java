@@ -56,6 +56,7 @@ class OperationsEndpointsIT extends ServiceIT {
                     .body("checks[0].data.reason", containsString("destination not reachable"));
         } finally {
             bed.destination().start(Duration.ofSeconds(120));
+            bed.awaitProducible(bed.destination());
         }
 
         // and comes back UP, with writes working again

@@ -105,6 +105,31 @@ public final class TestBed {
         return new ServiceProcess(name, appDir, workDir, destination.bootstrapServers(), props);
     }
 
+    /**
+     * Waits until an idempotent producer can write to the (re)started broker. Right after a restart the broker
+     * accepts connections well before it hands out producer ids again; a test producing then would stall for
+     * minutes and lose its records to the delivery timeout.
+     */
+    public void awaitProducible(KafkaBrokerProcess broker) {
+        String probe = "__testbed_probe";
+        org.awaitility.Awaitility.await("broker " + broker.name() + " takes idempotent writes").atMost(Duration.ofMinutes(3))
+                .pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() -> {
+                    try (Admin admin = admin(broker)) {
+                        if (!admin.listTopics().names().get().contains(probe)) {
+                            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(probe, 1, (short) 1))).all().get();
+                        }
+                    }
+                    try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(Map.of(
+                            "bootstrap.servers", broker.bootstrapServers(), "enable.idempotence", true, "acks", "all",
+                            "max.block.ms", 5000, "delivery.timeout.ms", 5000, "request.timeout.ms", 4000),
+                            new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                            new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+                        producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(probe, new byte[0])).get();
+                        return true;
+                    }
+                });
+    }
+
     /** Another cluster (new cluster id, empty) on the ports of {@code original}, which must be stopped first. */
     public KafkaBrokerProcess impostor(KafkaBrokerProcess original) {
         return new KafkaBrokerProcess("impostor-" + original.name(), workDir.resolve("impostor-" + System.nanoTime()), original.port(),
