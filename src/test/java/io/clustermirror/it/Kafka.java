@@ -48,6 +48,17 @@ final class Kafka {
 
     static void createTopic(Admin admin, String topic, int partitions, Map<String, String> configs) throws Exception {
         admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all().get();
+        awaitLeaders(admin, topic);
+    }
+
+    /**
+     * Waits until every partition's leader has loaded its log. An idempotent producer that writes to a
+     * partition before that can have its first batch refused while later ones land; kafka-clients 4.1.2
+     * then retries that batch forever with OUT_OF_ORDER_SEQUENCE_NUMBER and loses it at the delivery
+     * timeout (seen in CI: "0 (incoming seq. number), 1083 (current end sequence number)").
+     */
+    static void awaitLeaders(Admin admin, String topic) throws Exception {
+        offsets(admin, topic, OffsetSpec.latest()); // ListOffsets is answered only by a leader that has the log
     }
 
     static KafkaProducer<byte[], byte[]> producer(String bootstrap, Map<String, Object> overrides) {
@@ -78,7 +89,7 @@ final class Kafka {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         } catch (java.util.concurrent.ExecutionException e) {
-            throw new IllegalStateException("producing to " + topic + " failed", e.getCause());
+            throw new IllegalStateException("producing to " + topic + " failed: " + e.getCause(), e.getCause());
         }
     }
 

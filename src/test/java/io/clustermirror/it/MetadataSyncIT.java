@@ -81,6 +81,7 @@ class MetadataSyncIT extends ServiceIT {
 
         try (Admin admin = bed.sourceAdmin()) {
             admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all().get();
+            Kafka.awaitLeaders(admin, topic);
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 800, "zstd", "g2");
 
