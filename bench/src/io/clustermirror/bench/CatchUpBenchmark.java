@@ -1,21 +1,14 @@
 package io.clustermirror.bench;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -58,13 +51,8 @@ public final class CatchUpBenchmark {
         long records = args.length > 0 ? Long.parseLong(args[0]) : 1_000_000;
         Path root = Path.of("target", "bench", "run-" + ProcessHandle.current().pid()).toAbsolutePath();
         String classpath = KafkaBrokerProcess.classpathFrom(Path.of("target", "kafka-broker.classpath"));
-        KafkaBrokerProcess source = new KafkaBrokerProcess("source", root.resolve("source"), free(), free(), classpath, Map.of(),
-                KafkaBrokerProcess.THROUGHPUT);
-        KafkaBrokerProcess destination = new KafkaBrokerProcess("destination", root.resolve("destination"), free(), free(), classpath,
-                Map.of(), KafkaBrokerProcess.THROUGHPUT);
-        try (source; destination) {
-            CompletableFuture.allOf(CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
-                    CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120)))).join();
+        KafkaBrokerProcess[] clusters = BenchSupport.startClusters(root);
+        try (KafkaBrokerProcess source = clusters[0]; KafkaBrokerProcess destination = clusters[1]) {
             System.out.printf("Producing %,d x %d B lz4 records into %d partitions...%n", records, RECORD_BYTES, PARTITIONS);
             try (Admin admin = admin(source)) {
                 admin.createTopics(List.of(new NewTopic("bench", PARTITIONS, (short) 1))).all().get();
@@ -89,39 +77,20 @@ public final class CatchUpBenchmark {
 
     private static Result mirror(KafkaBrokerProcess source, KafkaBrokerProcess destination, Path root, long records, long logBytes)
             throws Exception {
-        int port = free();
-        List<String> command = List.of(java(), "-Xmx1g", "-Dquarkus.http.port=" + port,
-                "-Dkafka.bootstrap.servers=" + destination.bootstrapServers(), "-Dmirror.state.topic.num.partitions=1",
-                "-Dquarkus.log.level=WARN", "-jar", Path.of("target", "quarkus-app", "quarkus-run.jar").toAbsolutePath().toString());
-        Process service = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(root.resolve("service.log").toFile()).start();
-        try {
-            HttpClient http = HttpClient.newHttpClient();
-            String base = "http://localhost:" + port;
-            long deadline = System.currentTimeMillis() + 90_000;
-            while (status(http, base + "/q/health/ready") != 200) {
-                if (System.currentTimeMillis() > deadline || !service.isAlive()) {
-                    throw new IllegalStateException("service not ready; see " + root.resolve("service.log"));
-                }
-                Thread.sleep(200);
-            }
-            post(http, base + "/v1/mirrors", "{\"name\":\"bench\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers() + "\"}}");
-            double cpuBefore = cpuSeconds(service);
+        try (BenchSupport.Service service = BenchSupport.startService(destination, root)) {
+            service.post("/v1/mirrors", "{\"name\":\"bench\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers() + "\"}}");
+            double cpuBefore = service.cpuSeconds();
             double brokersBefore = cpuSeconds(source) + cpuSeconds(destination);
             long started = System.nanoTime();
-            post(http, base + "/v1/mirrors/bench/topics:start", "{\"topics\":[\"bench\"]}");
+            service.post("/v1/mirrors/bench/topics:start", "{\"topics\":[\"bench\"]}");
             awaitEnd(destination, "bench", records);
             double seconds = (System.nanoTime() - started) / 1e9;
-            double cpu = cpuSeconds(service) - cpuBefore;
+            double cpu = service.cpuSeconds() - cpuBefore;
             double brokers = cpuSeconds(source) + cpuSeconds(destination) - brokersBefore;
-            HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create(base + "/q/metrics")).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            metrics.body().lines().filter(l -> l.startsWith("cluster_mirror_requests_total") || l.startsWith("cluster_mirror_bytes_total"))
+            service.get("/q/metrics").lines()
+                    .filter(l -> l.startsWith("cluster_mirror_requests_total") || l.startsWith("cluster_mirror_bytes_total"))
                     .forEach(l -> System.out.println("  mirror " + l));
             return new Result("cluster-mirror (batch passthrough)", seconds, cpu, records, logBytes, brokers);
-        } finally {
-            service.destroy();
-            service.waitFor();
         }
     }
 
@@ -224,40 +193,18 @@ public final class CatchUpBenchmark {
     }
 
     private static double cpuSeconds(KafkaBrokerProcess broker) {
-        return ProcessHandle.of(broker.pid()).flatMap(h -> h.info().totalCpuDuration()).map(d -> d.toNanos() / 1e9).orElse(0.0);
+        return BenchSupport.cpuSeconds(broker);
     }
 
     private static double cpuSeconds(Process process) {
-        return process.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
-    }
-
-    private static int status(HttpClient http, String url) {
-        try {
-            return http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (Exception e) {
-            return -1;
-        }
-    }
-
-    private static void post(HttpClient http, String url, String json) throws Exception {
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(url)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
-        if (response.statusCode() >= 300) {
-            throw new IllegalStateException(url + " answered " + response.statusCode() + ": " + response.body());
-        }
+        return BenchSupport.cpuSeconds(process);
     }
 
     private static Admin admin(KafkaBrokerProcess broker) {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()));
+        return BenchSupport.admin(broker);
     }
 
     private static String java() {
-        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    private static int free() throws Exception {
-        try (var socket = new java.net.ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+        return BenchSupport.java();
     }
 }

@@ -1,5 +1,7 @@
 package io.clustermirror.api;
 
+import java.util.List;
+
 import com.fasterxml.jackson.annotation.JsonInclude;
 
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -16,5 +18,7 @@ public record PartitionDescription(
         @Schema(description = "Automatic retries of FAILED so far; -1 = retries exhausted, waiting for recover", example = "0") int retryAttempt,
         @Schema(description = "The last error", example = "transactional batches at offset 42 are not supported yet") String error,
         @Schema(description = "Progress of the current step (e.g. log start alignment)", example = "aligned to the source log start 5000")
-        String progress) {
+        String progress,
+        @Schema(description = "Destination transactions held open because the source's are still open (a long-open one is a "
+                + "hanging source transaction); absent when none") List<OpenTransactionDescription> openTransactions) {
 }

@@ -138,9 +138,13 @@ public class TopicResource {
             offsets.forEach((p, o) -> {
                 PartitionStatus s = statuses.get(p);
                 long lag = o[0] >= 0 && o[1] >= 0 ? Math.max(0, o[0] - o[1]) : -1;
-                int lme = coordinator.liveProgress(name, p).map(x -> x.lastMirroredEpoch()).filter(e -> e >= 0).orElse(s.lastMirroredEpoch());
+                var live = coordinator.liveProgress(name, p);
+                int lme = live.map(x -> x.lastMirroredEpoch()).filter(e -> e >= 0).orElse(s.lastMirroredEpoch());
+                List<OpenTransactionDescription> open = live.map(x -> x.openTransactions().stream()
+                        .map(t -> new OpenTransactionDescription(t.sourceProducerId(), t.destinationTransactionalId(), t.firstOffset(),
+                                t.openSince().toString())).toList()).filter(l -> !l.isEmpty()).orElse(null);
                 partitions.add(new PartitionDescription(p.partition(), s.state().name(), o[0], o[1], lag, lme, s.retryAttempt(), s.error(),
-                        coordinator.progress(name, p)));
+                        coordinator.progress(name, p), open));
             });
             return new TopicDescription(name, topic, partitions);
         });

@@ -560,7 +560,7 @@ public class MirrorCoordinator {
         });
         persistPartitions(name, failed);
         LOGGER.warnf("Mirror %s: destination topic %s diverged (%s); recreating it (mirror.truncation.policy=recreate)", name, topic, reason);
-        CompletableFuture.allOf(failed.keySet().stream().map(runtime.fetcher::remove).toArray(CompletableFuture[]::new))
+        CompletableFuture.allOf(failed.keySet().stream().map(p -> runtime.fetcher.remove(p, true)).toArray(CompletableFuture[]::new))
                 .thenRunAsync(() -> {
                     String error = null;
                     try {
@@ -612,7 +612,7 @@ public class MirrorCoordinator {
             failed = failed.withRetryAttempt(-1);
         }
         persistPartitions(name, Map.of(partition, failed));
-        liveRuntime(name).ifPresent(r -> r.fetcher.remove(partition));
+        liveRuntime(name).ifPresent(r -> r.fetcher.remove(partition, false));
         LOGGER.errorf("Mirror %s: %s FAILED (retry attempt %d): %s", name, partition, failed.retryAttempt(), error);
         if (failed.retryAttempt() >= 0) {
             long cap = Math.min(config.failed().retry().maxBackoffMs(),
@@ -705,7 +705,7 @@ public class MirrorCoordinator {
     private void act(String name, TopicVerb verb, MirrorPartition partition) {
         MirrorRuntime runtime = runtime(name);
         switch (verb) {
-            case PAUSE -> runtime.fetcher.remove(partition).thenAccept(last -> run("pause of " + partition,
+            case PAUSE -> runtime.fetcher.remove(partition, false).thenAccept(last -> run("pause of " + partition,
                     () -> settle(name, partition, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, last)));
             case RESUME -> runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
                 // the destination's end is the checkpoint, but only once its last batch is checked against the source:
@@ -750,7 +750,7 @@ public class MirrorCoordinator {
             Map<MirrorPartition, CompletableFuture<MirrorFetcher.Progress>> removals = new HashMap<>();
             Map<MirrorPartition, Integer> epochs = new HashMap<>();
             ps.forEach(p -> {
-                removals.put(p, runtime.fetcher.remove(p));
+                removals.put(p, runtime.fetcher.remove(p, true)); // a stopped topic never shows uncommitted data as committed
                 epochs.put(p, partitions(name).get(p).stateEpoch());
             });
             CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new)).thenRunAsync(() -> {
@@ -849,7 +849,7 @@ public class MirrorCoordinator {
             halted.put(name, reason);
             metrics.mirrorHalted(name);
             LOGGER.errorf("Mirror %s: %s", name, reason);
-            liveRuntime(name).ifPresent(r -> partitions(name).keySet().forEach(r.fetcher::remove));
+            liveRuntime(name).ifPresent(r -> partitions(name).keySet().forEach(p -> r.fetcher.remove(p, false)));
         });
     }
 

@@ -1,42 +1,48 @@
 package io.clustermirror.fetch;
 
-import java.util.Optional;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * What the fast path can append as is: a v2, non-transactional, non-control batch that starts exactly
- * at the next expected offset and has no holes. Anything else would shift offsets, so it is named.
+ * What the data plane appends for one fetched source batch so that every record lands at its source
+ * offset: the batch as it is; preceded by filler batches when the source has no batch for the offsets
+ * before it; rewritten with fillers when compaction left holes inside it. What cannot be appended
+ * without shifting offsets is named instead.
  */
 public final class BatchContinuity {
 
     private BatchContinuity() {
     }
 
-    /** Empty when {@code batch} can be appended at {@code expectedOffset}; otherwise why not. */
-    public static Optional<String> check(SourceBatch batch, long expectedOffset) {
+    /** The batches to append, in order, or (when {@code blocked} is set) why fetching cannot go past this point. */
+    public record Plan(List<SourceBatch> batches, String blocked) {
+
+        static Plan blocked(String reason) {
+            return new Plan(List.of(), reason);
+        }
+
+        public boolean isBlocked() {
+            return blocked != null;
+        }
+
+        /** The offset after the last planned batch. */
+        public long nextOffset() {
+            return batches.get(batches.size() - 1).lastOffset() + 1;
+        }
+    }
+
+    /** The plan for appending {@code batch} when the destination's next offset is {@code expectedOffset}. */
+    public static Plan plan(SourceBatch batch, long expectedOffset) {
         if (!batch.isV2()) {
-            return Optional.of("batch at offset " + batch.baseOffset() + " has message format v" + batch.magic()
+            return Plan.blocked("batch at offset " + batch.baseOffset() + " has message format v" + batch.magic()
                     + "; only v2 batches can be mirrored");
         }
-        if (batch.control()) {
-            return Optional.of("control batch (transaction marker) at offset " + batch.baseOffset()
-                    + ": transactional batches at offset " + batch.baseOffset() + " are not supported yet");
-        }
-        if (batch.transactional()) {
-            return Optional.of("transactional batches at offset " + batch.baseOffset() + " are not supported yet");
-        }
         if (batch.baseOffset() < expectedOffset) {
-            return Optional.of("the destination ends at offset " + expectedOffset + ", inside source batch [" + batch.baseOffset()
+            return Plan.blocked("the destination ends at offset " + expectedOffset + ", inside source batch [" + batch.baseOffset()
                     + ".." + batch.lastOffset() + "]");
         }
-        if (batch.baseOffset() > expectedOffset) {
-            return Optional.of("source offsets [" + expectedOffset + ", " + batch.baseOffset()
-                    + ") have no records (compacted or deleted): gaps between batches are not supported yet");
-        }
-        if (batch.hasHoles()) {
-            return Optional.of("source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] holds " + batch.recordCount()
-                    + " records for " + (batch.lastOffset() - batch.baseOffset() + 1)
-                    + " offsets (compaction holes): holes inside batches are not supported yet");
-        }
-        return Optional.empty();
+        List<SourceBatch> batches = new ArrayList<>(CompactionHoles.gap(expectedOffset, batch.baseOffset(), batch.firstTimestamp()));
+        batches.add(batch.hasHoles() && !batch.control() ? CompactionHoles.fill(batch) : batch);
+        return new Plan(List.copyOf(batches), null);
     }
 }

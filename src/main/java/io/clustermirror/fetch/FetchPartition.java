@@ -34,6 +34,8 @@ final class FetchPartition {
     boolean failed;
     boolean resetPending;
     boolean fetchInFlight;
+    /** Whether leaving the data plane aborts the destination transactions held open for this partition (stop, not pause). */
+    boolean abortOnRemove;
     /** Why fetching cannot go on past what is queued; the partition fails once the queue has been appended. */
     String blocked;
 
@@ -45,6 +47,8 @@ final class FetchPartition {
     long resetRequestedAt;
     /** Batches sent whose answer never came (disconnect, timeout, retriable error), by source base offset. */
     final java.util.TreeMap<Long, SourceBatch> unconfirmed = new java.util.TreeMap<>();
+    /** The destination transactions replaying this partition's source transactions. */
+    final PartitionTransactions transactions = new PartitionTransactions();
 
     /** Completes, with the last progress, once the partition has left the data plane. */
     final CompletableFuture<MirrorFetcher.Progress> removed = new CompletableFuture<>();
@@ -83,6 +87,15 @@ final class FetchPartition {
         return batch;
     }
 
+    synchronized SourceBatch peekQueue() {
+        return queue.peek();
+    }
+
+    /** Whether a transactional batch is in flight: nothing else is sent for the partition until it is answered. */
+    boolean transactionalInFlight() {
+        return !inFlight.isEmpty() && inFlight.peekLast().batch().transactional();
+    }
+
     synchronized void clearQueue() {
         queue.clear();
         queuedBytes = 0;
@@ -98,6 +111,6 @@ final class FetchPartition {
     }
 
     MirrorFetcher.Progress progress() {
-        return new MirrorFetcher.Progress(sourceHighWatermark, ackedEnd, lastEpoch);
+        return new MirrorFetcher.Progress(sourceHighWatermark, ackedEnd, lastEpoch, transactions.snapshot());
     }
 }

@@ -8,34 +8,43 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 
 /**
- * Filler records that occupy offsets the source no longer has (below its log start), so that the
- * destination's next offset equals the source's: tombstones under a reserved key with a
- * {@code mirror.filler} header, zstd-compressed (a 100,000-record batch is a few hundred KB).
- * They are deleted right after with DeleteRecords, or by the cleaner on compacted topics.
+ * Filler records that occupy offsets the source has no record at (below its log start, or removed by
+ * compaction), so that every source record keeps its offset on the destination: tombstones under a
+ * reserved key with a {@code mirror.filler} header, zstd-compressed (a 100,000-record batch is a few
+ * hundred KB). Below the log start they are deleted right after with DeleteRecords; on compacted
+ * topics the destination's cleaner removes them once {@code delete.retention.ms} has passed.
  */
 public final class FillerBatches {
 
     public static final int MAX_RECORDS_PER_BATCH = 100_000;
     public static final byte[] KEY = "__cluster_mirror_filler".getBytes(StandardCharsets.UTF_8);
     public static final String HEADER = "mirror.filler";
-    private static final Header[] HEADERS = { new RecordHeader(HEADER, new byte[0]) };
+    static final Header[] HEADERS = { new RecordHeader(HEADER, new byte[0]) };
 
     private FillerBatches() {
     }
 
-    /** A batch of {@code count} filler records (1..{@value #MAX_RECORDS_PER_BATCH}). */
+    /** A batch of {@code count} filler records (1..{@value #MAX_RECORDS_PER_BATCH}) stamped now. */
     public static SourceBatch of(int count) {
+        return at(0, count, System.currentTimeMillis());
+    }
+
+    /**
+     * Filler records for offsets {@code [baseOffset, baseOffset + count)}, all with {@code timestamp}
+     * (taken from the source, so that the same gap always yields the same batch).
+     */
+    public static SourceBatch at(long baseOffset, int count, long timestamp) {
         if (count < 1 || count > MAX_RECORDS_PER_BATCH) {
             throw new IllegalArgumentException("count must be in 1.." + MAX_RECORDS_PER_BATCH);
         }
-        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(64 * 1024), Compression.zstd().build(),
-                TimestampType.CREATE_TIME, 0L);
-        long now = System.currentTimeMillis();
+        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(64 * 1024), RecordBatch.CURRENT_MAGIC_VALUE,
+                Compression.zstd().build(), TimestampType.CREATE_TIME, baseOffset);
         for (int i = 0; i < count; i++) {
-            builder.appendWithOffset(i, now, KEY, null, HEADERS);
+            builder.appendWithOffset(baseOffset + i, timestamp, KEY, null, HEADERS);
         }
         return SourceBatch.of(builder.build().batches().iterator().next());
     }

@@ -107,7 +107,7 @@ public final class LogTruncation {
                 return new Diverged("cannot read the destination's last batch before offset " + destinationEnd);
             }
             Optional<SourceBatch> same = RawFetch.batchAt(source, sourceView, tp, last.get().baseOffset());
-            if (same.isEmpty() || !RawFetch.sameContent(last.get(), same.get())) {
+            if (same.isEmpty() || !mirrors(last.get(), same.get())) {
                 return new Diverged("destination batch [" + last.get().baseOffset() + ".." + last.get().lastOffset()
                         + "] differs from the source at the same offsets (divergence at or before offset " + last.get().baseOffset() + ")");
             }
@@ -147,14 +147,21 @@ public final class LogTruncation {
             progress.accept("aligning to the source log start " + sourceStart + ": " + end + " of " + fillTo + " offsets filled");
         }
         long startOffset = fillTo;
-        if (first.isPresent()) {
-            SourceBatch batch = first.get();
-            Optional<String> unsupported = BatchContinuity.check(batch, fillTo);
-            if (unsupported.isPresent()) {
-                return new Unsupported(unsupported.get());
+        if (first.isPresent() && fillTo < sourceStart) {
+            // the source log starts inside its first batch: that batch goes too, so that DeleteRecords can reach the log start
+            BatchContinuity.Plan plan = BatchContinuity.plan(first.get(), fillTo);
+            if (plan.isBlocked()) {
+                return new Unsupported(plan.blocked());
             }
-            append(destination, destinationView, leader, tp, batch, fillTo, identity, sequence);
-            startOffset = batch.lastOffset() + 1;
+            if (first.get().transactional()) {
+                return new Unsupported("the source log starts at " + sourceStart + ", inside transactional batch [" + first.get().baseOffset()
+                        + ".." + first.get().lastOffset() + "]: that transaction cannot be replayed from its middle");
+            }
+            for (SourceBatch batch : plan.batches()) {
+                append(destination, destinationView, leader, tp, batch, batch.baseOffset(), identity, sequence);
+                sequence = BatchRestamp.nextSequence(sequence, batch.recordCount());
+            }
+            startOffset = plan.nextOffset();
         }
         if (compacted) {
             LOGGER.infof("%s: compacted topic, %d filler tombstones below %d stay until the cleaner removes them", tp, fillTo - destinationEnd,
@@ -185,6 +192,25 @@ public final class LogTruncation {
             throw new IOException("batch for source offset " + expectedOffset + " landed at destination offset " + result.baseOffset()
                     + ": the destination was written by another producer");
         }
+    }
+
+    /**
+     * Whether {@code destination} is exactly what the data plane appends at its offsets for the source
+     * batch {@code source} (the first source batch reaching those offsets): the same batch, or the fillers
+     * and hole-filled rewrite that compaction on the source called for.
+     */
+    static boolean mirrors(SourceBatch destination, SourceBatch source) {
+        BatchContinuity.Plan plan = BatchContinuity.plan(source, destination.baseOffset());
+        return !plan.isBlocked() && plan.batches().stream()
+                .anyMatch(expected -> expected.baseOffset() == destination.baseOffset() && (expected.control()
+                        ? sameMarker(destination, expected)
+                        : RawFetch.sameContent(destination, expected)));
+    }
+
+    /** A marker written by the destination's coordinator carries its own epoch and time: only its place and kind must match. */
+    private static boolean sameMarker(SourceBatch destination, SourceBatch source) {
+        return destination.control() && destination.lastOffset() == source.lastOffset()
+                && ControlMarker.isCommit(destination).equals(ControlMarker.isCommit(source));
     }
 
     private ClusterView view(Admin admin, WireClient client, TopicPartition tp) throws Exception {

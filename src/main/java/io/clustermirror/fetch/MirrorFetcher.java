@@ -73,13 +73,15 @@ public final class MirrorFetcher implements AutoCloseable {
     }
 
     /** Live progress of a partition in the data plane. */
-    public record Progress(long sourceHighWatermark, long destinationEnd, int lastMirroredEpoch) {
+    public record Progress(long sourceHighWatermark, long destinationEnd, int lastMirroredEpoch, List<OpenTransaction> openTransactions) {
     }
 
     private final String mirror;
     private final String sourceClusterId;
     private final WireClient source;
     private final WireClient destination;
+    private final DestinationTransactions transactions;
+    private final TransactionRecovery recovery;
     private final Admin sourceAdmin;
     private final Admin destinationAdmin;
     private final Listener listener;
@@ -98,6 +100,8 @@ public final class MirrorFetcher implements AutoCloseable {
     private final Set<Integer> fetchingFrom = new HashSet<>();
     private final Backoff fetchBackoff = new Backoff();
     private final Backoff appendBackoff = new Backoff();
+    private final Backoff recoveryBackoff = new Backoff();
+    private long nextRecoveryAttemptMs;
 
     /**
      * Back-off of a loop that cannot reach its cluster: 0.5 s doubling to 10 s; one WARN per new error,
@@ -108,6 +112,11 @@ public final class MirrorFetcher implements AutoCloseable {
         private String lastError;
 
         void failed(String loop, Exception e) {
+            report(loop, e);
+            sleep(Math.min(10_000L, 500L << Math.min(failures - 1, 5)));
+        }
+
+        void report(String loop, Exception e) {
             String error = e.toString();
             if (!error.equals(lastError)) {
                 LOGGER.warnf("Mirror %s %s: %s; retrying with back-off", mirror, loop, error);
@@ -115,7 +124,7 @@ public final class MirrorFetcher implements AutoCloseable {
                 LOGGER.debugf("Mirror %s %s: still %s", mirror, loop, error);
             }
             lastError = error;
-            sleep(Math.min(10_000L, 500L << Math.min(failures++, 5)));
+            failures++;
         }
 
         void succeeded() {
@@ -133,6 +142,8 @@ public final class MirrorFetcher implements AutoCloseable {
         this.sourceClusterId = sourceClusterId;
         this.source = WireClient.create("cluster-mirror-" + mirror + "-fetcher", sourceConnection, timeoutMs);
         this.destination = WireClient.create("cluster-mirror-" + mirror + "-appender", destinationConnection, timeoutMs);
+        this.transactions = new DestinationTransactions(destination, timeoutMs);
+        this.recovery = new TransactionRecovery(mirror, destinationAdmin, timeoutMs);
         this.sourceAdmin = sourceAdmin;
         this.destinationAdmin = destinationAdmin;
         this.listener = listener;
@@ -160,15 +171,17 @@ public final class MirrorFetcher implements AutoCloseable {
 
     /**
      * Stops fetching the partition; completes, with its last progress, once nothing of it is in flight any
-     * more (null when it was not in the data plane).
+     * more (null when it was not in the data plane). With {@code abortTransactions} (stop), the destination
+     * transactions held open for it are aborted first; without (pause), they stay open to be continued.
      */
-    public CompletableFuture<Progress> remove(MirrorPartition partition) {
+    public CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
         if (state == null) {
             return CompletableFuture.completedFuture(null);
         }
         synchronized (state) {
             state.removing = true;
+            state.abortOnRemove = abortTransactions;
             state.queue.clear();
             state.queuedBytes = 0;
         }
@@ -185,7 +198,7 @@ public final class MirrorFetcher implements AutoCloseable {
     public Optional<Progress> progress(MirrorPartition partition) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
         return state == null ? Optional.empty()
-                : Optional.of(new Progress(state.sourceHighWatermark, state.ackedEnd, state.lastEpoch));
+                : Optional.of(state.progress());
     }
 
     /** The largest known lag (source high watermark - destination end) over the partitions being mirrored. */
@@ -325,16 +338,17 @@ public final class MirrorFetcher implements AutoCloseable {
                     if (sourceBatch.lastOffset() < state.fetchOffset) {
                         continue;
                     }
-                    Optional<String> gap = BatchContinuity.check(sourceBatch, state.fetchOffset);
-                    if (gap.isPresent()) {
-                        state.blocked = gap.get(); // what came before it is still appended
-                        queued = true;
+                    BatchContinuity.Plan plan = BatchContinuity.plan(sourceBatch, state.fetchOffset);
+                    queued = true;
+                    if (plan.isBlocked()) {
+                        state.blocked = plan.blocked(); // what came before it is still appended
                         break;
                     }
-                    state.queue.add(sourceBatch);
-                    state.queuedBytes += sourceBatch.sizeInBytes();
-                    state.fetchOffset = sourceBatch.lastOffset() + 1;
-                    queued = true;
+                    for (SourceBatch batch : plan.batches()) {
+                        state.queue.add(batch);
+                        state.queuedBytes += batch.sizeInBytes();
+                    }
+                    state.fetchOffset = plan.nextOffset();
                 }
             }
         }
@@ -358,6 +372,8 @@ public final class MirrorFetcher implements AutoCloseable {
                 }
                 finishRemovalsAndResets();
                 ensureIdentities();
+                recoverTransactions();
+                replayTransactions();
                 sendProduces();
                 appendBackoff.succeeded();
                 destination.poll(500);
@@ -381,14 +397,19 @@ public final class MirrorFetcher implements AutoCloseable {
             }
             boolean removing;
             boolean reset;
+            boolean abort;
             synchronized (state) {
                 removing = state.removing || state.failed;
                 reset = state.resetPending;
+                abort = state.removing && state.abortOnRemove;
             }
             String blocked = state.blockedAndDrained();
             if (blocked != null && !removing && !reset) {
                 fail(state, blocked);
             } else if (removing) {
+                if (abort) {
+                    abortOpenTransactions(state);
+                }
                 partitions.remove(state.tp, state);
                 state.removed.complete(state.progress());
             } else if (reset) {
@@ -439,6 +460,7 @@ public final class MirrorFetcher implements AutoCloseable {
             state.resetPending = false;
         }
         state.identity = null;
+        state.transactions.recoveryNeeded = true;
         LOGGER.infof("Mirror %s: %s resumes at destination log end %d", mirror, state.partition, end);
         source.wakeup();
     }
@@ -484,7 +506,8 @@ public final class MirrorFetcher implements AutoCloseable {
         ClusterView view = destinationView;
         Map<Node, List<FetchPartition>> byNode = new HashMap<>();
         for (FetchPartition state : partitions.values()) {
-            if (state.identity == null || state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || !state.sendable()) {
+            if (state.identity == null || state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || !state.sendable()
+                    || state.transactionalInFlight() || replayedInTransaction(state.peekQueue())) {
                 continue;
             }
             Node leader = view.leaders().get(state.tp);
@@ -499,7 +522,8 @@ public final class MirrorFetcher implements AutoCloseable {
                 Map<TopicPartition, FetchPartition.Sent> sent = new HashMap<>();
                 Map<String, ProduceRequestData.TopicProduceData> topics = new HashMap<>();
                 for (FetchPartition state : candidates) {
-                    if (state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || !state.sendable()) {
+                    if (state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || !state.sendable()
+                            || replayedInTransaction(state.peekQueue())) {
                         continue;
                     }
                     SourceBatch batch = state.pollQueue();
@@ -644,6 +668,173 @@ public final class MirrorFetcher implements AutoCloseable {
         LOGGER.errorf("Mirror %s: %s FAILED: %s", mirror, state.partition, error);
         listener.onFailed(state.partition, error);
         destination.wakeup();
+    }
+
+    // ---------------------------------------------------------------- transactions (DESIGN §4.2)
+
+    /** Transactional batches and markers go through a destination transaction, one at a time per partition. */
+    private static boolean replayedInTransaction(SourceBatch batch) {
+        return batch != null && (batch.transactional() || batch.control());
+    }
+
+    /**
+     * Reads back the destination transactions this mirror holds open on partitions that just entered the
+     * data plane or were reset (after a restart, resume or retry): they are continued with their producer
+     * id, epoch and next sequence, never re-initialised, which would abort them and put a marker where the
+     * source has none. Transactions still writing their markers are waited for.
+     */
+    private void recoverTransactions() throws InterruptedException {
+        List<FetchPartition> recovering = partitions.values().stream()
+                .filter(s -> s.transactions.recoveryNeeded && s.inFlight.isEmpty()).toList();
+        if (recovering.isEmpty() || System.currentTimeMillis() < nextRecoveryAttemptMs) {
+            return;
+        }
+        try {
+            recovery.recover(recovering, destinationView);
+            recoveryBackoff.succeeded();
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            // plain batches go on; transactional ones wait until the open transactions are known
+            nextRecoveryAttemptMs = System.currentTimeMillis() + 5_000;
+            recoveryBackoff.report("reading back its open destination transactions", e);
+        }
+    }
+
+    /** Sends the transactional batch or writes the marker at the head of each partition whose turn it is. */
+    private void replayTransactions() {
+        for (FetchPartition state : partitions.values()) {
+            while (!state.transactions.recoveryNeeded && state.inFlight.isEmpty() && state.sendable()
+                    && replayedInTransaction(state.peekQueue())) {
+                SourceBatch head = state.peekQueue();
+                Node leader = destinationView.leaders().get(state.tp);
+                if (leader == null) {
+                    destinationRefresh = true;
+                    break;
+                }
+                try {
+                    if (!(head.control() ? writeMarker(state, leader, head) : sendTransactional(state, leader, head))) {
+                        break;
+                    }
+                } catch (DestinationTransactions.Refused e) {
+                    fail(state, e.getMessage());
+                    break;
+                } catch (IOException e) {
+                    requestReset(state, e.getMessage());
+                    break;
+                }
+            }
+        }
+    }
+
+    /** Sends one source transactional batch under the replay producer of its source producer; false: nothing more now. */
+    private boolean sendTransactional(FetchPartition state, Node leader, SourceBatch head) throws IOException {
+        if (!destination.ready(leader)) {
+            return false;
+        }
+        ReplayProducer producer = replayProducer(state, head.producerId(), head.baseOffset());
+        SourceBatch batch = state.pollQueue();
+        if (batch != head) {
+            return false; // the queue was cleared meanwhile (failed or removed)
+        }
+        ByteBuffer bytes = BatchRestamp.restampInPlace(batch, producer.identity, producer.nextSequence);
+        producer.nextSequence = BatchRestamp.nextSequence(producer.nextSequence, batch.recordCount());
+        FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
+        state.inFlight.add(entry);
+        ClusterView view = destinationView;
+        ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
+        topics.add(new ProduceRequestData.TopicProduceData().setName(state.tp.topic()).setTopicId(view.topicIds().get(state.tp.topic()))
+                .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData().setIndex(state.tp.partition())
+                        .setRecords(MemoryRecords.readableRecords(bytes)))));
+        ProduceRequestData data = new ProduceRequestData().setTransactionalId(producer.transactionalId).setAcks((short) -1)
+                .setTimeoutMs((int) Math.max(1000, timeoutMs / 2)).setTopicData(topics);
+        ProduceContext context = new ProduceContext(leader, Map.of(state.tp, entry), view.topicNames());
+        listener.onRequest("produce", false);
+        destination.send(leader, ProduceRequest.builder(data, true), response -> onProduceResponse(context, response));
+        return false;
+    }
+
+    /**
+     * Commits or aborts the replayed transaction at the source marker's offset, then waits until the
+     * destination's marker is there: the partition moves on only once it sits at the source's offset.
+     */
+    private boolean writeMarker(FetchPartition state, Node leader, SourceBatch marker) throws IOException {
+        Optional<Boolean> commit = ControlMarker.isCommit(marker);
+        if (commit.isEmpty()) {
+            fail(state, "control batch at source offset " + marker.baseOffset() + " is not a transaction marker");
+            return false;
+        }
+        if (state.ackedEnd != marker.baseOffset()) {
+            fail(state, "the destination ends at " + state.ackedEnd + " where the source has a transaction marker at " + marker.baseOffset());
+            return false;
+        }
+        ReplayProducer producer = replayProducer(state, marker.producerId(), marker.baseOffset());
+        if (state.pollQueue() != marker) {
+            return false;
+        }
+        transactions.end(producer, commit.get());
+        long expectedEnd = marker.baseOffset() + 1;
+        long end = transactions.awaitLogEnd(leader, state.tp, expectedEnd);
+        state.transactions.closed(producer);
+        String misplaced = end != expectedEnd ? "the destination log end went to " + end
+                : markerMismatch(state, marker.baseOffset(), producer, commit.get());
+        if (misplaced != null) {
+            fail(state, "the " + (commit.get() ? "commit" : "abort") + " marker of destination transaction " + producer.transactionalId
+                    + " belongs at offset " + marker.baseOffset() + " but " + misplaced + " (another writer, or the destination ended "
+                    + "the transaction on its own: transaction.max.timeout.ms, an expired transactional id)");
+            return false;
+        }
+        state.ackedEnd = expectedEnd;
+        state.lastEpoch = marker.partitionLeaderEpoch();
+        listener.onAppended(state.partition, 1, marker.sizeInBytes());
+        return true;
+    }
+
+    /** Null when the destination batch at {@code offset} is the marker just written; else what is there instead. */
+    private String markerMismatch(FetchPartition state, long offset, ReplayProducer producer, boolean commit) throws IOException {
+        Optional<SourceBatch> landed = RawFetch.batchAt(destination, destinationView, state.tp, offset);
+        if (landed.isEmpty() || landed.get().baseOffset() != offset) {
+            return "no batch starts there";
+        }
+        SourceBatch batch = landed.get();
+        if (!batch.control()) {
+            return "a data batch is there";
+        }
+        Optional<Boolean> landedCommit = ControlMarker.isCommit(batch);
+        if (batch.producerId() != producer.identity.producerId()) {
+            return "a marker of producer " + batch.producerId() + " is there";
+        }
+        return landedCommit.equals(Optional.of(commit)) ? null : (commit ? "an abort" : "a commit") + " marker is there";
+    }
+
+    /** The replay producer of the source producer on this partition, with a transaction open here. */
+    private ReplayProducer replayProducer(FetchPartition state, long sourceProducerId, long offset) throws IOException {
+        ReplayProducer producer = state.transactions.get(sourceProducerId);
+        if (producer == null) {
+            producer = transactions.init(destinationView.anyNode(),
+                    ReplayProducer.transactionalIdPrefix(mirror, state.tp.topic(), state.tp.partition()) + sourceProducerId, sourceProducerId);
+            state.transactions.put(producer);
+        }
+        if (!producer.open()) {
+            transactions.begin(producer, state.tp);
+            state.transactions.opened(producer, offset, System.currentTimeMillis());
+        }
+        return producer;
+    }
+
+    /** Stop: every destination transaction held open for the partition is aborted, so none of its data ever reads as committed. */
+    private void abortOpenTransactions(FetchPartition state) {
+        for (ReplayProducer producer : state.transactions.open()) {
+            try {
+                transactions.end(producer, false);
+                state.transactions.closed(producer);
+                LOGGER.infof("Mirror %s: %s stopped: destination transaction %s (source producer %d) aborted", mirror, state.partition,
+                        producer.transactionalId, producer.sourceProducerId);
+            } catch (IOException e) {
+                LOGGER.errorf("Mirror %s: %s stopped but destination transaction %s could not be aborted (%s); the destination aborts it "
+                        + "after its transaction timeout", mirror, state.partition, producer.transactionalId, e.getMessage());
+            }
+        }
     }
 
     // ---------------------------------------------------------------- shared

@@ -20,6 +20,7 @@ public record SourceBatch(long baseOffset, long lastOffset, int recordCount, int
     static final int CRC_OFFSET = 17;
     static final int ATTRIBUTES_OFFSET = 21;
     static final int RECORDS_OFFSET = 61;
+    static final int FIRST_TIMESTAMP_OFFSET = 27;
 
     public static SourceBatch of(RecordBatch batch) {
         ByteBuffer bytes = ByteBuffer.allocate(batch.sizeInBytes());
@@ -71,6 +72,16 @@ public record SourceBatch(long baseOffset, long lastOffset, int recordCount, int
     /** The records section: what must be byte-identical on both sides (the header carries producer and CRC). */
     public ByteBuffer recordsSection() {
         return bytes.duplicate().position(RECORDS_OFFSET).slice();
+    }
+
+    /** The source producer id in the batch header (v2; -1 when none). */
+    public long producerId() {
+        return bytes.getLong(PRODUCER_ID_OFFSET);
+    }
+
+    /** The batch header's first timestamp (v2). */
+    public long firstTimestamp() {
+        return bytes.getLong(FIRST_TIMESTAMP_OFFSET);
     }
 
     public boolean isV2() {

@@ -238,60 +238,6 @@ class DataPlaneIT extends ServiceIT {
     }
 
     @Test
-    void transactionalSourceTopicShouldFailWithTheReasonAndShiftNothing() throws Exception {
-        String mirror = uniqueName("txn");
-        String topic = uniqueName("txn");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 1, Map.of());
-        }
-        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "none", "plain");
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
-                Map.of("transactional.id", uniqueName("txn-producer")))) {
-            producer.initTransactions();
-            producer.beginTransaction();
-            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "in a transaction".getBytes()));
-            producer.commitTransaction();
-        }
-
-        startTopics(mirror, topic);
-
-        Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
-        assertThat((String) failed.get("error")).contains("transactional batches at offset 100 are not supported yet");
-        assertThat(destinationEnd(topic).get(new TopicPartition(topic, 0))).isEqualTo(100L);
-        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
-                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic).subList(0, 100));
-    }
-
-    @Test
-    void cleanedCompactedSourceTopicShouldFailWithTheReasonAndShiftNothing() throws Exception {
-        String mirror = uniqueName("compact");
-        String topic = uniqueName("compact");
-        createMirror(mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 1, Map.of("cleanup.policy", "compact", "segment.ms", "100", "min.cleanable.dirty.ratio", "0.001",
-                    "min.compaction.lag.ms", "0", "delete.retention.ms", "0"));
-        }
-        // the same keys over several segments, so that the cleaner leaves holes
-        for (int round = 0; round < 4; round++) {
-            Kafka.produce(bed.source().bootstrapServers(), topic, 200, "none", "round");
-        }
-        // every record below rolls the segment (segment.ms=100), which lets the cleaner compact the rounds above
-        await("source cleaned").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            Kafka.produce(bed.source().bootstrapServers(), topic, 1, "none", "roll");
-            return Kafka.readAll(bed.source().bootstrapServers(), topic).size() < 800;
-        });
-        List<Kafka.Rec> source = Kafka.readAll(bed.source().bootstrapServers(), topic);
-
-        startTopics(mirror, topic);
-
-        Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
-        assertThat((String) failed.get("error")).containsAnyOf("compaction holes", "have no records (compacted or deleted)");
-        List<Kafka.Rec> destination = Kafka.readAll(bed.destination().bootstrapServers(), topic);
-        assertThat(destination).isEqualTo(source.subList(0, destination.size()));
-    }
-
-    @Test
     void foreignWriteIntoAMirroredPartitionShouldFailNamingBothOffsets() throws Exception {
         String mirror = uniqueName("foreign");
         String topic = uniqueName("foreign");

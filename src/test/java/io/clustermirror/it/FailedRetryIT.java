@@ -8,8 +8,6 @@ import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -42,19 +40,17 @@ class FailedRetryIT extends ServiceIT {
 
     @Test
     void failedPartitionShouldRetryThenWaitForRecover() throws Exception {
-        // Given a topic the data plane cannot mirror yet (transactional)
+        // Given a destination partition that diverged from the source: another record at offset 0
         String mirror = uniqueName("retry");
         String topic = uniqueName("retry");
         try (Admin admin = bed.sourceAdmin()) {
             Kafka.createTopic(admin, topic, 1, Map.of());
         }
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
-                Map.of("transactional.id", uniqueName("retry-txn")))) {
-            producer.initTransactions();
-            producer.beginTransaction();
-            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "v".getBytes()));
-            producer.commitTransaction();
+        try (Admin admin = bed.destinationAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
         }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 1, "none", "source");
+        Kafka.produce(bed.destination().bootstrapServers(), topic, 1, "none", "elsewhere");
         retryingApi().body(createBody(mirror, sourceConfig())).post("/v1/mirrors").then().statusCode(201);
 
         // When

@@ -43,7 +43,8 @@ final class Kafka {
     }
 
     /** One batch as it sits in a log segment. */
-    record Batch(long baseOffset, long lastOffset, Integer count, int size, String compression, long recordsCrc) {
+    record Batch(long baseOffset, long lastOffset, Integer count, int size, String compression, long recordsCrc, boolean transactional,
+            boolean control) {
     }
 
     static void createTopic(Admin admin, String topic, int partitions, Map<String, String> configs) throws Exception {
@@ -73,8 +74,14 @@ final class Kafka {
 
     /** Produces {@code count} keyed records with headers, spread over the partitions, and flushes. */
     static void produce(String bootstrap, String topic, int count, String compression, String tag) {
+        produce(bootstrap, topic, count, compression, tag, Map.of());
+    }
+
+    static void produce(String bootstrap, String topic, int count, String compression, String tag, Map<String, Object> overrides) {
         List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
-        try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap, Map.of(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression))) {
+        Map<String, Object> config = new HashMap<>(overrides);
+        config.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
+        try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap, config)) {
             for (int i = 0; i < count; i++) {
                 ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, null, System.currentTimeMillis() - 1000L * (i % 7),
                         (tag + "-key-" + (i % 1000)).getBytes(), (tag + "-value-" + i + "-" + "x".repeat(i % 50)).getBytes());
@@ -104,9 +111,22 @@ final class Kafka {
         return result;
     }
 
+    /** The log end offsets of the topic's partitions on {@code broker}. */
+    static Map<TopicPartition, Long> offsetsOf(KafkaBrokerProcess broker, String topic) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", broker.bootstrapServers()))) {
+            return offsets(admin, topic, OffsetSpec.latest());
+        }
+    }
+
     /** Every record of the topic, from each partition's log start to its end, in offset order. */
     static List<Rec> readAll(String bootstrap, String topic) {
+        return readAll(bootstrap, topic, "read_uncommitted");
+    }
+
+    /** Every record a consumer with {@code isolation} sees, from each partition's log start to its end (the LSO for read_committed). */
+    static List<Rec> readAll(String bootstrap, String topic, String isolation) {
         Properties props = new Properties();
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
@@ -137,6 +157,18 @@ final class Kafka {
 
     /** The batches of one partition at or after {@code fromOffset}, read from the broker's segment files. */
     static List<Batch> batches(KafkaBrokerProcess broker, String topic, int partition, long fromOffset) throws IOException {
+        for (int attempt = 1;; attempt++) {
+            try {
+                return batchesOnce(broker, topic, partition, fromOffset);
+            } catch (java.nio.file.NoSuchFileException e) {
+                if (attempt == 5) {
+                    throw e; // the cleaner or retention replaced a segment while it was read: read again
+                }
+            }
+        }
+    }
+
+    private static List<Batch> batchesOnce(KafkaBrokerProcess broker, String topic, int partition, long fromOffset) throws IOException {
         Path dir = broker.logDir().resolve(topic + "-" + partition);
         List<Path> segments;
         try (Stream<Path> files = Files.list(dir)) {
@@ -154,7 +186,7 @@ final class Kafka {
                     CRC32 crc = new CRC32();
                     crc.update(Arrays.copyOfRange(bytes.array(), 61, bytes.array().length));
                     batches.add(new Batch(batch.baseOffset(), batch.lastOffset(), batch.countOrNull(), batch.sizeInBytes(),
-                            batch.compressionType().name, crc.getValue()));
+                            batch.compressionType().name, crc.getValue(), batch.isTransactional(), batch.isControlBatch()));
                 }
             }
         }

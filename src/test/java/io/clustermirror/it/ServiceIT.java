@@ -111,12 +111,17 @@ abstract class ServiceIT {
         return api().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(200).extract().jsonPath();
     }
 
-    /** A new source topic with {@code records} records (keys, headers, {@code codec}), mirrored by a new mirror until converged. */
-    static void mirrorConverged(String mirror, String topic, int partitions, int records, String codec, String tag) throws Exception {
+    /** A new mirror of the test bed's source, and a new source topic (not started yet). */
+    static void createMirrorAndSourceTopic(String mirror, String topic, int partitions, Map<String, String> configs) throws Exception {
         createMirror(mirror);
         try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, partitions, Map.of());
+            Kafka.createTopic(admin, topic, partitions, configs);
         }
+    }
+
+    /** A new source topic with {@code records} records (keys, headers, {@code codec}), mirrored by a new mirror until converged. */
+    static void mirrorConverged(String mirror, String topic, int partitions, int records, String codec, String tag) throws Exception {
+        createMirrorAndSourceTopic(mirror, topic, partitions, Map.of());
         Kafka.produce(bed.source().bootstrapServers(), topic, records, codec, tag);
         startTopics(mirror, topic);
         awaitConverged(mirror, topic);

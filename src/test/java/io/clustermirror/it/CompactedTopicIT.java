@@ -1,0 +1,104 @@
+package io.clustermirror.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.Test;
+
+import io.clustermirror.fetch.FillerBatches;
+
+/** Issue 5: a cleaned compacted source keeps every surviving record at its offset; the holes are filled. */
+class CompactedTopicIT extends ServiceIT {
+
+    private static final String FILLER_KEY = new String(FillerBatches.KEY);
+
+    @Test
+    void cleanedCompactedSourceTopicShouldKeepEveryRecordAtItsSourceOffset() throws Exception {
+        String mirror = uniqueName("compact");
+        String topic = uniqueName("compact");
+        createMirrorAndSourceTopic(mirror, topic, 1, Map.of("cleanup.policy", "compact", "segment.ms", "100", "min.cleanable.dirty.ratio", "0.001",
+                "min.compaction.lag.ms", "0", "delete.retention.ms", "0"));
+        // rounds 0-2 write keys 0..199, round 3 overwrites keys 0..99: whole batches go, and batches keep some records.
+        // The cleaner keeps an idempotent producer's last batch as an empty batch; other producers' batches vanish.
+        Kafka.produce(bed.source().bootstrapServers(), topic, 200, "none", "round");
+        Kafka.produce(bed.source().bootstrapServers(), topic, 200, "lz4", "round", Map.of("enable.idempotence", false, "acks", "1"));
+        Kafka.produce(bed.source().bootstrapServers(), topic, 200, "none", "round", Map.of("enable.idempotence", false, "acks", "1"));
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "zstd", "round");
+        // every record below rolls the segment (segment.ms=100), which lets the cleaner compact the rounds above
+        await("source cleaned").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
+            Kafka.produce(bed.source().bootstrapServers(), topic, 1, "none", "roll");
+            return Kafka.readAll(bed.source().bootstrapServers(), topic).size() < 300;
+        });
+        // then the source stops cleaning, and the destination (created with the source's configs) does not clean at all,
+        // so that what is compared is what the mirror wrote, fillers included
+        try (Admin admin = bed.sourceAdmin()) {
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            admin.incrementalAlterConfigs(Map.of(resource, List.of(
+                    new AlterConfigOp(new ConfigEntry("segment.ms", "604800000"), AlterConfigOp.OpType.SET),
+                    new AlterConfigOp(new ConfigEntry("min.cleanable.dirty.ratio", "0.99"), AlterConfigOp.OpType.SET),
+                    new AlterConfigOp(new ConfigEntry("delete.retention.ms", "86400000"), AlterConfigOp.OpType.SET)))).all().get();
+        }
+        List<Kafka.Batch> sourceBatches = Kafka.batches(bed.source(), topic, 0, 0);
+        long holesInside = sourceBatches.stream().filter(b -> b.count() != null && b.count() < b.lastOffset() - b.baseOffset() + 1).count();
+        long gapsBetween = 0;
+        for (int i = 1; i < sourceBatches.size(); i++) {
+            gapsBetween += sourceBatches.get(i).baseOffset() > sourceBatches.get(i - 1).lastOffset() + 1 ? 1 : 0;
+        }
+        assertThat(holesInside).as("source batches with holes inside: " + sourceBatches).isPositive();
+        assertThat(gapsBetween + (sourceBatches.get(0).baseOffset() > 0 ? 1 : 0)).as("gaps between batches: " + sourceBatches).isPositive();
+
+        // When
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+
+        // Then
+        assertMirroredWithFillers(topic);
+
+        // and a pause/resume (which checks the destination's last batch against the source) goes on from there
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
+        awaitPartitionState(mirror, topic, "PAUSED");
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:resume").then().statusCode(200);
+        Kafka.produce(bed.source().bootstrapServers(), topic, 50, "gzip", "after");
+        awaitConverged(mirror, topic);
+        assertMirroredWithFillers(topic);
+    }
+
+    /** Every source record at its offset on the destination; every other destination offset a filler tombstone. */
+    private static void assertMirroredWithFillers(String topic) {
+        List<Kafka.Rec> source = Kafka.readAll(bed.source().bootstrapServers(), topic);
+        List<Kafka.Rec> destination = Kafka.readAll(bed.destination().bootstrapServers(), topic);
+        Map<Long, Kafka.Rec> destinationByOffset = new HashMap<>();
+        destination.forEach(r -> destinationByOffset.put(r.offset(), r));
+        for (Kafka.Rec record : source) {
+            assertThat(destinationByOffset.get(record.offset())).as("source record at " + record.offset()).isEqualTo(record);
+        }
+        // the other destination records are fillers, or records the source's cleaner removed after they were mirrored
+        Map<String, Long> lastOffsetOfKey = new HashMap<>();
+        source.forEach(r -> lastOffsetOfKey.merge(r.key(), r.offset(), Math::max));
+        List<Kafka.Rec> others = destination.stream().filter(r -> !source.contains(r)).toList();
+        assertThat(others).as("fillers at the holes").isNotEmpty().allSatisfy(r -> {
+            if (FILLER_KEY.equals(r.key())) {
+                assertThat(r.value()).isNull();
+                assertThat(r.headers()).containsExactly(FillerBatches.HEADER + "=");
+            } else {
+                assertThat(lastOffsetOfKey.getOrDefault(r.key(), -1L)).as("superseded on the source: " + r).isGreaterThan(r.offset());
+            }
+        });
+        assertThat(latestByKey(destination)).isEqualTo(latestByKey(source));
+    }
+
+    private static Map<String, String> latestByKey(List<Kafka.Rec> records) {
+        Map<String, String> latest = new HashMap<>();
+        records.stream().filter(r -> !FILLER_KEY.equals(r.key())).forEach(r -> latest.put(r.key(), r.value()));
+        return latest;
+    }
+}
