@@ -4,13 +4,11 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Set;
 
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.EndTxnRequestData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
-import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
 import org.apache.kafka.common.requests.AddPartitionsToTxnResponse;
@@ -20,8 +18,6 @@ import org.apache.kafka.common.requests.FindCoordinatorRequest;
 import org.apache.kafka.common.requests.FindCoordinatorResponse;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
-import org.apache.kafka.common.requests.ListOffsetsRequest;
-import org.apache.kafka.common.requests.ListOffsetsResponse;
 
 /**
  * The transaction protocol against the destination, spoken as a Kafka client of the first transaction
@@ -101,21 +97,6 @@ final class DestinationTransactions {
         }
     }
 
-    /** The partition's log end (high watermark) as its leader has it now. */
-    long logEnd(Node leader, TopicPartition tp) throws IOException {
-        ListOffsetsRequest.Builder request = ListOffsetsRequest.Builder.forConsumer(false, IsolationLevel.READ_UNCOMMITTED)
-                .setTargetTimes(List.of(new ListOffsetsRequestData.ListOffsetsTopic().setName(tp.topic()).setPartitions(List.of(
-                        new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(tp.partition())
-                                .setTimestamp(ListOffsetsRequest.LATEST_TIMESTAMP)))));
-        ListOffsetsResponse response = (ListOffsetsResponse) client.call(leader, request).responseBody();
-        var partition = response.topics().get(0).partitions().get(0);
-        Errors error = Errors.forCode(partition.errorCode());
-        if (error != Errors.NONE) {
-            throw new IOException("ListOffsets of " + tp + " failed: " + error.name());
-        }
-        return partition.offset();
-    }
-
     private Node coordinator(Node anyNode, String transactionalId) throws IOException {
         long deadline = System.currentTimeMillis() + timeoutMs;
         while (true) {
@@ -128,22 +109,6 @@ final class DestinationTransactions {
                 return new Node(coordinator.nodeId(), coordinator.host(), coordinator.port());
             }
             retryOrThrow(error, deadline, "FindCoordinator for " + transactionalId);
-        }
-    }
-
-    /**
-     * Waits until the partition's log end reaches {@code expectedEnd} (a marker appears a few milliseconds
-     * after EndTxn returns); returns the end last seen, which differs from {@code expectedEnd} when
-     * something else was written or the wait timed out.
-     */
-    long awaitLogEnd(Node leader, TopicPartition tp, long expectedEnd) throws IOException {
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        while (true) {
-            long end = logEnd(leader, tp);
-            if (end >= expectedEnd || System.currentTimeMillis() > deadline) {
-                return end;
-            }
-            pause("waiting for the marker on " + tp);
         }
     }
 

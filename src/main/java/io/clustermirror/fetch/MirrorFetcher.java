@@ -47,6 +47,8 @@ public final class MirrorFetcher implements AutoCloseable {
     private static final Logger LOGGER = Logger.getLogger(MirrorFetcher.class);
 
     static final int MAX_IN_FLIGHT_PER_PARTITION = 5;
+    /** How long the destination leader may hold a fetch for a transaction marker that is being written. */
+    private static final int MARKER_WAIT_MS = 100;
     private static final long MAX_QUEUED_BYTES_PER_PARTITION = 4L << 20;
     private static final int PARTITION_FETCH_BYTES = 1 << 20;
     private static final int FETCH_MAX_BYTES = 16 << 20;
@@ -713,7 +715,7 @@ public final class MirrorFetcher implements AutoCloseable {
                     break;
                 }
                 try {
-                    if (!(head.control() ? writeMarker(state, leader, head) : sendTransactional(state, leader, head))) {
+                    if (!(head.control() ? writeMarker(state, head) : sendTransactional(state, leader, head))) {
                         break;
                     }
                 } catch (DestinationTransactions.Refused e) {
@@ -758,7 +760,7 @@ public final class MirrorFetcher implements AutoCloseable {
      * Commits or aborts the replayed transaction at the source marker's offset, then waits until the
      * destination's marker is there: the partition moves on only once it sits at the source's offset.
      */
-    private boolean writeMarker(FetchPartition state, Node leader, SourceBatch marker) throws IOException {
+    private boolean writeMarker(FetchPartition state, SourceBatch marker) throws IOException {
         Optional<Boolean> commit = ControlMarker.isCommit(marker);
         if (commit.isEmpty()) {
             fail(state, "control batch at source offset " + marker.baseOffset() + " is not a transaction marker");
@@ -773,30 +775,37 @@ public final class MirrorFetcher implements AutoCloseable {
             return false;
         }
         transactions.end(producer, commit.get());
-        long expectedEnd = marker.baseOffset() + 1;
-        long end = transactions.awaitLogEnd(leader, state.tp, expectedEnd);
+        String misplaced = markerMismatch(state, marker.baseOffset(), producer, commit.get());
         state.transactions.closed(producer);
-        String misplaced = end != expectedEnd ? "the destination log end went to " + end
-                : markerMismatch(state, marker.baseOffset(), producer, commit.get());
         if (misplaced != null) {
             fail(state, "the " + (commit.get() ? "commit" : "abort") + " marker of destination transaction " + producer.transactionalId
                     + " belongs at offset " + marker.baseOffset() + " but " + misplaced + " (another writer, or the destination ended "
                     + "the transaction on its own: transaction.max.timeout.ms, an expired transactional id)");
             return false;
         }
-        state.ackedEnd = expectedEnd;
+        state.ackedEnd = marker.baseOffset() + 1;
         state.lastEpoch = marker.partitionLeaderEpoch();
         listener.onAppended(state.partition, 1, marker.sizeInBytes());
         return true;
     }
 
-    /** Null when the destination batch at {@code offset} is the marker just written; else what is there instead. */
+    /**
+     * Waits for the batch at {@code offset} (a marker appears a few milliseconds after EndTxn returns; the
+     * leader holds the fetch until then) and says what is there if it is not the marker just written; null when it is.
+     */
     private String markerMismatch(FetchPartition state, long offset, ReplayProducer producer, boolean commit) throws IOException {
-        Optional<SourceBatch> landed = RawFetch.batchAt(destination, destinationView, state.tp, offset);
-        if (landed.isEmpty() || landed.get().baseOffset() != offset) {
-            return "no batch starts there";
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        List<SourceBatch> landed = List.of();
+        while (landed.isEmpty() && System.currentTimeMillis() < deadline) {
+            landed = RawFetch.batches(destination, destinationView, state.tp, offset, 64 * 1024, MARKER_WAIT_MS);
         }
-        SourceBatch batch = landed.get();
+        if (landed.isEmpty()) {
+            return "nothing appeared there within " + timeoutMs + " ms";
+        }
+        SourceBatch batch = landed.get(0);
+        if (batch.baseOffset() != offset) {
+            return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] is there";
+        }
         if (!batch.control()) {
             return "a data batch is there";
         }

@@ -24,12 +24,18 @@ final class RawFetch {
 
     /** The complete batches the leader returns for a fetch at {@code offset} (the first may start below it). */
     static List<SourceBatch> batches(WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes) throws IOException {
+        return batches(client, view, tp, offset, maxBytes, 0);
+    }
+
+    /** Like {@link #batches(WireClient, ClusterView, TopicPartition, long, int)}, the leader waiting up to {@code maxWaitMs} for data. */
+    static List<SourceBatch> batches(WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes, int maxWaitMs)
+            throws IOException {
         Node leader = view.leaders().get(tp);
         Uuid topicId = view.topicIds().get(tp.topic());
         if (leader == null || topicId == null) {
             throw new IOException("no leader known for " + tp);
         }
-        FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), 0, 1,
+        FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), maxWaitMs, 1,
                 Map.of(tp, new FetchRequest.PartitionData(topicId, offset, -1, maxBytes, Optional.empty(), Optional.empty())))
                 .isolationLevel(IsolationLevel.READ_UNCOMMITTED);
         var clientResponse = client.call(leader, request);
