@@ -85,9 +85,13 @@ final class BenchSupport {
         }
 
         @Override
-        public void close() throws InterruptedException {
+        public void close() {
             process.destroy();
-            process.waitFor();
+            try {
+                process.waitFor();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
