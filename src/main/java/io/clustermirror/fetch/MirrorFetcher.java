@@ -47,8 +47,6 @@ public final class MirrorFetcher implements AutoCloseable {
     private static final Logger LOGGER = Logger.getLogger(MirrorFetcher.class);
 
     static final int MAX_IN_FLIGHT_PER_PARTITION = 5;
-    /** How long the destination leader may hold a fetch for a transaction marker that is being written. */
-    private static final int MARKER_WAIT_MS = 100;
     private static final long MAX_QUEUED_BYTES_PER_PARTITION = 4L << 20;
     private static final int PARTITION_FETCH_BYTES = 1 << 20;
     private static final int FETCH_MAX_BYTES = 16 << 20;
@@ -82,10 +80,11 @@ public final class MirrorFetcher implements AutoCloseable {
     private final String sourceClusterId;
     private final WireClient source;
     private final WireClient destination;
-    private final DestinationTransactions transactions;
+    private final TransactionReplay replay;
     private final TransactionRecovery recovery;
     private final Admin sourceAdmin;
     private final Admin destinationAdmin;
+    private final Map<String, ?> destinationConnection;
     private final Listener listener;
     private final long timeoutMs;
     private final Map<TopicPartition, FetchPartition> partitions = new ConcurrentHashMap<>();
@@ -144,10 +143,11 @@ public final class MirrorFetcher implements AutoCloseable {
         this.sourceClusterId = sourceClusterId;
         this.source = WireClient.create("cluster-mirror-" + mirror + "-fetcher", sourceConnection, timeoutMs);
         this.destination = WireClient.create("cluster-mirror-" + mirror + "-appender", destinationConnection, timeoutMs);
-        this.transactions = new DestinationTransactions(destination, timeoutMs);
+        this.replay = new TransactionReplay(mirror, destination, timeoutMs, new ReplayHost());
         this.recovery = new TransactionRecovery(mirror, destinationAdmin, timeoutMs);
         this.sourceAdmin = sourceAdmin;
         this.destinationAdmin = destinationAdmin;
+        this.destinationConnection = destinationConnection;
         this.listener = listener;
         this.timeoutMs = timeoutMs;
         this.fetchThread = new Thread(this::fetchLoop, "mirror-fetcher-" + mirror);
@@ -178,6 +178,16 @@ public final class MirrorFetcher implements AutoCloseable {
      */
     public CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
+        if (state == null && abortTransactions) {
+            return CompletableFuture.supplyAsync(() -> {
+                abortLeftOpen(partition);
+                return null;
+            }, task -> {
+                Thread thread = new Thread(task, "mirror-stop-" + mirror);
+                thread.setDaemon(true);
+                thread.start();
+            });
+        }
         if (state == null) {
             return CompletableFuture.completedFuture(null);
         }
@@ -189,6 +199,31 @@ public final class MirrorFetcher implements AutoCloseable {
         }
         destination.wakeup();
         return state.removed;
+    }
+
+    /**
+     * Stop of a partition that is not in the data plane (FAILED, PAUSED, or after a restart): the destination
+     * transactions left open on it are read back and aborted like those of a partition being mirrored.
+     */
+    private void abortLeftOpen(MirrorPartition partition) {
+        FetchPartition state = new FetchPartition(partition, -1, 0);
+        try (WireClient client = WireClient.create("cluster-mirror-" + mirror + "-stop", destinationConnection, (int) timeoutMs)) {
+            ClusterView view = ClusterView.load(destinationAdmin, Set.of(partition.topic()), (int) timeoutMs);
+            client.setNodes(view.nodes());
+            for (int attempt = 0; state.transactions.recoveryNeeded; attempt++) {
+                if (attempt == 100) {
+                    throw new IOException("a destination transaction on it is still completing after 10 s");
+                }
+                recovery.recover(List.of(state), view);
+                if (state.transactions.recoveryNeeded) {
+                    sleep(100);
+                }
+            }
+            TransactionReplay.abortOpen(mirror, state, new DestinationTransactions(client, (int) timeoutMs));
+        } catch (Exception e) {
+            LOGGER.errorf("Mirror %s: %s stopped, but the destination transactions left open on it could not be read back or aborted (%s); "
+                    + "the destination aborts them after their transaction timeout", mirror, partition, e.toString());
+        }
     }
 
     /** Completes once the partition is out of the data plane (at once when it is not in it). */
@@ -375,7 +410,7 @@ public final class MirrorFetcher implements AutoCloseable {
                 finishRemovalsAndResets();
                 ensureIdentities();
                 recoverTransactions();
-                replayTransactions();
+                replay.replay(partitions.values());
                 sendProduces();
                 appendBackoff.succeeded();
                 destination.poll(500);
@@ -410,7 +445,7 @@ public final class MirrorFetcher implements AutoCloseable {
                 fail(state, blocked);
             } else if (removing) {
                 if (abort) {
-                    abortOpenTransactions(state);
+                    replay.abortOpen(state);
                 }
                 partitions.remove(state.tp, state);
                 state.removed.complete(state.progress());
@@ -509,7 +544,7 @@ public final class MirrorFetcher implements AutoCloseable {
         Map<Node, List<FetchPartition>> byNode = new HashMap<>();
         for (FetchPartition state : partitions.values()) {
             if (state.identity == null || state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || !state.sendable()
-                    || state.transactionalInFlight() || replayedInTransaction(state.peekQueue())) {
+                    || state.transactionalInFlight() || TransactionReplay.replayed(state.peekQueue())) {
                 continue;
             }
             Node leader = view.leaders().get(state.tp);
@@ -525,7 +560,7 @@ public final class MirrorFetcher implements AutoCloseable {
                 Map<String, ProduceRequestData.TopicProduceData> topics = new HashMap<>();
                 for (FetchPartition state : candidates) {
                     if (state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || !state.sendable()
-                            || replayedInTransaction(state.peekQueue())) {
+                            || TransactionReplay.replayed(state.peekQueue())) {
                         continue;
                     }
                     SourceBatch batch = state.pollQueue();
@@ -674,11 +709,6 @@ public final class MirrorFetcher implements AutoCloseable {
 
     // ---------------------------------------------------------------- transactions (DESIGN §4.2)
 
-    /** Transactional batches and markers go through a destination transaction, one at a time per partition. */
-    private static boolean replayedInTransaction(SourceBatch batch) {
-        return batch != null && (batch.transactional() || batch.control());
-    }
-
     /**
      * Reads back the destination transactions this mirror holds open on partitions that just entered the
      * data plane or were reset (after a restart, resume or retry): they are continued with their producer
@@ -703,146 +733,38 @@ public final class MirrorFetcher implements AutoCloseable {
         }
     }
 
-    /** Sends the transactional batch or writes the marker at the head of each partition whose turn it is. */
-    private void replayTransactions() {
-        for (FetchPartition state : partitions.values()) {
-            while (!state.transactions.recoveryNeeded && state.inFlight.isEmpty() && state.sendable()
-                    && replayedInTransaction(state.peekQueue())) {
-                SourceBatch head = state.peekQueue();
-                Node leader = destinationView.leaders().get(state.tp);
-                if (leader == null) {
-                    destinationRefresh = true;
-                    break;
-                }
-                try {
-                    if (!(head.control() ? writeMarker(state, head) : sendTransactional(state, leader, head))) {
-                        break;
-                    }
-                } catch (DestinationTransactions.Refused e) {
-                    fail(state, e.getMessage());
-                    break;
-                } catch (IOException e) {
-                    requestReset(state, e.getMessage());
-                    break;
-                }
-            }
+    /** What the transaction replay needs from the data plane. */
+    private final class ReplayHost implements TransactionReplay.Host {
+        @Override
+        public ClusterView destinationView() {
+            return destinationView;
         }
-    }
 
-    /** Sends one source transactional batch under the replay producer of its source producer; false: nothing more now. */
-    private boolean sendTransactional(FetchPartition state, Node leader, SourceBatch head) throws IOException {
-        if (!destination.ready(leader)) {
-            return false;
+        @Override
+        public void refreshDestination() {
+            destinationRefresh = true;
         }
-        ReplayProducer producer = replayProducer(state, head.producerId(), head.baseOffset());
-        SourceBatch batch = state.pollQueue();
-        if (batch != head) {
-            return false; // the queue was cleared meanwhile (failed or removed)
-        }
-        ByteBuffer bytes = BatchRestamp.restampInPlace(batch, producer.identity, producer.nextSequence);
-        producer.nextSequence = BatchRestamp.nextSequence(producer.nextSequence, batch.recordCount());
-        FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
-        state.inFlight.add(entry);
-        ClusterView view = destinationView;
-        ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
-        topics.add(new ProduceRequestData.TopicProduceData().setName(state.tp.topic()).setTopicId(view.topicIds().get(state.tp.topic()))
-                .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData().setIndex(state.tp.partition())
-                        .setRecords(MemoryRecords.readableRecords(bytes)))));
-        ProduceRequestData data = new ProduceRequestData().setTransactionalId(producer.transactionalId).setAcks((short) -1)
-                .setTimeoutMs((int) Math.max(1000, timeoutMs / 2)).setTopicData(topics);
-        ProduceContext context = new ProduceContext(leader, Map.of(state.tp, entry), view.topicNames());
-        listener.onRequest("produce", false);
-        destination.send(leader, ProduceRequest.builder(data, true), response -> onProduceResponse(context, response));
-        return false;
-    }
 
-    /**
-     * Commits or aborts the replayed transaction at the source marker's offset, then waits until the
-     * destination's marker is there: the partition moves on only once it sits at the source's offset.
-     */
-    private boolean writeMarker(FetchPartition state, SourceBatch marker) throws IOException {
-        Optional<Boolean> commit = ControlMarker.isCommit(marker);
-        if (commit.isEmpty()) {
-            fail(state, "control batch at source offset " + marker.baseOffset() + " is not a transaction marker");
-            return false;
+        @Override
+        public void fail(FetchPartition state, String error) {
+            MirrorFetcher.this.fail(state, error);
         }
-        if (state.ackedEnd != marker.baseOffset()) {
-            fail(state, "the destination ends at " + state.ackedEnd + " where the source has a transaction marker at " + marker.baseOffset());
-            return false;
-        }
-        ReplayProducer producer = replayProducer(state, marker.producerId(), marker.baseOffset());
-        if (state.pollQueue() != marker) {
-            return false;
-        }
-        transactions.end(producer, commit.get());
-        String misplaced = markerMismatch(state, marker.baseOffset(), producer, commit.get());
-        state.transactions.closed(producer);
-        if (misplaced != null) {
-            fail(state, "the " + (commit.get() ? "commit" : "abort") + " marker of destination transaction " + producer.transactionalId
-                    + " belongs at offset " + marker.baseOffset() + " but " + misplaced + " (another writer, or the destination ended "
-                    + "the transaction on its own: transaction.max.timeout.ms, an expired transactional id)");
-            return false;
-        }
-        state.ackedEnd = marker.baseOffset() + 1;
-        state.lastEpoch = marker.partitionLeaderEpoch();
-        listener.onAppended(state.partition, 1, marker.sizeInBytes());
-        return true;
-    }
 
-    /**
-     * Waits for the batch at {@code offset} (a marker appears a few milliseconds after EndTxn returns; the
-     * leader holds the fetch until then) and says what is there if it is not the marker just written; null when it is.
-     */
-    private String markerMismatch(FetchPartition state, long offset, ReplayProducer producer, boolean commit) throws IOException {
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        List<SourceBatch> landed = List.of();
-        while (landed.isEmpty() && System.currentTimeMillis() < deadline) {
-            landed = RawFetch.batches(destination, destinationView, state.tp, offset, 64 * 1024, MARKER_WAIT_MS);
+        @Override
+        public void reset(FetchPartition state, String reason) {
+            requestReset(state, reason);
         }
-        if (landed.isEmpty()) {
-            return "nothing appeared there within " + timeoutMs + " ms";
-        }
-        SourceBatch batch = landed.get(0);
-        if (batch.baseOffset() != offset) {
-            return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] is there";
-        }
-        if (!batch.control()) {
-            return "a data batch is there";
-        }
-        Optional<Boolean> landedCommit = ControlMarker.isCommit(batch);
-        if (batch.producerId() != producer.identity.producerId()) {
-            return "a marker of producer " + batch.producerId() + " is there";
-        }
-        return landedCommit.equals(Optional.of(commit)) ? null : (commit ? "an abort" : "a commit") + " marker is there";
-    }
 
-    /** The replay producer of the source producer on this partition, with a transaction open here. */
-    private ReplayProducer replayProducer(FetchPartition state, long sourceProducerId, long offset) throws IOException {
-        ReplayProducer producer = state.transactions.get(sourceProducerId);
-        if (producer == null) {
-            producer = transactions.init(destinationView.anyNode(),
-                    ReplayProducer.transactionalIdPrefix(mirror, state.tp.topic(), state.tp.partition()) + sourceProducerId, sourceProducerId);
-            state.transactions.put(producer);
+        @Override
+        public void send(Node leader, FetchPartition state, FetchPartition.Sent entry, ProduceRequest.Builder request) {
+            ProduceContext context = new ProduceContext(leader, Map.of(state.tp, entry), destinationView.topicNames());
+            listener.onRequest("produce", false);
+            destination.send(leader, request, response -> onProduceResponse(context, response));
         }
-        if (!producer.open()) {
-            transactions.begin(producer, state.tp);
-            state.transactions.opened(producer, offset, System.currentTimeMillis());
-        }
-        return producer;
-    }
 
-    /** Stop: every destination transaction held open for the partition is aborted, so none of its data ever reads as committed. */
-    private void abortOpenTransactions(FetchPartition state) {
-        for (ReplayProducer producer : state.transactions.open()) {
-            try {
-                transactions.end(producer, false);
-                state.transactions.closed(producer);
-                LOGGER.infof("Mirror %s: %s stopped: destination transaction %s (source producer %d) aborted", mirror, state.partition,
-                        producer.transactionalId, producer.sourceProducerId);
-            } catch (IOException e) {
-                LOGGER.errorf("Mirror %s: %s stopped but destination transaction %s could not be aborted (%s); the destination aborts it "
-                        + "after its transaction timeout", mirror, state.partition, producer.transactionalId, e.getMessage());
-            }
+        @Override
+        public void markerAppended(FetchPartition state, SourceBatch marker) {
+            listener.onAppended(state.partition, 1, marker.sizeInBytes());
         }
     }
 

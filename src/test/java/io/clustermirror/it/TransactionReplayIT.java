@@ -149,6 +149,67 @@ class TransactionReplayIT extends ServiceIT {
     }
 
     @Test
+    void pauseDuringAnOpenTransactionShouldKeepItOpenAndResumeShouldContinueIt() throws Exception {
+        String mirror = uniqueName("txnpause");
+        String topic = uniqueName("txnpause");
+        createMirrorAndSourceTopic(mirror, topic, 2, Map.of());
+        startTopics(mirror, topic);
+        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
+                Map.of("transactional.id", uniqueName("txnpause-producer")))) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            send(producer, topic, 0, "before-pause", 4);
+            awaitConverged(mirror, topic);
+
+            // When paused with the transaction open, the source goes on and commits, then the topic resumes
+            api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
+            await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
+                    .allMatch("PAUSED"::equals));
+            send(producer, topic, 1, "while-paused", 3);
+            producer.commitTransaction();
+        }
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:resume").then().statusCode(200);
+
+        // Then the destination transaction was continued, not re-initialised (which would have aborted it)
+        awaitConverged(mirror, topic);
+        assertIdenticalWithMarkers(topic);
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed")).hasSize(14)
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic, "read_committed"));
+    }
+
+    @Test
+    void stopOfAFailedPartitionShouldAbortTheTransactionItLeftOpen() throws Exception {
+        String mirror = uniqueName("txnfailstop");
+        String topic = uniqueName("txnfailstop");
+        createMirrorAndSourceTopic(mirror, topic, 1, Map.of());
+        startTopics(mirror, topic);
+        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
+                Map.of("transactional.id", uniqueName("txnfailstop-producer")))) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "uncommitted-0".getBytes())).get();
+            awaitConverged(mirror, topic);
+            // a foreign write into the destination partition, then the source moves on: FAILED, the transaction still open there
+            try (KafkaProducer<byte[], byte[]> foreign = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
+                foreign.send(new ProducerRecord<>(topic, 0, "x".getBytes(), "foreign".getBytes())).get();
+            }
+            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "uncommitted-1".getBytes())).get();
+            awaitPartitionState(mirror, topic, "FAILED");
+            assertThat(lso(topic)).as("the replayed transaction holds the destination's LSO").isZero();
+
+            // When
+            api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
+            awaitPartitionState(mirror, topic, "STOPPED");
+
+            // Then
+            await().atMost(Duration.ofSeconds(10)).until(() -> lso(topic) >= 2);
+            assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed")).extracting(Kafka.Rec::value)
+                    .containsExactly("foreign");
+            producer.abortTransaction();
+        }
+    }
+
+    @Test
     void aReplayedTransactionTheDestinationAbortsOnItsOwnShouldFailThePartitionNamingTheOffsets() throws Exception {
         String mirror = uniqueName("txncut");
         String topic = uniqueName("txncut");
