@@ -963,7 +963,8 @@ public class MirrorCoordinator {
             liveRuntimes.put(name, runtime);
             MirrorFetcher fetcher = runtime.fetcher;
             metrics.registerMirror(name, state -> partitions(name).values().stream().filter(s -> s.state() == state).count(),
-                    fetcher::maxLag);
+                    fetcher::maxLag, () -> fetcher.openTransactions().size(), () -> fetcher.openTransactions().stream()
+                            .mapToLong(t -> java.time.Duration.between(t.openSince(), Instant.now()).toSeconds()).max().orElse(0));
         }
         return runtime;
     }

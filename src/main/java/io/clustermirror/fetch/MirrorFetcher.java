@@ -103,6 +103,7 @@ public final class MirrorFetcher implements AutoCloseable {
     private final Backoff appendBackoff = new Backoff();
     private final Backoff recoveryBackoff = new Backoff();
     private long nextRecoveryAttemptMs;
+    private long recoveryFailingSinceMs;
 
     /**
      * Back-off of a loop that cannot reach its cluster: 0.5 s doubling to 10 s; one WARN per new error,
@@ -236,6 +237,13 @@ public final class MirrorFetcher implements AutoCloseable {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
         return state == null ? Optional.empty()
                 : Optional.of(state.progress());
+    }
+
+    /** The destination transactions held open over all partitions in the data plane. */
+    public List<OpenTransaction> openTransactions() {
+        List<OpenTransaction> open = new ArrayList<>();
+        partitions.values().forEach(state -> open.addAll(state.transactions.snapshot()));
+        return open;
     }
 
     /** The largest known lag (source high watermark - destination end) over the partitions being mirrored. */
@@ -724,12 +732,20 @@ public final class MirrorFetcher implements AutoCloseable {
         try {
             recovery.recover(recovering, destinationView);
             recoveryBackoff.succeeded();
+            recoveryFailingSinceMs = 0;
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
-            // plain batches go on; transactional ones wait until the open transactions are known
-            nextRecoveryAttemptMs = System.currentTimeMillis() + 5_000;
+            // plain batches go on; transactional ones wait until the open transactions are known, then give up
+            long now = System.currentTimeMillis();
+            nextRecoveryAttemptMs = now + 5_000;
+            recoveryFailingSinceMs = recoveryFailingSinceMs == 0 ? now : recoveryFailingSinceMs;
             recoveryBackoff.report("reading back its open destination transactions", e);
+            if (now - recoveryFailingSinceMs > 4 * timeoutMs) {
+                recovering.stream().filter(state -> TransactionReplay.replayed(state.peekQueue())).forEach(state -> fail(state,
+                        "the destination transactions open on this partition cannot be read back (ListTransactions, DescribeTransactions, "
+                                + "DescribeProducers; the service principal needs DESCRIBE on its transactional ids): " + e));
+            }
         }
     }
 

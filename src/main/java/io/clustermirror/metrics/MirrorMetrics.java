@@ -38,9 +38,16 @@ public class MirrorMetrics {
         (ok ? stateWritesOk : stateWritesFailed).increment();
     }
 
-    /** Gauges of one mirror: partitions per KIP state, and the largest lag of its mirroring partitions (records). */
+    /**
+     * Gauges of one mirror: partitions per KIP state, the largest lag of its mirroring partitions (records), the
+     * destination transactions it holds open and the age of the oldest (a hanging source transaction shows there).
+     */
     public void registerMirror(String mirror, java.util.function.ToLongFunction<MirrorPartitionState> partitionsIn,
-            Supplier<Number> maxLag) {
+            Supplier<Number> maxLag, Supplier<Number> openTransactions, Supplier<Number> oldestOpenTransactionSeconds) {
+        Gauge.builder("cluster.mirror.transactions.open", openTransactions)
+                .description("Destination transactions held open because the source's are still open").tag("mirror", mirror).register(registry);
+        Gauge.builder("cluster.mirror.transactions.oldest.open", oldestOpenTransactionSeconds).baseUnit("seconds")
+                .description("Age of the oldest destination transaction held open (0 when none)").tag("mirror", mirror).register(registry);
         for (MirrorPartitionState state : MirrorPartitionState.values()) {
             Gauge.builder("cluster.mirror.partitions", () -> partitionsIn.applyAsLong(state)).description("Partitions per state")
                     .tag("mirror", mirror).tag("state", state.name()).register(registry);

@@ -107,10 +107,7 @@ class TransactionReplayIT extends ServiceIT {
         Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "before");
         startTopics(mirror, topic);
         awaitConverged(mirror, topic);
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
-                Map.of("transactional.id", uniqueName("txnstop-producer")))) {
-            producer.initTransactions();
-            producer.beginTransaction();
+        try (KafkaProducer<byte[], byte[]> producer = inTransaction("txnstop-producer")) {
             for (int i = 0; i < 10; i++) {
                 producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), ("uncommitted-" + i).getBytes()));
             }
@@ -131,6 +128,9 @@ class TransactionReplayIT extends ServiceIT {
                 assertThat(open.get("openSince")).isNotNull();
                 assertThat(open.get("destinationTransactionalId")).asString().startsWith("cluster-mirror/" + mirror + "/" + topic + "/0/");
             });
+            String metrics = api().get("/q/metrics").then().statusCode(200).extract().asString();
+            assertThat(metrics).contains("cluster_mirror_transactions_open{mirror=\"" + mirror + "\"} 1.0")
+                    .contains("cluster_mirror_transactions_oldest_open_seconds{mirror=\"" + mirror + "\"}");
             long lsoBeforeStop = lso(topic);
 
             // When
@@ -154,10 +154,7 @@ class TransactionReplayIT extends ServiceIT {
         String topic = uniqueName("txnpause");
         createMirrorAndSourceTopic(mirror, topic, 2, Map.of());
         startTopics(mirror, topic);
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
-                Map.of("transactional.id", uniqueName("txnpause-producer")))) {
-            producer.initTransactions();
-            producer.beginTransaction();
+        try (KafkaProducer<byte[], byte[]> producer = inTransaction("txnpause-producer")) {
             send(producer, topic, 0, "before-pause", 4);
             awaitConverged(mirror, topic);
 
@@ -183,10 +180,7 @@ class TransactionReplayIT extends ServiceIT {
         String topic = uniqueName("txnfailstop");
         createMirrorAndSourceTopic(mirror, topic, 1, Map.of());
         startTopics(mirror, topic);
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
-                Map.of("transactional.id", uniqueName("txnfailstop-producer")))) {
-            producer.initTransactions();
-            producer.beginTransaction();
+        try (KafkaProducer<byte[], byte[]> producer = inTransaction("txnfailstop-producer")) {
             producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "uncommitted-0".getBytes())).get();
             awaitConverged(mirror, topic);
             // a foreign write into the destination partition, then the source moves on: FAILED, the transaction still open there
@@ -216,10 +210,7 @@ class TransactionReplayIT extends ServiceIT {
         createMirrorAndSourceTopic(mirror, topic, 1, Map.of());
         startTopics(mirror, topic);
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
-                Map.of("transactional.id", uniqueName("txncut-producer")))) {
-            producer.initTransactions();
-            producer.beginTransaction();
+        try (KafkaProducer<byte[], byte[]> producer = inTransaction("txncut-producer")) {
             for (int i = 0; i < 3; i++) {
                 producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), ("cut-" + i).getBytes()));
             }
@@ -285,6 +276,14 @@ class TransactionReplayIT extends ServiceIT {
         assertIdenticalWithMarkers(topic);
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed"))
                 .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic, "read_committed"));
+    }
+
+    /** A transactional producer of the source with a transaction begun. */
+    private static KafkaProducer<byte[], byte[]> inTransaction(String idPrefix) {
+        KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(), Map.of("transactional.id", uniqueName(idPrefix)));
+        producer.initTransactions();
+        producer.beginTransaction();
+        return producer;
     }
 
     /** Every record and every marker at the same offset on both sides, and the same read_uncommitted view. */
