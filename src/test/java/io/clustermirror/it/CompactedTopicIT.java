@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.common.config.ConfigResource;
@@ -20,33 +22,23 @@ import io.clustermirror.fetch.FillerBatches;
 class CompactedTopicIT extends ServiceIT {
 
     private static final String FILLER_KEY = new String(FillerBatches.KEY);
+    /** A compacted topic whose cleaner runs as soon as a segment rolls, and rolls every 100 ms. */
+    private static final Map<String, String> CLEAN_AT_ONCE = Map.of("cleanup.policy", "compact", "segment.ms", "100",
+            "min.cleanable.dirty.ratio", "0.001", "min.compaction.lag.ms", "0", "delete.retention.ms", "0");
 
     @Test
     void cleanedCompactedSourceTopicShouldKeepEveryRecordAtItsSourceOffset() throws Exception {
         String mirror = uniqueName("compact");
         String topic = uniqueName("compact");
-        createMirrorAndSourceTopic(mirror, topic, 1, Map.of("cleanup.policy", "compact", "segment.ms", "100", "min.cleanable.dirty.ratio", "0.001",
-                "min.compaction.lag.ms", "0", "delete.retention.ms", "0"));
+        createMirrorAndSourceTopic(mirror, topic, 1, CLEAN_AT_ONCE);
         // rounds 0-2 write keys 0..199, round 3 overwrites keys 0..99: whole batches go, and batches keep some records.
         // The cleaner keeps an idempotent producer's last batch as an empty batch; other producers' batches vanish.
         Kafka.produce(bed.source().bootstrapServers(), topic, 200, "none", "round");
         Kafka.produce(bed.source().bootstrapServers(), topic, 200, "lz4", "round", Map.of("enable.idempotence", false, "acks", "1"));
         Kafka.produce(bed.source().bootstrapServers(), topic, 200, "none", "round", Map.of("enable.idempotence", false, "acks", "1"));
         Kafka.produce(bed.source().bootstrapServers(), topic, 100, "zstd", "round");
-        // every record below rolls the segment (segment.ms=100), which lets the cleaner compact the rounds above
-        await("source cleaned").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            Kafka.produce(bed.source().bootstrapServers(), topic, 1, "none", "roll");
-            return Kafka.readAll(bed.source().bootstrapServers(), topic).size() < 300;
-        });
-        // then the source stops cleaning, and the destination (created with the source's configs) does not clean at all,
-        // so that what is compared is what the mirror wrote, fillers included
-        try (Admin admin = bed.sourceAdmin()) {
-            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-            admin.incrementalAlterConfigs(Map.of(resource, List.of(
-                    new AlterConfigOp(new ConfigEntry("segment.ms", "604800000"), AlterConfigOp.OpType.SET),
-                    new AlterConfigOp(new ConfigEntry("min.cleanable.dirty.ratio", "0.99"), AlterConfigOp.OpType.SET),
-                    new AlterConfigOp(new ConfigEntry("delete.retention.ms", "86400000"), AlterConfigOp.OpType.SET)))).all().get();
-        }
+        awaitCleaned(topic, 300);
+        stopCleaning(topic);
         List<Kafka.Batch> sourceBatches = Kafka.batches(bed.source(), topic, 0, 0);
         long holesInside = sourceBatches.stream().filter(b -> b.count() != null && b.count() < b.lastOffset() - b.baseOffset() + 1).count();
         long gapsBetween = 0;
@@ -61,7 +53,7 @@ class CompactedTopicIT extends ServiceIT {
         awaitConverged(mirror, topic);
 
         // Then
-        assertMirroredWithFillers(topic);
+        assertMirroredWithFillers(topic, "read_uncommitted");
 
         // and a pause/resume (which checks the destination's last batch against the source) goes on from there
         api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
@@ -69,13 +61,74 @@ class CompactedTopicIT extends ServiceIT {
         api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:resume").then().statusCode(200);
         Kafka.produce(bed.source().bootstrapServers(), topic, 50, "gzip", "after");
         awaitConverged(mirror, topic);
-        assertMirroredWithFillers(topic);
+        assertMirroredWithFillers(topic, "read_uncommitted");
+    }
+
+    @Test
+    void cleanedTransactionalChangelogShouldKeepOffsetsAndTheCommittedView() throws Exception {
+        // what a Kafka Streams changelog under exactly-once looks like: compacted, written in transactions, some aborted
+        String mirror = uniqueName("changelog");
+        String topic = uniqueName("changelog");
+        createMirrorAndSourceTopic(mirror, topic, 1, CLEAN_AT_ONCE);
+        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
+                Map.of("transactional.id", uniqueName("changelog-producer")))) {
+            producer.initTransactions();
+            for (int round = 0; round < 6; round++) {
+                producer.beginTransaction();
+                for (int i = 0; i < (round == 5 ? 20 : 50); i++) {
+                    producer.send(new ProducerRecord<>(topic, 0, ("key-" + i).getBytes(), ("round-" + round + "-" + i).getBytes()));
+                }
+                producer.flush();
+                if (round % 3 == 1) {
+                    producer.abortTransaction();
+                } else {
+                    producer.commitTransaction();
+                }
+            }
+        }
+        awaitCleaned(topic, 150);
+        stopCleaning(topic);
+        List<Kafka.Batch> sourceBatches = Kafka.batches(bed.source(), topic, 0, 0);
+        assertThat(sourceBatches).as("cleaned transactional batches with holes: " + sourceBatches)
+                .anyMatch(b -> b.transactional() && !b.control() && b.count() != null && b.count() < b.lastOffset() - b.baseOffset() + 1);
+
+        // When
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+
+        // Then both views keep every source record at its offset, and the latest committed value per key is the source's
+        assertMirroredWithFillers(topic, "read_uncommitted");
+        assertMirroredWithFillers(topic, "read_committed");
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed"))
+                .noneMatch(r -> r.value() != null && (r.value().startsWith("round-1-") || r.value().startsWith("round-4-")));
+    }
+
+    /** Rolls the segment (one record each time) until the cleaner has left fewer than {@code records} records. */
+    private static void awaitCleaned(String topic, int records) {
+        await("source cleaned").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
+            Kafka.produce(bed.source().bootstrapServers(), topic, 1, "none", "roll");
+            return Kafka.readAll(bed.source().bootstrapServers(), topic).size() < records;
+        });
+    }
+
+    /**
+     * The source stops cleaning, and the destination (created with the source's configs) does not clean at all,
+     * so that what is compared is what the mirror wrote, fillers included.
+     */
+    private static void stopCleaning(String topic) throws Exception {
+        try (Admin admin = bed.sourceAdmin()) {
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            admin.incrementalAlterConfigs(Map.of(resource, List.of(
+                    new AlterConfigOp(new ConfigEntry("segment.ms", "604800000"), AlterConfigOp.OpType.SET),
+                    new AlterConfigOp(new ConfigEntry("min.cleanable.dirty.ratio", "0.99"), AlterConfigOp.OpType.SET),
+                    new AlterConfigOp(new ConfigEntry("delete.retention.ms", "86400000"), AlterConfigOp.OpType.SET)))).all().get();
+        }
     }
 
     /** Every source record at its offset on the destination; every other destination offset a filler tombstone. */
-    private static void assertMirroredWithFillers(String topic) {
-        List<Kafka.Rec> source = Kafka.readAll(bed.source().bootstrapServers(), topic);
-        List<Kafka.Rec> destination = Kafka.readAll(bed.destination().bootstrapServers(), topic);
+    private static void assertMirroredWithFillers(String topic, String isolation) {
+        List<Kafka.Rec> source = Kafka.readAll(bed.source().bootstrapServers(), topic, isolation);
+        List<Kafka.Rec> destination = Kafka.readAll(bed.destination().bootstrapServers(), topic, isolation);
         Map<Long, Kafka.Rec> destinationByOffset = new HashMap<>();
         destination.forEach(r -> destinationByOffset.put(r.offset(), r));
         for (Kafka.Rec record : source) {
