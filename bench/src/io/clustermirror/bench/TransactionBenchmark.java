@@ -16,9 +16,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import io.clustermirror.embedded.KafkaBrokerProcess;
 
 /**
- * Transactions mirrored per second on one partition: a backlog of N source transactions (default 5,000;
- * 5 records of 100 B each, every fifth one aborted) is replayed by the service, markers included, and
- * timed until the destination's log end equals the source's. Run with {@code bench/transactions.sh [n]}.
+ * Transactions mirrored per second: a backlog of N source transactions (default 5,000; 5 records of 100 B
+ * on each of P partitions (default 1), every fifth one aborted) is replayed by the service, markers
+ * included, and timed until the destination's log ends equal the source's.
+ * Run with {@code bench/transactions.sh [n] [p]}.
  */
 public final class TransactionBenchmark {
 
@@ -29,16 +30,18 @@ public final class TransactionBenchmark {
 
     public static void main(String[] args) throws Exception {
         int transactions = args.length > 0 ? Integer.parseInt(args[0]) : 5000;
+        int partitions = args.length > 1 ? Integer.parseInt(args[1]) : 1;
         Path root = Path.of("target", "bench", "txn-" + ProcessHandle.current().pid()).toAbsolutePath();
         KafkaBrokerProcess[] clusters = BenchSupport.startClusters(root);
         try (KafkaBrokerProcess source = clusters[0]; KafkaBrokerProcess destination = clusters[1];
                 Admin sourceAdmin = BenchSupport.admin(source); Admin destinationAdmin = BenchSupport.admin(destination)) {
-            sourceAdmin.createTopics(List.of(new NewTopic("txn", 1, (short) 1))).all().get();
-            System.out.printf("Producing %,d source transactions of %d records on one partition...%n", transactions, RECORDS_PER_TRANSACTION);
+            sourceAdmin.createTopics(List.of(new NewTopic("txn", partitions, (short) 1))).all().get();
+            System.out.printf("Producing %,d source transactions of %d records on each of %d partition(s)...%n", transactions,
+                    RECORDS_PER_TRANSACTION, partitions);
             long produceStarted = System.nanoTime();
-            produce(source, transactions);
+            produce(source, transactions, partitions);
             double produceSeconds = (System.nanoTime() - produceStarted) / 1e9;
-            long sourceEnd = end(sourceAdmin);
+            long sourceEnd = end(sourceAdmin, partitions);
 
             try (BenchSupport.Service service = BenchSupport.startService(destination, root)) {
                 service.post("/v1/mirrors", "{\"name\":\"txn\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers() + "\"}}");
@@ -46,7 +49,7 @@ public final class TransactionBenchmark {
                 long started = System.nanoTime();
                 service.post("/v1/mirrors/txn/topics:start", "{\"topics\":[\"txn\"]}");
                 long deadline = System.currentTimeMillis() + 1_800_000;
-                while (end(destinationAdmin) < sourceEnd) {
+                while (end(destinationAdmin, partitions) < sourceEnd) {
                     if (System.currentTimeMillis() > deadline) {
                         throw new IllegalStateException("the destination did not reach " + sourceEnd + "; " + service.get("/v1/mirrors/txn/topics/txn"));
                     }
@@ -56,13 +59,14 @@ public final class TransactionBenchmark {
                 double cpu = service.cpuSeconds() - cpuBefore;
                 System.out.printf("%nSource:      %,d transactions (%,d offsets with markers) produced in %.1f s = %,.0f transactions/s "
                         + "(one KafkaProducer, for scale)%n", transactions, sourceEnd, produceSeconds, transactions / produceSeconds);
-                System.out.printf("Mirrored:    %,d transactions replayed on one partition in %.1f s = %,.0f transactions/s, "
-                        + "service CPU %.1f s   (target >= 200/s)%n", transactions, seconds, transactions / seconds, cpu);
+                System.out.printf("Mirrored:    %,d transactions replayed on %d partition(s) in %.1f s = %,.0f transactions/s "
+                        + "(%,.0f markers/s), service CPU %.1f s   (target >= 200/s on one partition)%n", transactions, partitions, seconds,
+                        transactions / seconds, transactions * (double) partitions / seconds, cpu);
             }
         }
     }
 
-    private static void produce(KafkaBrokerProcess source, int transactions) {
+    private static void produce(KafkaBrokerProcess source, int transactions, int partitions) {
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
                 source.bootstrapServers(), ProducerConfig.TRANSACTIONAL_ID_CONFIG, "bench-txn", ProducerConfig.LINGER_MS_CONFIG, 0),
                 new ByteArraySerializer(), new ByteArraySerializer())) {
@@ -70,8 +74,10 @@ public final class TransactionBenchmark {
             byte[] value = new byte[100];
             for (int t = 0; t < transactions; t++) {
                 producer.beginTransaction();
-                for (int r = 0; r < RECORDS_PER_TRANSACTION; r++) {
-                    producer.send(new ProducerRecord<>("txn", 0, ("k" + r).getBytes(), value));
+                for (int p = 0; p < partitions; p++) {
+                    for (int r = 0; r < RECORDS_PER_TRANSACTION; r++) {
+                        producer.send(new ProducerRecord<>("txn", p, ("k" + r).getBytes(), value));
+                    }
                 }
                 if (t % 5 == 4) {
                     producer.abortTransaction();
@@ -82,8 +88,11 @@ public final class TransactionBenchmark {
         }
     }
 
-    private static long end(Admin admin) throws Exception {
-        TopicPartition tp = new TopicPartition("txn", 0);
-        return admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
+    private static long end(Admin admin, int partitions) throws Exception {
+        Map<TopicPartition, OffsetSpec> request = new java.util.HashMap<>();
+        for (int p = 0; p < partitions; p++) {
+            request.put(new TopicPartition("txn", p), OffsetSpec.latest());
+        }
+        return admin.listOffsets(request).all().get().values().stream().mapToLong(i -> i.offset()).sum();
     }
 }
