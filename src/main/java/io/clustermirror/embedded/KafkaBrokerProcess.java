@@ -188,7 +188,7 @@ public final class KafkaBrokerProcess implements AutoCloseable {
     private void format(Path properties) throws IOException {
         // share groups (KIP-932) on, so that share-group offset sync can be exercised
         Process format = java(List.of("-Xmx256m"), List.of("kafka.tools.StorageTool", "format", "--standalone",
-                "-t", clusterId(), "-c", properties.toString(), "--feature", "share.version=1"), dataDir.resolve("format.log"), false);
+                "--cluster-id=" + clusterId(), "-c", properties.toString(), "--feature", "share.version=1"), dataDir.resolve("format.log"), false);
         try {
             if (!format.waitFor(120, TimeUnit.SECONDS) || format.exitValue() != 0) {
                 format.destroyForcibly();
@@ -201,7 +201,10 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         }
     }
 
-    /** A random Kafka cluster id (base64url of a UUID, as kafka-storage.sh random-uuid prints). */
+    /**
+     * A random Kafka cluster id (base64url of a UUID, as kafka-storage.sh random-uuid prints). One in 64 starts
+     * with '-', which kafka-storage's argument parser takes for an option unless it is passed as {@code --cluster-id=...}.
+     */
     private static String clusterId() {
         UUID uuid = UUID.randomUUID();
         java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(16);

@@ -96,11 +96,6 @@ final class FetchPartition {
         return !inFlight.isEmpty() && inFlight.peekLast().batch().transactional();
     }
 
-    synchronized void clearQueue() {
-        queue.clear();
-        queuedBytes = 0;
-    }
-
     /** The block reason once everything before it is appended, else null. */
     synchronized String blockedAndDrained() {
         return blocked != null && queue.isEmpty() && inFlight.isEmpty() ? blocked : null;

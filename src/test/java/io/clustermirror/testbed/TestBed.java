@@ -29,17 +29,33 @@ public final class TestBed {
     private final String classpath;
 
     private TestBed() {
-        workDir = Path.of(required("testbed.work.dir"), "run-" + ProcessHandle.current().pid());
+        workDir = freshDirectory(Path.of(required("testbed.work.dir")), "run-" + ProcessHandle.current().pid());
         appDir = Path.of(required("testbed.app.dir"));
         classpath = KafkaBrokerProcess.classpathFrom(Path.of(required("testbed.broker.classpath.file")));
         source = new KafkaBrokerProcess("source", workDir.resolve("source"), Ports.free(), Ports.free(), classpath, Map.of());
         destination = new KafkaBrokerProcess("destination", workDir.resolve("destination"), Ports.free(), Ports.free(),
                 classpath, Map.of());
-        CompletableFuture.allOf(
-                CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
-                CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120)))).join();
-        // FAILED partitions wait for recover here, so that tests see the first error deterministically
-        service = newService("service", Map.of("mirror.failed.retry.max.attempts", "0")).start();
+        try {
+            CompletableFuture.allOf(
+                    CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
+                    CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120)))).join();
+            // FAILED partitions wait for recover here, so that tests see the first error deterministically
+            service = newService("service", Map.of("mirror.failed.retry.max.attempts", "0")).start();
+        } catch (RuntimeException e) {
+            // nothing left running: the next test class tries again from scratch, in a directory of its own
+            destination.close();
+            source.close();
+            throw e;
+        }
+    }
+
+    /** {@code base/name}, or {@code base/name-2}, -3... when an earlier attempt of this JVM left it behind. */
+    private static Path freshDirectory(Path base, String name) {
+        Path dir = base.resolve(name);
+        for (int attempt = 2; java.nio.file.Files.exists(dir); attempt++) {
+            dir = base.resolve(name + "-" + attempt);
+        }
+        return dir;
     }
 
     public static synchronized TestBed get() {
