@@ -105,6 +105,16 @@ final class FetchPartition {
         return !removing && !failed && !resetPending && !queue.isEmpty();
     }
 
+    /** Whether the fast path may send the head of the queue: sendable, and not for the transaction replay. */
+    synchronized boolean plainSendable() {
+        return sendable() && !TransactionReplay.replayed(queue.peek());
+    }
+
+    /** The head of the queue, taken when the fast path may send it (one lock per batch on the hot path); else null. */
+    synchronized SourceBatch pollPlain() {
+        return plainSendable() ? pollQueue() : null;
+    }
+
     MirrorFetcher.Progress progress() {
         return new MirrorFetcher.Progress(sourceHighWatermark, ackedEnd, lastEpoch, transactions.snapshot());
     }

@@ -14,10 +14,8 @@ import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.jboss.logging.Logger;
@@ -170,12 +168,8 @@ public final class LogTruncation {
     private void append(WireClient destination, ClusterView view, Node leader, TopicPartition tp, SourceBatch batch, long expectedOffset,
             ProducerIdentity identity, int sequence) throws IOException {
         ByteBuffer bytes = BatchRestamp.restamp(batch, identity, sequence);
-        ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
-        topics.add(new ProduceRequestData.TopicProduceData().setName(tp.topic()).setTopicId(view.topicIds().get(tp.topic()))
-                .setPartitionData(java.util.List.of(new ProduceRequestData.PartitionProduceData().setIndex(tp.partition())
-                        .setRecords(MemoryRecords.readableRecords(bytes)))));
-        ProduceResponse response = (ProduceResponse) destination.call(leader, ProduceRequest.builder(
-                new ProduceRequestData().setAcks((short) -1).setTimeoutMs(timeoutMs).setTopicData(topics))).responseBody();
+        ProduceResponse response = (ProduceResponse) destination.call(leader,
+                ProduceRequest.builder(OneBatchProduce.request(view, tp, bytes, null, timeoutMs))).responseBody();
         ProduceResponseData.PartitionProduceResponse result = response.data().responses().iterator().next().partitionResponses().get(0);
         Errors error = Errors.forCode(result.errorCode());
         if (error != Errors.NONE) {

@@ -470,21 +470,26 @@ public final class MirrorFetcher implements AutoCloseable {
      */
     private void finishReset(FetchPartition state) {
         long end;
+        String unverified = null;
         try {
             end = destinationAdmin.listOffsets(Map.of(state.tp, OffsetSpec.latest())).partitionResult(state.tp)
                     .get(timeoutMs, TimeUnit.MILLISECONDS).offset();
+            if (end > state.ackedEnd) {
+                // batches whose answers were lost may have landed: they must be exactly ours, checked by content
+                unverified = verifyUnconfirmed(state, end);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
         } catch (Exception e) {
+            // the destination is not answering yet (e.g. a restarted broker without leaders): read it again, for a while
+            destinationRefresh = true;
             if (System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
-                fail(state, "could not read the destination log end after a pipeline reset: " + e);
+                fail(state, "could not read the destination back after a pipeline reset: " + e);
             }
             return;
         }
         if (end > state.ackedEnd) {
-            // batches whose answers were lost may have landed: they must be exactly ours, checked by content
-            String unverified = verifyUnconfirmed(state, end);
             if (unverified != null) {
                 fail(state, unverified);
                 return;
@@ -510,32 +515,31 @@ public final class MirrorFetcher implements AutoCloseable {
         source.wakeup();
     }
 
-    /** Null when every destination batch in [ackedEnd, end) is one of ours, content for content; else why not. */
-    private String verifyUnconfirmed(FetchPartition state, long end) {
+    /**
+     * Null when every destination batch in [ackedEnd, end) is one of ours, content for content; else why not.
+     * Throws when the destination cannot be read yet (the reset is then tried again).
+     */
+    private String verifyUnconfirmed(FetchPartition state, long end) throws IOException {
         long offset = state.ackedEnd;
-        try {
-            while (offset < end) {
-                List<SourceBatch> landed = RawFetch.batches(destination, destinationView, state.tp, offset, PARTITION_FETCH_BYTES);
-                if (landed.isEmpty()) {
-                    return "destination offsets [" + offset + ", " + end + ") could not be read back after a pipeline reset";
-                }
-                for (SourceBatch batch : landed) {
-                    if (batch.lastOffset() < offset || batch.baseOffset() >= end) {
-                        continue;
-                    }
-                    SourceBatch ours = state.unconfirmed.get(batch.baseOffset());
-                    if (ours == null || !RawFetch.sameContent(ours, batch)) {
-                        return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] is not the source batch sent "
-                                + "there (written by another producer?); the destination is checked again by LOG_TRUNCATION";
-                    }
-                    offset = batch.lastOffset() + 1;
-                    state.lastEpoch = ours.partitionLeaderEpoch();
-                }
+        while (offset < end) {
+            List<SourceBatch> landed = RawFetch.batches(destination, destinationView, state.tp, offset, PARTITION_FETCH_BYTES);
+            if (landed.isEmpty()) {
+                return "destination offsets [" + offset + ", " + end + ") could not be read back after a pipeline reset";
             }
-            return null;
-        } catch (IOException e) {
-            return "destination offsets [" + offset + ", " + end + ") could not be checked after a pipeline reset: " + e.getMessage();
+            for (SourceBatch batch : landed) {
+                if (batch.lastOffset() < offset || batch.baseOffset() >= end) {
+                    continue;
+                }
+                SourceBatch ours = state.unconfirmed.get(batch.baseOffset());
+                if (ours == null || !RawFetch.sameContent(ours, batch)) {
+                    return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] is not the source batch sent "
+                            + "there (written by another producer?); the destination is checked again by LOG_TRUNCATION";
+                }
+                offset = batch.lastOffset() + 1;
+                state.lastEpoch = ours.partitionLeaderEpoch();
+            }
         }
+        return null;
     }
 
     private void ensureIdentities() throws IOException {
@@ -551,8 +555,8 @@ public final class MirrorFetcher implements AutoCloseable {
         ClusterView view = destinationView;
         Map<Node, List<FetchPartition>> byNode = new HashMap<>();
         for (FetchPartition state : partitions.values()) {
-            if (state.identity == null || state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || !state.sendable()
-                    || state.transactionalInFlight() || TransactionReplay.replayed(state.peekQueue())) {
+            if (state.identity == null || state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || state.transactionalInFlight()
+                    || !state.plainSendable()) {
                 continue;
             }
             Node leader = view.leaders().get(state.tp);
@@ -567,11 +571,10 @@ public final class MirrorFetcher implements AutoCloseable {
                 Map<TopicPartition, FetchPartition.Sent> sent = new HashMap<>();
                 Map<String, ProduceRequestData.TopicProduceData> topics = new HashMap<>();
                 for (FetchPartition state : candidates) {
-                    if (state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || !state.sendable()
-                            || TransactionReplay.replayed(state.peekQueue())) {
+                    if (state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION) {
                         continue;
                     }
-                    SourceBatch batch = state.pollQueue();
+                    SourceBatch batch = state.pollPlain();
                     if (batch == null) {
                         continue;
                     }

@@ -8,7 +8,6 @@ import java.util.Optional;
 
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.message.ProduceRequestData;
-import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.jboss.logging.Logger;
 
@@ -101,13 +100,8 @@ final class TransactionReplay {
         producer.nextSequence = BatchRestamp.nextSequence(producer.nextSequence, batch.recordCount());
         FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
         state.inFlight.add(entry);
-        ClusterView view = host.destinationView();
-        ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
-        topics.add(new ProduceRequestData.TopicProduceData().setName(state.tp.topic()).setTopicId(view.topicIds().get(state.tp.topic()))
-                .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData().setIndex(state.tp.partition())
-                        .setRecords(MemoryRecords.readableRecords(bytes)))));
-        ProduceRequestData data = new ProduceRequestData().setTransactionalId(producer.transactionalId).setAcks((short) -1)
-                .setTimeoutMs((int) Math.max(1000, timeoutMs / 2)).setTopicData(topics);
+        ProduceRequestData data = OneBatchProduce.request(host.destinationView(), state.tp, bytes, producer.transactionalId,
+                (int) Math.max(1000, timeoutMs / 2));
         host.send(leader, state, entry, ProduceRequest.builder(data, true));
         return false;
     }

@@ -109,11 +109,12 @@ class DataPlaneIT extends ServiceIT {
         api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
         await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
                 .allMatch("PAUSED"::equals));
-        Map<TopicPartition, Long> pausedAt = destinationEnd(topic);
+        Map<TopicPartition, Long> pausedAt = Kafka.offsetsOf(bed.destination(), topic);
         Kafka.produce(bed.source().bootstrapServers(), topic, 2_000, "lz4", "p2");
 
         // Then nothing arrives
-        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> destinationEnd(topic).equals(pausedAt));
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
+                .until(() -> Kafka.offsetsOf(bed.destination(), topic).equals(pausedAt));
         api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
 
         // When resumed, it catches up
@@ -149,14 +150,14 @@ class DataPlaneIT extends ServiceIT {
             assertThat(configs(destination, topic).get("message.timestamp.after.max.ms").source())
                     .isNotEqualTo(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
         }
-        long stoppedAt = destinationEnd(topic).get(new TopicPartition(topic, 0));
+        long stoppedAt = Kafka.offsetsOf(bed.destination(), topic).get(new TopicPartition(topic, 0));
         try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
             long offset = producer.send(new ProducerRecord<>(topic, 0, "local".getBytes(), "written after failover".getBytes())).get().offset();
             assertThat(offset).isEqualTo(stoppedAt);
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 500, "gzip", "s2");
         await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
-                .until(() -> destinationEnd(topic).get(new TopicPartition(topic, 0)) == stoppedAt + 1);
+                .until(() -> Kafka.offsetsOf(bed.destination(), topic).get(new TopicPartition(topic, 0)) == stoppedAt + 1);
     }
 
     @Test
@@ -171,11 +172,11 @@ class DataPlaneIT extends ServiceIT {
         AtomicBoolean producing = new AtomicBoolean(true);
         CompletableFuture<Void> producer = backgroundProducer(topic, producing, "c2");
         startTopics(mirror, topic);
-        await().atMost(Duration.ofSeconds(60)).until(() -> total(destinationEnd(topic)) > 10_000);
+        await().atMost(Duration.ofSeconds(60)).until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 10_000);
 
         // When: the service dies mid-stream and a new process takes over
-        long destinationAtKill = total(destinationEnd(topic));
-        long sourceAtKill = total(sourceEnd(topic));
+        long destinationAtKill = Kafka.total(Kafka.offsetsOf(bed.destination(), topic));
+        long sourceAtKill = Kafka.total(Kafka.offsetsOf(bed.source(), topic));
         bed.service().kill();
         bed.service().start();
         producing.set(false);
@@ -197,7 +198,7 @@ class DataPlaneIT extends ServiceIT {
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 20_000, "zstd", "d1");
         startTopics(mirror, topic);
-        await().atMost(Duration.ofSeconds(60)).until(() -> total(destinationEnd(topic)) > 1_000);
+        await().atMost(Duration.ofSeconds(60)).until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 1_000);
         AtomicBoolean producing = new AtomicBoolean(true);
         CompletableFuture<Void> producer = backgroundProducer(topic, producing, "d2");
 
@@ -224,7 +225,7 @@ class DataPlaneIT extends ServiceIT {
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 20_000, "lz4", "r1");
         startTopics(mirror, topic);
-        await().atMost(Duration.ofSeconds(60)).until(() -> total(destinationEnd(topic)) > 1_000);
+        await().atMost(Duration.ofSeconds(60)).until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 1_000);
 
         // When the source broker restarts under the fetcher
         bed.source().stop();
@@ -273,22 +274,6 @@ class DataPlaneIT extends ServiceIT {
             }
         }
         return source.size();
-    }
-
-    private static Map<TopicPartition, Long> destinationEnd(String topic) throws Exception {
-        try (Admin admin = bed.destinationAdmin()) {
-            return Kafka.offsets(admin, topic, OffsetSpec.latest());
-        }
-    }
-
-    private static Map<TopicPartition, Long> sourceEnd(String topic) throws Exception {
-        try (Admin admin = bed.sourceAdmin()) {
-            return Kafka.offsets(admin, topic, OffsetSpec.latest());
-        }
-    }
-
-    private static long total(Map<TopicPartition, Long> offsets) {
-        return offsets.values().stream().mapToLong(Long::longValue).sum();
     }
 
     private static Map<String, ConfigEntry> configs(Admin admin, String topic) throws Exception {

@@ -118,6 +118,11 @@ final class Kafka {
         }
     }
 
+    /** The sum of the partitions' offsets. */
+    static long total(Map<TopicPartition, Long> offsets) {
+        return offsets.values().stream().mapToLong(Long::longValue).sum();
+    }
+
     /** Every record of the topic, from each partition's log start to its end, in offset order. */
     static List<Rec> readAll(String bootstrap, String topic) {
         return readAll(bootstrap, topic, "read_uncommitted");

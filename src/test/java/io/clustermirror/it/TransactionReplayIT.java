@@ -262,7 +262,7 @@ class TransactionReplayIT extends ServiceIT {
             }));
         }
         startTopics(mirror, topic);
-        await().atMost(Duration.ofSeconds(60)).until(() -> total(Kafka.offsetsOf(bed.destination(), topic)) > 500);
+        await().atMost(Duration.ofSeconds(60)).until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 500);
 
         // When: the service dies in the middle of replaying transactions, and a new process takes over
         bed.service().kill();
@@ -313,7 +313,4 @@ class TransactionReplayIT extends ServiceIT {
         }
     }
 
-    private static long total(Map<TopicPartition, Long> offsets) {
-        return offsets.values().stream().mapToLong(Long::longValue).sum();
-    }
 }
