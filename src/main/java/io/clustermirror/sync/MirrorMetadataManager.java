@@ -46,6 +46,7 @@ import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.clustermirror.sync.plan.NameFilter;
 import io.clustermirror.sync.plan.OffsetSyncPlan;
+import io.clustermirror.sync.plan.ShareOffsetReadBack;
 import io.clustermirror.sync.plan.TopicSyncPlan;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
@@ -377,11 +378,11 @@ public class MirrorMetadataManager {
          * counted, any other failure is recorded under {@code errorKind}.
          */
         private Uni<Void> commit(Map<String, Map<MirrorPartition, Long>> commits, String errorKind,
-                java.util.function.BiFunction<String, Map<TopicPartition, Long>, KafkaFuture<Void>> alter) {
+                java.util.function.BiFunction<String, Map<TopicPartition, Long>, Uni<Void>> alter) {
             return Multi.createFrom().iterable(commits.entrySet()).onItem().transformToUniAndConcatenate(entry -> {
                 Map<TopicPartition, Long> offsets = new HashMap<>();
                 entry.getValue().forEach((p, o) -> offsets.put(new TopicPartition(p.topic(), p.partition()), o));
-                return KafkaUni.of(alter.apply(entry.getKey(), offsets))
+                return alter.apply(entry.getKey(), offsets)
                         .invoke(() -> LOGGER.debugf("Mirror %s: group %s offsets %s", name, entry.getKey(), entry.getValue()))
                         .onFailure().recoverWithItem(e -> {
                             if (e instanceof UnknownMemberIdException || e instanceof GroupNotEmptyException) {
@@ -426,7 +427,10 @@ public class MirrorMetadataManager {
             String message = item + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
             errors.add(message);
             metrics.syncError(name, kind);
-            LOGGER.warnf("Mirror %s: %s (%s)", name, message, kind);
+            // the same error as in the last cycle is counted and shown again, but logged at WARN only once
+            SyncStatus last = statuses.get(name);
+            LOGGER.logf(last != null && last.errors().contains(message) ? Logger.Level.DEBUG : Logger.Level.WARN, "Mirror %s: %s (%s)", name,
+                    message, kind);
         }
 
         private void finish() {
@@ -451,10 +455,10 @@ public class MirrorMetadataManager {
             }
 
             @Override
-            KafkaFuture<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets) {
+            Uni<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets) {
                 Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
                 offsets.forEach((tp, o) -> committed.put(tp, new OffsetAndMetadata(o)));
-                return admin.alterConsumerGroupOffsets(group, committed).all();
+                return KafkaUni.of(admin.alterConsumerGroupOffsets(group, committed).all());
             }
         },
         SHARE("ShareGroupOffsetSyncError", ListGroupsOptions.forShareGroups()) {
@@ -467,9 +471,13 @@ public class MirrorMetadataManager {
                 return admin.listShareGroupOffsets(specs).all();
             }
 
+            /** Written, then read back: a 4.1.x destination answers success and applies nothing (see ShareOffsetReadBack). */
             @Override
-            KafkaFuture<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets) {
-                return admin.alterShareGroupOffsets(group, offsets).all();
+            Uni<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets) {
+                return KafkaUni.of(admin.alterShareGroupOffsets(group, offsets).all())
+                        .chain(() -> KafkaUni.of(offsets(admin, Set.of(group), offsets.keySet())))
+                        .invoke(readBack -> ShareOffsetReadBack.verify(offsets, readBack.getOrDefault(group, Map.of())))
+                        .replaceWithVoid();
             }
         };
 
@@ -492,7 +500,7 @@ public class MirrorMetadataManager {
         abstract KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> offsets(Admin admin, Set<String> groups,
                 Set<TopicPartition> partitions);
 
-        abstract KafkaFuture<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets);
+        abstract Uni<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets);
     }
 
     private static Map<String, String> explicit(Config config) {

@@ -81,6 +81,11 @@ public final class TestBed {
 
     /** A further service process against the destination (not started), e.g. with another state topic. */
     public ServiceProcess newService(String name, Map<String, String> overrides) {
+        return newPlainService(name, destination, overrides);
+    }
+
+    /** A service process against another (plaintext) destination. */
+    public ServiceProcess newPlainService(String name, KafkaBrokerProcess destination, Map<String, String> overrides) {
         return new ServiceProcess(name, appDir, workDir, destination.bootstrapServers(), overrides);
     }
 
@@ -104,6 +109,15 @@ public final class TestBed {
                 "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                 "super.users", "User:admin;User:ANONYMOUS");
         return new KafkaBrokerProcess(name, workDir.resolve(name), port, controllerPort, classpath, secured);
+    }
+
+    /**
+     * A single-node cluster on Kafka 4.2.0 instead of the test bed's 4.1.2 (not started): for what a 4.1.2 broker
+     * cannot do (it does not apply AlterShareGroupOffsets). Its classpath is resolved by the build.
+     */
+    public KafkaBrokerProcess kafka42Cluster(String name) {
+        String classpath42 = KafkaBrokerProcess.classpathFrom(Path.of(required("testbed.broker42.classpath.file")));
+        return new KafkaBrokerProcess(name, workDir.resolve(name), Ports.free(), Ports.free(), classpath42, Map.of());
     }
 
     /** Client settings for a secured cluster as the given user. */
