@@ -530,7 +530,7 @@ public class MirrorCoordinator {
             if (outcome instanceof LogTruncation.Ready ready) {
                 persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
                 if (!halted.containsKey(name)) {
-                    runtime(name).fetcher.add(partition, ready.startOffset());
+                    runtime(name).fetcher.add(partition, ready.startOffset(), ready.sourceEpoch());
                 }
                 LOGGER.infof("Mirror %s: %s MIRRORING from offset %d", name, partition, ready.startOffset());
             } else if (outcome instanceof LogTruncation.Diverged diverged) {
@@ -600,6 +600,64 @@ public class MirrorCoordinator {
                 default -> LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current.state(), error);
             }
         });
+    }
+
+    /**
+     * Checks the destination against the source (LOG_TRUNCATION's check, on a worker) once the partition has left
+     * the data plane, then mirrors on from the destination's end, or FAILS the partition with the reason. For a
+     * partition {@code waitingIn} MIRRORING (resume) or EPOCH_FENCING; nothing happens if it moved on meanwhile.
+     */
+    private void recheck(String name, MirrorPartition partition, MirrorPartitionState waitingIn, String why) {
+        MirrorRuntime runtime = runtime(name);
+        runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
+            LogTruncation.Outcome outcome;
+            try {
+                outcome = runtime.truncation.run(name, partition, compacted.getOrDefault(name + "/" + partition.topic(), false),
+                        note -> progress.put(name + "/" + partition, note));
+            } catch (Exception e) {
+                outcome = new LogTruncation.Unsupported("could not check the destination: " + e);
+            }
+            LogTruncation.Outcome checked = outcome;
+            run(why + " of " + partition, () -> {
+                PartitionStatus now = partitions(name).get(partition);
+                if (halted.containsKey(name) || now == null || now.state() != waitingIn) {
+                    return;
+                }
+                if (checked instanceof LogTruncation.Ready ready) {
+                    if (waitingIn != MirrorPartitionState.MIRRORING) {
+                        persistPartitions(name, Map.of(partition, now.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
+                        LOGGER.infof("Mirror %s: %s MIRRORING again from offset %d after %s", name, partition, ready.startOffset(), why);
+                    }
+                    try {
+                        runtime(name).fetcher.add(partition, ready.startOffset(), ready.sourceEpoch());
+                    } catch (IllegalStateException e) {
+                        failPartition(name, partition, why + ": could not mirror on: " + e.getMessage());
+                    }
+                } else if (checked instanceof LogTruncation.Diverged diverged) {
+                    failPartition(name, partition, why + ": " + diverged.reason());
+                } else if (checked instanceof LogTruncation.Unsupported unsupported) {
+                    failPartition(name, partition, why + ": " + unsupported.reason());
+                }
+            });
+        }, runtime.workers);
+    }
+
+    /**
+     * EPOCH_FENCING (DESIGN §3): the source leader's log no longer holds what was fetched from it. The partition
+     * leaves the data plane and the destination is checked against the source's new history: still a prefix of
+     * it, mirroring goes on; holding records the source lost, FAILED (and LOG_TRUNCATION's policy on retry).
+     */
+    private void epochFencing(String name, MirrorPartition partition, String reason) {
+        PartitionStatus current = partitions(name).get(partition);
+        if (current == null || current.state() != MirrorPartitionState.MIRRORING) {
+            LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current == null ? "gone" : current.state(), reason);
+            return;
+        }
+        metrics.epochFenced(name);
+        persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.EPOCH_FENCING, reason, clock.instant())));
+        runtime(name).fetcher.remove(partition, false);
+        LOGGER.warnf("Mirror %s: %s EPOCH_FENCING: %s", name, partition, reason);
+        recheck(name, partition, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + reason + ")");
     }
 
     /** Moves a partition to FAILED (persisted), takes it out of the data plane, and schedules the automatic retry. */
@@ -707,35 +765,9 @@ public class MirrorCoordinator {
         switch (verb) {
             case PAUSE -> runtime.fetcher.remove(partition, false).thenAccept(last -> run("pause of " + partition,
                     () -> settle(name, partition, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, last)));
-            case RESUME -> runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
-                // the destination's end is the checkpoint, but only once its last batch is checked against the source:
-                // a write while the partition was paused (or the service down) must not be taken as mirrored data
-                LogTruncation.Outcome outcome;
-                try {
-                    outcome = runtime.truncation.run(name, partition, compacted.getOrDefault(name + "/" + partition.topic(), false),
-                            note -> progress.put(name + "/" + partition, note));
-                } catch (Exception e) {
-                    outcome = new LogTruncation.Unsupported("resume could not check the destination: " + e);
-                }
-                LogTruncation.Outcome checked = outcome;
-                run("resume of " + partition, () -> {
-                    PartitionStatus now = partitions(name).get(partition);
-                    if (halted.containsKey(name) || now == null || now.state() != MirrorPartitionState.MIRRORING) {
-                        return;
-                    }
-                    if (checked instanceof LogTruncation.Ready ready) {
-                        try {
-                            runtime(name).fetcher.add(partition, ready.startOffset());
-                        } catch (IllegalStateException e) {
-                            failPartition(name, partition, "could not resume: " + e.getMessage());
-                        }
-                    } else if (checked instanceof LogTruncation.Diverged diverged) {
-                        failPartition(name, partition, diverged.reason());
-                    } else if (checked instanceof LogTruncation.Unsupported unsupported) {
-                        failPartition(name, partition, unsupported.reason());
-                    }
-                });
-            }, runtime.workers);
+            // the destination's end is the checkpoint, but only once its last batch is checked against the source:
+            // a write while the partition was paused (or the service down) must not be taken as mirrored data
+            case RESUME -> recheck(name, partition, MirrorPartitionState.MIRRORING, "resume");
             case RECOVER -> truncate(name, partition);
             case STOP -> stopPartitions(name, List.of(partition));
         }
@@ -794,7 +826,8 @@ public class MirrorCoordinator {
             partitions(name).forEach((p, s) -> {
                 switch (s.state()) {
                     case LOG_TRUNCATION -> truncate(name, p);
-                    case MIRRORING, EPOCH_FENCING -> act(name, TopicVerb.RESUME, p);
+                    case MIRRORING -> act(name, TopicVerb.RESUME, p);
+                    case EPOCH_FENCING -> recheck(name, p, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + s.error() + ")");
                     case PAUSING -> settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, null);
                     case STOPPING -> stopPartitions(name, List.of(p));
                     case FAILED -> {
@@ -938,6 +971,11 @@ public class MirrorCoordinator {
                         @Override
                         public void onFailed(MirrorPartition partition, String error) {
                             onDataPlaneFailure(name, partition, error);
+                        }
+
+                        @Override
+                        public void onEpochFenced(MirrorPartition partition, String reason) {
+                            run("epoch fencing of " + partition, () -> epochFencing(name, partition, reason));
                         }
 
                         @Override

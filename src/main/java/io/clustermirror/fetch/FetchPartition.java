@@ -19,7 +19,7 @@ final class FetchPartition {
     }
 
     /** What a Fetch request was built from, captured under the lock. */
-    record FetchTicket(FetchPartition state, int generation, long fetchOffset) {
+    record FetchTicket(FetchPartition state, int generation, long fetchOffset, int lastFetchedEpoch) {
     }
 
     final MirrorPartition partition;
@@ -28,6 +28,12 @@ final class FetchPartition {
     // guarded by this
     int generation;
     long fetchOffset;
+    /**
+     * Source leader epoch of the batch that ends just before {@link #fetchOffset} (-1: unknown), sent with every
+     * Fetch so that the source leader itself says when its log no longer holds what was fetched (an unclean
+     * leader election): it answers with a diverging epoch instead of records.
+     */
+    int fetchedEpoch;
     final ArrayDeque<SourceBatch> queue = new ArrayDeque<>();
     long queuedBytes;
     boolean removing;
@@ -58,11 +64,13 @@ final class FetchPartition {
     volatile long sourceHighWatermark = -1;
     volatile int lastEpoch = -1;
 
-    FetchPartition(MirrorPartition partition, long startOffset, int generation) {
+    FetchPartition(MirrorPartition partition, long startOffset, int sourceEpoch, int generation) {
         this.partition = partition;
         this.tp = new TopicPartition(partition.topic(), partition.partition());
         this.fetchOffset = startOffset;
+        this.fetchedEpoch = sourceEpoch;
         this.ackedEnd = startOffset;
+        this.lastEpoch = sourceEpoch;
         this.generation = generation;
     }
 
@@ -72,7 +80,7 @@ final class FetchPartition {
             return null;
         }
         fetchInFlight = true;
-        return new FetchTicket(this, generation, fetchOffset);
+        return new FetchTicket(this, generation, fetchOffset, fetchedEpoch);
     }
 
     synchronized void fetchDone() {

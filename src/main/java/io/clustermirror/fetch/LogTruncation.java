@@ -36,8 +36,11 @@ public final class LogTruncation {
     public sealed interface Outcome {
     }
 
-    /** The destination is a prefix of the source ending at {@code startOffset}. */
-    public record Ready(long startOffset) implements Outcome {
+    /**
+     * The destination is a prefix of the source ending at {@code startOffset}; {@code sourceEpoch} is the source
+     * leader epoch of the batch just before it (-1: none or unknown), for the fetches that continue from there.
+     */
+    public record Ready(long startOffset, int sourceEpoch) implements Outcome {
     }
 
     /** The destination cannot be made a prefix without recreating it. */
@@ -104,7 +107,7 @@ public final class LogTruncation {
                         + "] differs from the source at the same offsets (divergence at or before offset " + last.get().baseOffset() + ")");
             }
             progress.accept("destination is a prefix of the source up to " + destinationEnd);
-            return new Ready(destinationEnd);
+            return new Ready(destinationEnd, same.get().partitionLeaderEpoch());
         }
     }
 
@@ -116,7 +119,7 @@ public final class LogTruncation {
                     + sourceStart + "; it cannot be filled backwards");
         }
         if (destinationEnd == sourceStart) {
-            return new Ready(destinationEnd);
+            return new Ready(destinationEnd, -1);
         }
         Optional<SourceBatch> first = sourceStart < sourceEnd ? RawFetch.batchAt(source, sourceView, tp, sourceStart) : Optional.empty();
         long fillTo = first.map(SourceBatch::baseOffset).orElse(sourceStart);
@@ -139,6 +142,7 @@ public final class LogTruncation {
             progress.accept("aligning to the source log start " + sourceStart + ": " + end + " of " + fillTo + " offsets filled");
         }
         long startOffset = fillTo;
+        int sourceEpoch = -1;
         if (first.isPresent() && fillTo < sourceStart) {
             // the source log starts inside its first batch: that batch goes too, so that DeleteRecords can reach the log start
             BatchContinuity.Plan plan = BatchContinuity.plan(first.get(), fillTo);
@@ -154,6 +158,7 @@ public final class LogTruncation {
                 sequence = BatchRestamp.nextSequence(sequence, batch.recordCount());
             }
             startOffset = plan.nextOffset();
+            sourceEpoch = first.get().partitionLeaderEpoch();
         }
         if (compacted) {
             LOGGER.infof("%s: compacted topic, %d filler tombstones below %d stay until the cleaner removes them", tp, fillTo - destinationEnd,
@@ -162,7 +167,7 @@ public final class LogTruncation {
             destinationAdmin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(sourceStart))).all().get(timeoutMs, TimeUnit.MILLISECONDS);
         }
         progress.accept("aligned to the source log start " + sourceStart);
-        return new Ready(startOffset);
+        return new Ready(startOffset, sourceEpoch);
     }
 
     private void append(WireClient destination, ClusterView view, Node leader, TopicPartition tp, SourceBatch batch, long expectedOffset,

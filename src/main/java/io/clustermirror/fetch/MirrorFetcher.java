@@ -63,6 +63,12 @@ public final class MirrorFetcher implements AutoCloseable {
     public interface Listener {
         void onFailed(MirrorPartition partition, String error);
 
+        /**
+         * The source leader no longer holds what was fetched with its last epoch (an unclean leader election on
+         * the source): the partition has stopped fetching and waits for EPOCH_FENCING to check the destination.
+         */
+        void onEpochFenced(MirrorPartition partition, String reason);
+
         void onAppended(MirrorPartition partition, int records, int bytes);
 
         /** The source answers with another cluster id than the mirror's: nothing is fetched from it. */
@@ -160,8 +166,12 @@ public final class MirrorFetcher implements AutoCloseable {
     }
 
     /** Starts mirroring a partition from {@code startOffset} (the destination's log end, equal to the source offset). */
-    public void add(MirrorPartition partition, long startOffset) {
-        FetchPartition state = new FetchPartition(partition, startOffset, generations.incrementAndGet());
+    /**
+     * Starts mirroring the partition at {@code startOffset}; {@code sourceEpoch} is the source leader epoch of the
+     * batch just before it (-1: none or unknown), checked by the source leader on every fetch.
+     */
+    public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
+        FetchPartition state = new FetchPartition(partition, startOffset, sourceEpoch, generations.incrementAndGet());
         FetchPartition previous = partitions.putIfAbsent(state.tp, state);
         if (previous != null) {
             throw new IllegalStateException(partition + " is still in the data plane of " + mirror + "; wait for whenGone()");
@@ -207,7 +217,7 @@ public final class MirrorFetcher implements AutoCloseable {
      * transactions left open on it are read back and aborted like those of a partition being mirrored.
      */
     private void abortLeftOpen(MirrorPartition partition) {
-        FetchPartition state = new FetchPartition(partition, -1, 0);
+        FetchPartition state = new FetchPartition(partition, -1, -1, 0);
         try (WireClient client = WireClient.create("cluster-mirror-" + mirror + "-stop", destinationConnection, (int) timeoutMs)) {
             ClusterView view = ClusterView.load(destinationAdmin, Set.of(partition.topic()), (int) timeoutMs);
             client.setNodes(view.nodes());
@@ -307,8 +317,9 @@ public final class MirrorFetcher implements AutoCloseable {
             if (ticket == null) {
                 continue;
             }
+            Optional<Integer> lastFetchedEpoch = ticket.lastFetchedEpoch() >= 0 ? Optional.of(ticket.lastFetchedEpoch()) : Optional.empty();
             byNode.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, new FetchRequest.PartitionData(topicId,
-                    ticket.fetchOffset(), -1, PARTITION_FETCH_BYTES, Optional.empty(), Optional.empty()));
+                    ticket.fetchOffset(), -1, PARTITION_FETCH_BYTES, Optional.empty(), lastFetchedEpoch));
             tickets.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, ticket);
         }
         byNode.forEach((node, data) -> {
@@ -361,6 +372,7 @@ public final class MirrorFetcher implements AutoCloseable {
         FetchPartition state = ticket.state();
         Errors error = Errors.forCode(data.errorCode());
         String failure = null;
+        String fenced = null;
         boolean queued = false;
         synchronized (state) {
             if (state.generation != ticket.generation() || state.fetchOffset != ticket.fetchOffset() || state.removing || state.failed
@@ -370,9 +382,11 @@ public final class MirrorFetcher implements AutoCloseable {
             if (data.highWatermark() >= 0) {
                 state.sourceHighWatermark = data.highWatermark();
             }
-            if (error == Errors.OFFSET_OUT_OF_RANGE) {
-                failure = "source offset " + state.fetchOffset + " is out of range (source log start " + data.logStartOffset()
-                        + "): deleted by retention before it was mirrored";
+            if (error == Errors.NONE && data.divergingEpoch().epoch() >= 0) {
+                fenced = SourceDivergence.describe(ticket.lastFetchedEpoch(), ticket.fetchOffset(), data.divergingEpoch().epoch(),
+                        data.divergingEpoch().endOffset());
+            } else if (error == Errors.OFFSET_OUT_OF_RANGE) {
+                failure = SourceDivergence.outOfRange(state.fetchOffset, data.logStartOffset(), data.highWatermark());
             } else if (REFRESH_ERRORS.contains(error)) {
                 sourceRefresh = true;
             } else if (error != Errors.NONE) {
@@ -394,11 +408,16 @@ public final class MirrorFetcher implements AutoCloseable {
                         state.queuedBytes += batch.sizeInBytes();
                     }
                     state.fetchOffset = plan.nextOffset();
+                    if (sourceBatch.partitionLeaderEpoch() >= 0) {
+                        state.fetchedEpoch = sourceBatch.partitionLeaderEpoch();
+                    }
                 }
             }
         }
         if (failure != null) {
             fail(state, failure);
+        } else if (fenced != null) {
+            fence(state, fenced);
         }
         return queued;
     }
@@ -507,6 +526,7 @@ public final class MirrorFetcher implements AutoCloseable {
             state.queue.clear();
             state.queuedBytes = 0;
             state.fetchOffset = end;
+            state.fetchedEpoch = state.lastEpoch;
             state.resetPending = false;
         }
         state.identity = null;
@@ -536,7 +556,9 @@ public final class MirrorFetcher implements AutoCloseable {
                             + "there (written by another producer?); the destination is checked again by LOG_TRUNCATION";
                 }
                 offset = batch.lastOffset() + 1;
-                state.lastEpoch = ours.partitionLeaderEpoch();
+                if (ours.partitionLeaderEpoch() >= 0) {
+                    state.lastEpoch = ours.partitionLeaderEpoch();
+                }
             }
         }
         return null;
@@ -675,7 +697,9 @@ public final class MirrorFetcher implements AutoCloseable {
         state.unconfirmed.remove(batch.baseOffset());
         if (batch.lastOffset() + 1 > state.ackedEnd) {
             state.ackedEnd = batch.lastOffset() + 1;
-            state.lastEpoch = batch.partitionLeaderEpoch();
+            if (batch.partitionLeaderEpoch() >= 0) { // fillers carry none
+                state.lastEpoch = batch.partitionLeaderEpoch();
+            }
         }
         listener.onAppended(state.partition, batch.recordCount(), batch.sizeInBytes());
     }
@@ -704,18 +728,33 @@ public final class MirrorFetcher implements AutoCloseable {
     }
 
     private void fail(FetchPartition state, String error) {
+        if (halt(state)) {
+            LOGGER.errorf("Mirror %s: %s FAILED: %s", mirror, state.partition, error);
+            listener.onFailed(state.partition, error);
+            destination.wakeup();
+        }
+    }
+
+    private void fence(FetchPartition state, String reason) {
+        if (halt(state)) {
+            LOGGER.warnf("Mirror %s: %s EPOCH_FENCING: %s", mirror, state.partition, reason);
+            listener.onEpochFenced(state.partition, reason);
+            destination.wakeup();
+        }
+    }
+
+    /** Stops fetching and sending for the partition, once; false when it was already stopped. */
+    private boolean halt(FetchPartition state) {
         synchronized (state) {
             if (state.failed) {
-                return;
+                return false;
             }
             state.failed = true;
             state.generation = generations.incrementAndGet();
             state.queue.clear();
             state.queuedBytes = 0;
         }
-        LOGGER.errorf("Mirror %s: %s FAILED: %s", mirror, state.partition, error);
-        listener.onFailed(state.partition, error);
-        destination.wakeup();
+        return true;
     }
 
     // ---------------------------------------------------------------- transactions (DESIGN §4.2)

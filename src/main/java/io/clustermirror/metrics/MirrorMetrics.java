@@ -113,6 +113,12 @@ public class MirrorMetrics {
                 .register(registry).increment();
     }
 
+    /** A source leader answered that its log no longer holds what was fetched (EPOCH_FENCING entered). */
+    public void epochFenced(String mirror) {
+        Counter.builder("cluster.mirror.partition.epoch.fencings").description("Partitions moved to EPOCH_FENCING: the source lost "
+                + "fetched records (unclean leader election)").tag("mirror", mirror).register(registry).increment();
+    }
+
     /** Records and log bytes appended to the destination by a mirror's data plane (per batch: the counters are cached). */
     public void mirrored(String mirror, int records, int bytes) {
         DataPlaneMeters meters = dataPlane(mirror);

@@ -59,7 +59,11 @@ final class Kafka {
      * timeout (seen in CI: "0 (incoming seq. number), 1083 (current end sequence number)").
      */
     static void awaitLeaders(Admin admin, String topic) throws Exception {
-        offsets(admin, topic, OffsetSpec.latest()); // ListOffsets is answered only by a leader that has the log
+        // ListOffsets is answered only by a leader that has the log; right after CreateTopics the broker may not know
+        // the topic yet and answers UNKNOWN_TOPIC_OR_PARTITION, which the Admin client does not retry (seen in CI)
+        org.awaitility.Awaitility.await(topic + " has leaders").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                .ignoreExceptionsMatching(e -> e.getCause() instanceof org.apache.kafka.common.errors.RetriableException)
+                .until(() -> offsets(admin, topic, OffsetSpec.latest()) != null);
     }
 
     static KafkaProducer<byte[], byte[]> producer(String bootstrap, Map<String, Object> overrides) {

@@ -111,6 +111,11 @@ public final class TestBed {
         return new KafkaBrokerProcess(name, workDir.resolve(name), port, controllerPort, classpath, secured);
     }
 
+    /** Another single-node cluster like the source (not started), for a test that stops it or edits its logs. */
+    public KafkaBrokerProcess newCluster(String name) {
+        return new KafkaBrokerProcess(name, workDir.resolve(name), Ports.free(), Ports.free(), classpath, Map.of());
+    }
+
     /**
      * A single-node cluster on Kafka 4.2.0 instead of the test bed's 4.1.2 (not started): for what a 4.1.2 broker
      * cannot do (it does not apply AlterShareGroupOffsets). Its classpath is resolved by the build.
