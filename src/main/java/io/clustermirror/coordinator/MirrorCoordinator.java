@@ -1000,9 +1000,10 @@ public class MirrorCoordinator {
             runtimes.put(name, runtime);
             liveRuntimes.put(name, runtime);
             MirrorFetcher fetcher = runtime.fetcher;
-            metrics.registerMirror(name, state -> partitions(name).values().stream().filter(s -> s.state() == state).count(),
-                    fetcher::maxLag, () -> fetcher.openTransactions().size(), () -> fetcher.openTransactions().stream()
-                            .mapToLong(t -> java.time.Duration.between(t.openSince(), Instant.now()).toSeconds()).max().orElse(0));
+            metrics.registerMirror(name, new MirrorMetrics.MirrorGaugeSources(
+                    state -> partitions(name).values().stream().filter(s -> s.state() == state).count(), fetcher::maxLag, fetcher::lags,
+                    () -> fetcher.openTransactions().size(), () -> fetcher.openTransactions().stream()
+                            .mapToLong(t -> java.time.Duration.between(t.openSince(), Instant.now()).toSeconds()).max().orElse(0)));
         }
         return runtime;
     }

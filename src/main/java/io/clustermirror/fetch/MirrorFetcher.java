@@ -258,13 +258,19 @@ public final class MirrorFetcher implements AutoCloseable {
 
     /** The largest known lag (source high watermark - destination end) over the partitions being mirrored. */
     public long maxLag() {
-        long max = 0;
+        return lags().values().stream().mapToLong(Long::longValue).max().orElse(0);
+    }
+
+    /** Each partition's lag in records (source high watermark minus destination end), once its source end is known. */
+    public Map<MirrorPartition, Long> lags() {
+        Map<MirrorPartition, Long> lags = new HashMap<>();
         for (FetchPartition state : partitions.values()) {
-            if (state.sourceHighWatermark >= 0) {
-                max = Math.max(max, state.sourceHighWatermark - state.ackedEnd);
+            long sourceEnd = state.sourceHighWatermark;
+            if (sourceEnd >= 0) {
+                lags.put(state.partition, Math.max(0, sourceEnd - state.ackedEnd));
             }
         }
-        return max;
+        return lags;
     }
 
     // ---------------------------------------------------------------- fetch side

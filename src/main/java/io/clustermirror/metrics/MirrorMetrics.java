@@ -1,12 +1,22 @@
 package io.clustermirror.metrics;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
 
 import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
+import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
 
 /** Every meter of the service, declared once. Tags are bounded: no partition-level tags except on lag. */
@@ -21,6 +31,8 @@ public class MirrorMetrics {
     private final Counter stateWritesOk;
     private final Counter stateWritesFailed;
     private final java.util.Map<String, DataPlaneMeters> dataPlaneMeters = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, MirrorGaugeSources> gaugeSources = new ConcurrentHashMap<>();
+    private final MultiGauge partitionLag;
 
     public MirrorMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -28,6 +40,9 @@ public class MirrorMetrics {
                 .tag("result", "ok").register(registry);
         this.stateWritesFailed = Counter.builder(STATE_WRITES).description("Writes to __mirror_state")
                 .tag("result", "failed").register(registry);
+        this.partitionLag = MultiGauge.builder("cluster.mirror.partition.lag")
+                .description("Lag of each partition in a data plane, in records (source high watermark minus destination end)")
+                .register(registry);
     }
 
     public void registerMirrorCount(Supplier<Number> count) {
@@ -39,21 +54,47 @@ public class MirrorMetrics {
     }
 
     /**
-     * Gauges of one mirror: partitions per KIP state, the largest lag of its mirroring partitions (records), the
-     * destination transactions it holds open and the age of the oldest (a hanging source transaction shows there).
+     * What the gauges of one mirror read: partitions per KIP state, the largest lag of its mirroring partitions
+     * (records), each partition's lag, the destination transactions it holds open and the age of the oldest (a
+     * hanging source transaction shows there). Replaced whenever the mirror's data plane is rebuilt; the gauges stay.
      */
-    public void registerMirror(String mirror, java.util.function.ToLongFunction<MirrorPartitionState> partitionsIn,
-            Supplier<Number> maxLag, Supplier<Number> openTransactions, Supplier<Number> oldestOpenTransactionSeconds) {
-        Gauge.builder("cluster.mirror.transactions.open", openTransactions)
-                .description("Destination transactions held open because the source's are still open").tag("mirror", mirror).register(registry);
-        Gauge.builder("cluster.mirror.transactions.oldest.open", oldestOpenTransactionSeconds).baseUnit("seconds")
-                .description("Age of the oldest destination transaction held open (0 when none)").tag("mirror", mirror).register(registry);
-        for (MirrorPartitionState state : MirrorPartitionState.values()) {
-            Gauge.builder("cluster.mirror.partitions", () -> partitionsIn.applyAsLong(state)).description("Partitions per state")
-                    .tag("mirror", mirror).tag("state", state.name()).register(registry);
+    public record MirrorGaugeSources(ToLongFunction<MirrorPartitionState> partitionsIn, Supplier<Number> maxLag,
+            Supplier<Map<MirrorPartition, Long>> partitionLags, Supplier<Number> openTransactions, Supplier<Number> oldestOpenTransactionSeconds) {
+    }
+
+    /** Registers the mirror's gauges on first use; later calls point them at the new sources (a rebuilt data plane). */
+    public void registerMirror(String mirror, MirrorGaugeSources sources) {
+        if (gaugeSources.put(mirror, sources) != null) {
+            return;
         }
-        Gauge.builder("cluster.mirror.lag.max", maxLag).description("Largest lag of a mirroring partition, in records")
-                .tag("mirror", mirror).register(registry);
+        Gauge.builder("cluster.mirror.transactions.open", () -> read(mirror, s -> s.openTransactions().get()))
+                .description("Destination transactions held open because the source's are still open").tag("mirror", mirror).register(registry);
+        Gauge.builder("cluster.mirror.transactions.oldest.open", () -> read(mirror, s -> s.oldestOpenTransactionSeconds().get()))
+                .baseUnit("seconds").description("Age of the oldest destination transaction held open (0 when none)").tag("mirror", mirror)
+                .register(registry);
+        for (MirrorPartitionState state : MirrorPartitionState.values()) {
+            Gauge.builder("cluster.mirror.partitions", () -> read(mirror, s -> s.partitionsIn().applyAsLong(state)))
+                    .description("Partitions per state").tag("mirror", mirror).tag("state", state.name()).register(registry);
+        }
+        Gauge.builder("cluster.mirror.lag.max", () -> read(mirror, s -> s.maxLag().get()))
+                .description("Largest lag of a mirroring partition, in records").tag("mirror", mirror).register(registry);
+    }
+
+    private Number read(String mirror, Function<MirrorGaugeSources, Number> value) {
+        MirrorGaugeSources sources = gaugeSources.get(mirror);
+        return sources == null ? Double.NaN : value.apply(sources);
+    }
+
+    /**
+     * The KIP's per-partition lag (ConsumerLag): one row per partition in a data plane, source high watermark minus
+     * destination end, in records; refreshed every few seconds (rows of partitions that left are dropped).
+     */
+    @Scheduled(every = "${mirror.metrics.partition-lag.refresh:5s}", identity = "partition-lag-gauges")
+    void refreshPartitionLags() {
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        gaugeSources.forEach((mirror, sources) -> sources.partitionLags().get().forEach((partition, lag) -> rows.add(MultiGauge.Row.of(
+                Tags.of("mirror", mirror, "topic", partition.topic(), "partition", Integer.toString(partition.partition())), lag))));
+        partitionLag.register(rows, true);
     }
 
     /** Fetch requests to the source and produce requests to the destination, and those that failed as a whole. */
@@ -83,6 +124,7 @@ public class MirrorMetrics {
     /** Drops every meter of a deleted mirror. */
     public void removeMirror(String mirror) {
         dataPlaneMeters.remove(mirror);
+        gaugeSources.remove(mirror);
         registry.getMeters().stream().filter(m -> mirror.equals(m.getId().getTag("mirror"))).toList().forEach(registry::remove);
     }
 

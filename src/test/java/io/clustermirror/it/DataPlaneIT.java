@@ -97,6 +97,10 @@ class DataPlaneIT extends ServiceIT {
         // Then
         awaitConverged(mirror, topic);
         assertThat(assertIdentical(topic)).isEqualTo(31_000);
+        // and each partition's lag is a metric (refreshed every 5 s)
+        await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> assertThat(api().get("/q/metrics").then().extract().asString())
+                .contains("cluster_mirror_partition_lag{mirror=\"" + mirror + "\",partition=\"0\",topic=\"" + topic + "\"} 0.0")
+                .contains("cluster_mirror_partition_lag{mirror=\"" + mirror + "\",partition=\"2\",topic=\"" + topic + "\"} 0.0"));
     }
 
     @Test

@@ -1,0 +1,54 @@
+package io.clustermirror.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.Test;
+
+import io.clustermirror.mirror.MirrorPartition;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+class MirrorMetricsTest {
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final MirrorMetrics metrics = new MirrorMetrics(registry);
+
+    private static MirrorMetrics.MirrorGaugeSources sources(long maxLag, Map<MirrorPartition, Long> lags) {
+        return new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> maxLag, () -> lags, () -> 0, () -> 0);
+    }
+
+    @Test
+    void aRebuiltDataPlaneIsWhatTheGaugesReadAfterwards() {
+        metrics.registerMirror("m", sources(7, Map.of()));
+        assertThat(registry.get("cluster.mirror.lag.max").tag("mirror", "m").gauge().value()).isEqualTo(7);
+
+        metrics.registerMirror("m", sources(3, Map.of())); // e.g. after the state was replayed again
+
+        assertThat(registry.get("cluster.mirror.lag.max").tag("mirror", "m").gauge().value()).isEqualTo(3);
+        assertThat(registry.find("cluster.mirror.lag.max").gauges()).hasSize(1);
+    }
+
+    @Test
+    void partitionLagHasARowPerPartitionInTheDataPlaneAndDropsTheOnesThatLeft() {
+        AtomicReference<Map<MirrorPartition, Long>> lags = new AtomicReference<>(
+                Map.of(new MirrorPartition("orders", 0), 12L, new MirrorPartition("orders", 1), 0L));
+        metrics.registerMirror("m", new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> 12, lags::get, () -> 0, () -> 0));
+
+        metrics.refreshPartitionLags();
+        assertThat(registry.get("cluster.mirror.partition.lag").tags("mirror", "m", "topic", "orders", "partition", "0").gauge().value())
+                .isEqualTo(12);
+        assertThat(registry.find("cluster.mirror.partition.lag").gauges()).hasSize(2);
+
+        lags.set(Map.of(new MirrorPartition("orders", 1), 5L));
+        metrics.refreshPartitionLags();
+        assertThat(registry.find("cluster.mirror.partition.lag").gauges()).hasSize(1);
+        assertThat(registry.get("cluster.mirror.partition.lag").tags("mirror", "m", "partition", "1").gauge().value()).isEqualTo(5);
+
+        metrics.removeMirror("m");
+        metrics.refreshPartitionLags();
+        assertThat(registry.find("cluster.mirror.partition.lag").gauges()).isEmpty();
+        assertThat(registry.find("cluster.mirror.lag.max").gauges()).isEmpty();
+    }
+}
