@@ -967,7 +967,7 @@ public class MirrorCoordinator {
         if (runtime == null) {
             Mirror mirror = require(name);
             runtime = new MirrorRuntime(mirror, clients.sourceAdmin(name, mirror.config(), config.destination().requestTimeoutMs()),
-                    destinationAdmin(), clients.destinationConnection(), new MirrorFetcher.Listener() {
+                    clients.sourceConnection(mirror.config()), destinationAdmin(), clients.destinationConnection(), new MirrorFetcher.Listener() {
                         @Override
                         public void onFailed(MirrorPartition partition, String error) {
                             onDataPlaneFailure(name, partition, error);

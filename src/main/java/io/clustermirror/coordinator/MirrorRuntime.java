@@ -26,11 +26,10 @@ final class MirrorRuntime implements AutoCloseable {
     final MirrorFetcher fetcher;
     final ExecutorService workers;
 
-    MirrorRuntime(Mirror mirror, Admin sourceAdmin, Admin destinationAdmin, Map<String, ?> destinationConnection,
-            MirrorFetcher.Listener listener, int timeoutMs) {
+    MirrorRuntime(Mirror mirror, Admin sourceAdmin, Map<String, String> sourceConnection, Admin destinationAdmin,
+            Map<String, ?> destinationConnection, MirrorFetcher.Listener listener, int timeoutMs) {
         this.mirror = mirror;
         this.sourceAdmin = sourceAdmin;
-        Map<String, String> sourceConnection = mirror.config().sourceClientProperties();
         this.topics = new DestinationTopics(sourceAdmin, destinationAdmin, timeoutMs);
         this.truncation = new LogTruncation(mirror.sourceClusterId(), sourceAdmin, destinationAdmin, sourceConnection, destinationConnection, timeoutMs);
         this.fetcher = new MirrorFetcher(mirror.name(), mirror.sourceClusterId(), sourceConnection, destinationConnection, sourceAdmin,

@@ -30,11 +30,22 @@ public class KafkaClients implements MirrorStateStore.Clients {
 
     private final Map<String, Object> destination;
     private final MirrorServiceConfig config;
+    private final SourceConfigProviders configProviders;
 
     @Inject
-    public KafkaClients(@Identifier("default-kafka-broker") Map<String, Object> destination, MirrorServiceConfig config) {
+    public KafkaClients(@Identifier("default-kafka-broker") Map<String, Object> destination, MirrorServiceConfig config,
+            SourceConfigProviders configProviders) {
         this.destination = Map.copyOf(destination);
         this.config = config;
+        this.configProviders = configProviders;
+    }
+
+    /**
+     * How a mirror reaches its source: its client settings with config-provider references resolved (INVALID_CONFIG
+     * when one cannot be). The only way source settings become a client.
+     */
+    public Map<String, String> sourceConnection(MirrorConfig mirrorConfig) {
+        return configProviders.resolve(mirrorConfig.sourceClientProperties());
     }
 
     public Admin destinationAdmin() {
@@ -78,7 +89,7 @@ public class KafkaClients implements MirrorStateStore.Clients {
 
     /** A long-lived source Admin for a mirror's data plane. */
     public Admin sourceAdmin(String mirrorName, MirrorConfig mirrorConfig, int timeoutMs) {
-        Map<String, Object> props = new HashMap<>(mirrorConfig.sourceClientProperties());
+        Map<String, Object> props = new HashMap<>(sourceConnection(mirrorConfig));
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "cluster-mirror-" + mirrorName + "-source");
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
@@ -87,7 +98,7 @@ public class KafkaClients implements MirrorStateStore.Clients {
 
     /** An Admin client for a mirror's source cluster, with the mirror's security settings. */
     public Admin sourceAdmin(String mirrorName, MirrorConfig mirrorConfig) {
-        Map<String, Object> props = new HashMap<>(mirrorConfig.sourceClientProperties());
+        Map<String, Object> props = new HashMap<>(sourceConnection(mirrorConfig));
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "cluster-mirror-" + mirrorName + "-source-admin");
         int timeout = config.source().requestTimeoutMs();
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);

@@ -1,5 +1,9 @@
 package io.clustermirror.kafka;
 
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import io.smallrye.config.WithName;
@@ -21,6 +25,15 @@ public interface MirrorServiceConfig {
     Failed failed();
 
     Metadata metadata();
+
+    Metrics metrics();
+
+    interface Metrics {
+        /** How often the per-partition lag gauges are refreshed (read by the scheduler as written). */
+        @WithName("partition-lag.refresh")
+        @WithDefault("5s")
+        String partitionLagRefresh();
+    }
 
     interface Metadata {
         Refresh refresh();
@@ -76,6 +89,14 @@ public interface MirrorServiceConfig {
         @WithName("request.timeout.ms")
         @WithDefault("10000")
         int requestTimeoutMs();
+
+        /** Kafka config providers (KIP-297) that resolve references in mirrors' source settings: file, directory, env. */
+        @WithName("config.providers")
+        Optional<List<String>> configProviders();
+
+        /** Each provider's parameters, e.g. {@code mirror.source.config.provider.file.allowed.paths}. */
+        @WithName("config.provider")
+        Map<String, Map<String, String>> configProviderParams();
     }
 
     interface Destination {

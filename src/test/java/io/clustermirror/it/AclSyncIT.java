@@ -45,6 +45,8 @@ class AclSyncIT extends ServiceIT {
     private static KafkaBrokerProcess source;
     private static KafkaBrokerProcess destination;
     private static ServiceProcess service;
+    /** Where the service's file config provider may read the source's credentials from. */
+    private static java.nio.file.Path secrets;
 
     @BeforeAll
     static void startSecuredClusters() {
@@ -52,8 +54,15 @@ class AclSyncIT extends ServiceIT {
         destination = bed.securedCluster("secured-destination");
         CompletableFuture.allOf(CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
                 CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120)))).join();
+        try {
+            secrets = java.nio.file.Files.createTempDirectory("cluster-mirror-secrets");
+            java.nio.file.Files.writeString(secrets.resolve("source.properties"), "jaas=" + TestBed.ADMIN_JAAS + "\n");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         service = bed.newService("secured-service", destination, Map.of("mirror.metadata.refresh.interval.ms", "1000",
-                "mirror.state.topic.num.partitions", "1")).start();
+                "mirror.state.topic.num.partitions", "1", "mirror.source.config.providers", "file",
+                "mirror.source.config.provider.file.allowed.paths", secrets.toString())).start();
         target = service;
     }
 
@@ -120,6 +129,55 @@ class AclSyncIT extends ServiceIT {
         await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
                 .allMatch("STOPPED"::equals));
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(produceAsAlice(topic)).isEqualTo(0L));
+    }
+
+    @Test
+    void aSourceSecretFromAConfigProviderShouldReachTheSourceAndNeverBeStored() throws Exception {
+        String topic = uniqueName("provided");
+        String mirror = uniqueName("provided");
+        try (Admin admin = admin(source)) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        Kafka.produce(source.bootstrapServers(), topic, 300, "lz4", "p", new HashMap<>(TestBed.sasl(source, TestBed.ADMIN_JAAS)));
+
+        // When the mirror's credentials are a reference to a file the service may read
+        String reference = "${file:" + secrets.resolve("source.properties") + ":jaas}";
+        api().body(createBody(mirror, TestBed.sasl(source, reference))).post("/v1/mirrors").then().statusCode(201);
+        startTopics(mirror, topic);
+
+        // Then the service reaches the source with them (create, metadata and the data plane)
+        awaitConverged(mirror, topic);
+        try (Admin admin = admin(destination)) {
+            assertThat(Kafka.total(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()))).isEqualTo(300);
+        }
+        // and the state topic holds the reference, never the password
+        List<String> state = stateRecords();
+        assertThat(state).anySatisfy(r -> assertThat(r).contains(mirror).contains("${file:"));
+        assertThat(state).noneSatisfy(r -> assertThat(r).contains(mirror).contains("admin-secret"));
+
+        // A reference to a provider the service does not enable is refused, naming the key
+        api().body(createBody(uniqueName("provided"), TestBed.sasl(source, "${env:SOURCE_JAAS}"))).post("/v1/mirrors").then()
+                .statusCode(400).body("errorCode", org.hamcrest.Matchers.equalTo("INVALID_CONFIG"))
+                .body("field", org.hamcrest.Matchers.equalTo("config.sasl.jaas.config"));
+    }
+
+    /** Every record of the service's state topic on the secured destination, as text. */
+    private static List<String> stateRecords() {
+        Map<String, Object> props = new HashMap<>(TestBed.sasl(destination, TestBed.ADMIN_JAAS));
+        props.put("key.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
+        props.put("value.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, String>(props)) {
+            List<org.apache.kafka.common.TopicPartition> partitions = consumer.partitionsFor(STATE_TOPIC).stream()
+                    .map(p -> new org.apache.kafka.common.TopicPartition(p.topic(), p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<org.apache.kafka.common.TopicPartition, Long> ends = consumer.endOffsets(partitions);
+            List<String> records = new java.util.ArrayList<>();
+            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> records.add(r.key() + " " + r.value()));
+            }
+            return records;
+        }
     }
 
     private static long produceAsAlice(String topic) throws Exception {

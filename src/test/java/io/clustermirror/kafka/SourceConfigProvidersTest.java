@@ -1,0 +1,67 @@
+package io.clustermirror.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
+
+class SourceConfigProvidersTest {
+
+    @TempDir
+    Path secrets;
+
+    private Path secretsFile() throws Exception {
+        Path file = secrets.resolve("source.properties");
+        Files.writeString(file, "jaas=PlainLoginModule required username=\"admin\" password=\"admin-secret\";\n");
+        return file;
+    }
+
+    @Test
+    void aFileReferenceShouldBeResolvedAndOtherValuesLeftAsTheyAre() throws Exception {
+        Path file = secretsFile();
+        SourceConfigProviders providers = new SourceConfigProviders(Map.of("file", Map.of("allowed.paths", secrets.toString())));
+
+        Map<String, String> resolved = providers.resolve(Map.of("bootstrap.servers", "src:9092", "sasl.jaas.config", "${file:" + file + ":jaas}"));
+
+        assertThat(resolved).containsEntry("bootstrap.servers", "src:9092")
+                .containsEntry("sasl.jaas.config", "PlainLoginModule required username=\"admin\" password=\"admin-secret\";");
+    }
+
+    @Test
+    void aReferenceToAProviderTheServiceDoesNotEnableShouldBeRefusedNamingTheKey() {
+        SourceConfigProviders none = new SourceConfigProviders(Map.of());
+        assertThatThrownBy(() -> none.resolve(Map.of("sasl.jaas.config", "${file:/etc/passwd:root}")))
+                .isInstanceOfSatisfying(MirrorException.class, e -> {
+                    assertThat(e.error()).isEqualTo(MirrorError.INVALID_CONFIG);
+                    assertThat(e.field()).isEqualTo("config.sasl.jaas.config");
+                })
+                .hasMessageContaining("config provider 'file', which this service does not enable");
+        assertThat(none.resolve(Map.of("bootstrap.servers", "src:9092"))).containsEntry("bootstrap.servers", "src:9092");
+    }
+
+    @Test
+    void aPathOutsideAllowedPathsOrAMissingKeyShouldBeRefused() throws Exception {
+        Path file = secretsFile();
+        Path other = Files.createDirectory(secrets.resolve("other"));
+        SourceConfigProviders providers = new SourceConfigProviders(Map.of("file", Map.of("allowed.paths", other.toString())));
+        assertThatThrownBy(() -> providers.resolve(Map.of("sasl.jaas.config", "${file:" + file + ":jaas}")))
+                .isInstanceOf(MirrorException.class).hasMessageContaining("'sasl.jaas.config' could not be resolved");
+
+        SourceConfigProviders allowed = new SourceConfigProviders(Map.of("file", Map.of("allowed.paths", secrets.toString())));
+        assertThatThrownBy(() -> allowed.resolve(Map.of("ssl.key.password", "${file:" + file + ":no-such-key}")))
+                .isInstanceOf(MirrorException.class).hasMessageContaining("'ssl.key.password' could not be resolved");
+    }
+
+    @Test
+    void anUnknownProviderNameShouldStopTheServiceAtStartUp() {
+        assertThatThrownBy(() -> new SourceConfigProviders(Map.of("vault", Map.of()))).hasMessageContaining("unknown config provider 'vault'");
+    }
+}
