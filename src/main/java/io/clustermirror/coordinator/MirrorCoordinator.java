@@ -505,7 +505,10 @@ public class MirrorCoordinator {
 
     /** Runs LOG_TRUNCATION for a partition on a worker; its outcome moves the partition on. */
     private void truncate(String name, MirrorPartition partition) {
-        MirrorRuntime runtime = runtime(name);
+        MirrorRuntime runtime = runtimeOrFail(name, partition);
+        if (runtime == null) {
+            return;
+        }
         int epoch = partitions(name).get(partition).stateEpoch();
         boolean isCompacted = compacted.getOrDefault(name + "/" + partition.topic(), false);
         String key = name + "/" + partition;
@@ -608,7 +611,10 @@ public class MirrorCoordinator {
      * partition {@code waitingIn} MIRRORING (resume) or EPOCH_FENCING; nothing happens if it moved on meanwhile.
      */
     private void recheck(String name, MirrorPartition partition, MirrorPartitionState waitingIn, String why) {
-        MirrorRuntime runtime = runtime(name);
+        MirrorRuntime runtime = runtimeOrFail(name, partition);
+        if (runtime == null) {
+            return;
+        }
         runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
             LogTruncation.Outcome outcome;
             try {
@@ -658,6 +664,20 @@ public class MirrorCoordinator {
         runtime(name).fetcher.remove(partition, false);
         LOGGER.warnf("Mirror %s: %s EPOCH_FENCING: %s", name, partition, reason);
         recheck(name, partition, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + reason + ")");
+    }
+
+    /**
+     * The mirror's runtime for a partition about to be checked or mirrored; when its clients cannot be built (e.g. a
+     * config-provider reference that no longer resolves after a restart), the partition goes FAILED with the reason
+     * and retries with back-off like any other failure, instead of waiting silently. Null then.
+     */
+    private MirrorRuntime runtimeOrFail(String name, MirrorPartition partition) {
+        try {
+            return runtime(name);
+        } catch (RuntimeException e) {
+            failPartition(name, partition, "the mirror's clients could not be built: " + e.getMessage());
+            return null;
+        }
     }
 
     /** Moves a partition to FAILED (persisted), takes it out of the data plane, and schedules the automatic retry. */
@@ -761,9 +781,8 @@ public class MirrorCoordinator {
     }
 
     private void act(String name, TopicVerb verb, MirrorPartition partition) {
-        MirrorRuntime runtime = runtime(name);
         switch (verb) {
-            case PAUSE -> runtime.fetcher.remove(partition, false).thenAccept(last -> run("pause of " + partition,
+            case PAUSE -> runtime(name).fetcher.remove(partition, false).thenAccept(last -> run("pause of " + partition,
                     () -> settle(name, partition, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, last)));
             // the destination's end is the checkpoint, but only once its last batch is checked against the source:
             // a write while the partition was paused (or the service down) must not be taken as mirrored data

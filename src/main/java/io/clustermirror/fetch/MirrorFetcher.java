@@ -165,9 +165,9 @@ public final class MirrorFetcher implements AutoCloseable {
         appendThread.start();
     }
 
-    /** Starts mirroring a partition from {@code startOffset} (the destination's log end, equal to the source offset). */
     /**
-     * Starts mirroring the partition at {@code startOffset}; {@code sourceEpoch} is the source leader epoch of the
+     * Starts mirroring the partition at {@code startOffset} (the destination's log end, equal to the source offset);
+     * {@code sourceEpoch} is the source leader epoch of the
      * batch just before it (-1: none or unknown), checked by the source leader on every fetch.
      */
     public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {

@@ -161,6 +161,40 @@ class AclSyncIT extends ServiceIT {
                 .body("field", org.hamcrest.Matchers.equalTo("config.sasl.jaas.config"));
     }
 
+    @Test
+    void aSourceSecretThatNoLongerResolvesAfterARestartShouldFailThePartitionUntilItIsBack() throws Exception {
+        String topic = uniqueName("unresolved");
+        String mirror = uniqueName("unresolved");
+        java.nio.file.Path file = secrets.resolve(mirror + ".properties");
+        java.nio.file.Files.writeString(file, "jaas=" + TestBed.ADMIN_JAAS + "\n");
+        Map<String, Object> asAdmin = new HashMap<>(TestBed.sasl(source, TestBed.ADMIN_JAAS));
+        try (Admin admin = admin(source)) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        Kafka.produce(source.bootstrapServers(), topic, 100, "lz4", "u1", asAdmin);
+        api().body(createBody(mirror, TestBed.sasl(source, "${file:" + file + ":jaas}"))).post("/v1/mirrors").then().statusCode(201);
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+
+        // When the service restarts and the secret's file is gone
+        service.stop();
+        java.nio.file.Path away = secrets.resolve(mirror + ".moved");
+        java.nio.file.Files.move(file, away);
+        service.start();
+
+        // Then the partition is FAILED saying why, instead of waiting silently
+        Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
+        assertThat((String) failed.get("error")).contains("clients could not be built").contains("'sasl.jaas.config' could not be resolved");
+
+        // and once the file is back, the automatic retry mirrors on
+        java.nio.file.Files.move(away, file);
+        Kafka.produce(source.bootstrapServers(), topic, 100, "lz4", "u2", asAdmin);
+        awaitConverged(mirror, topic);
+        try (Admin admin = admin(destination)) {
+            assertThat(Kafka.total(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()))).isEqualTo(200);
+        }
+    }
+
     /** Every record of the service's state topic on the secured destination, as text. */
     private static List<String> stateRecords() {
         Map<String, Object> props = new HashMap<>(TestBed.sasl(destination, TestBed.ADMIN_JAAS));
