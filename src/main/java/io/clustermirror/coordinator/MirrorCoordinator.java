@@ -72,6 +72,8 @@ public class MirrorCoordinator {
     private final SourceClusterProbe probe;
     private final MirrorMetrics metrics;
     private final Clock clock = Clock.systemUTC();
+    /** How often a stop that waits for the mirror's clients is tried again. */
+    private static final long STOP_RETRY_SECONDS = 3;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "mirror-coordinator");
         t.setDaemon(true);
@@ -794,7 +796,13 @@ public class MirrorCoordinator {
 
     /** Takes the partitions out of the data plane; once all of a topic's are out, restores its configs and settles them STOPPED. */
     private void stopPartitions(String name, Collection<MirrorPartition> stopping) {
-        MirrorRuntime runtime = runtime(name);
+        MirrorRuntime runtime;
+        try {
+            runtime = runtime(name);
+        } catch (RuntimeException e) {
+            awaitClientsToStop(name, stopping, e);
+            return;
+        }
         Map<String, List<MirrorPartition>> byTopic = new TreeMap<>();
         stopping.forEach(p -> byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p));
         byTopic.forEach((topic, ps) -> {
@@ -837,6 +845,33 @@ public class MirrorCoordinator {
             persistPartitions(name, Map.of(partition, next));
             LOGGER.infof("Mirror %s: %s %s", name, partition, to);
         }
+    }
+
+    /**
+     * A stop needs the mirror's clients (to restore the destination topic's configs from the source's and to abort
+     * the destination transactions it holds open); while they cannot be built, the partitions stay STOPPING with the
+     * reason in describe and the stop is tried again every few seconds.
+     */
+    private void awaitClientsToStop(String name, Collection<MirrorPartition> stopping, RuntimeException cause) {
+        String reason = "stopping waits for the mirror's clients: " + cause.getMessage();
+        Map<MirrorPartition, PartitionStatus> waiting = new TreeMap<>();
+        stopping.forEach(p -> {
+            PartitionStatus current = partitions(name).get(p);
+            if (current != null && current.state() == MirrorPartitionState.STOPPING && !reason.equals(current.error())) {
+                waiting.put(p, current.moveTo(MirrorPartitionState.STOPPING, reason, clock.instant()));
+            }
+        });
+        if (!waiting.isEmpty()) {
+            persistPartitions(name, waiting);
+            LOGGER.warnf("Mirror %s: %s", name, reason);
+        }
+        thread.schedule(() -> run("stop of " + name, () -> {
+            List<MirrorPartition> still = stopping.stream().filter(p -> partitions(name).containsKey(p)
+                    && partitions(name).get(p).state() == MirrorPartitionState.STOPPING).toList();
+            if (!still.isEmpty() && mirrors.containsKey(name)) {
+                stopPartitions(name, still);
+            }
+        }), STOP_RETRY_SECONDS, TimeUnit.SECONDS);
     }
 
     /** After a restart: every partition continues from its persisted state. */

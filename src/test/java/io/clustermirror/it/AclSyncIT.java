@@ -193,6 +193,22 @@ class AclSyncIT extends ServiceIT {
         try (Admin admin = admin(destination)) {
             assertThat(Kafka.total(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()))).isEqualTo(200);
         }
+
+        // When the file is gone at another restart and the topic is stopped
+        service.stop();
+        java.nio.file.Files.move(file, away);
+        service.start();
+        awaitPartitionState(mirror, topic, "FAILED");
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
+
+        // Then the stop waits, saying why (it restores the topic's configs from the source's and aborts what is open)
+        awaitPartitionState(mirror, topic, "STOPPING");
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(describeTopic(mirror, topic).getString("partitions[0].error"))
+                .contains("stopping waits for the mirror's clients").contains("could not be resolved"));
+
+        // and completes once the file is back
+        java.nio.file.Files.move(away, file);
+        awaitPartitionState(mirror, topic, "STOPPED");
     }
 
     /** Every record of the service's state topic on the secured destination, as text. */
