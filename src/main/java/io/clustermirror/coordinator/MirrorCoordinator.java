@@ -612,16 +612,18 @@ public class MirrorCoordinator {
      * the data plane, then mirrors on from the destination's end, or FAILS the partition with the reason. For a
      * partition {@code waitingIn} MIRRORING (resume) or EPOCH_FENCING; nothing happens if it moved on meanwhile.
      */
-    private void recheck(String name, MirrorPartition partition, MirrorPartitionState waitingIn, String why) {
+    private void recheck(String name, MirrorPartition partition, MirrorPartitionState waitingIn, String why, long epochEndOffset) {
         MirrorRuntime runtime = runtimeOrFail(name, partition);
         if (runtime == null) {
             return;
         }
         runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
             LogTruncation.Outcome outcome;
+            boolean isCompacted = compacted.getOrDefault(name + "/" + partition.topic(), false);
+            java.util.function.Consumer<String> note = text -> progress.put(name + "/" + partition, text);
             try {
-                outcome = runtime.truncation.run(name, partition, compacted.getOrDefault(name + "/" + partition.topic(), false),
-                        note -> progress.put(name + "/" + partition, note));
+                outcome = epochEndOffset >= 0 ? runtime.truncation.afterEpochFencing(name, partition, epochEndOffset, isCompacted, note)
+                        : runtime.truncation.run(name, partition, isCompacted, note);
             } catch (Exception e) {
                 outcome = new LogTruncation.Unsupported("could not check the destination: " + e);
             }
@@ -655,7 +657,7 @@ public class MirrorCoordinator {
      * leaves the data plane and the destination is checked against the source's new history: still a prefix of
      * it, mirroring goes on; holding records the source lost, FAILED (and LOG_TRUNCATION's policy on retry).
      */
-    private void epochFencing(String name, MirrorPartition partition, String reason) {
+    private void epochFencing(String name, MirrorPartition partition, String reason, long epochEndOffset) {
         PartitionStatus current = partitions(name).get(partition);
         if (current == null || current.state() != MirrorPartitionState.MIRRORING) {
             LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current == null ? "gone" : current.state(), reason);
@@ -665,7 +667,7 @@ public class MirrorCoordinator {
         persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.EPOCH_FENCING, reason, clock.instant())));
         runtime(name).fetcher.remove(partition, false);
         LOGGER.warnf("Mirror %s: %s EPOCH_FENCING: %s", name, partition, reason);
-        recheck(name, partition, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + reason + ")");
+        recheck(name, partition, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + reason + ")", epochEndOffset);
     }
 
     /**
@@ -788,7 +790,7 @@ public class MirrorCoordinator {
                     () -> settle(name, partition, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, last)));
             // the destination's end is the checkpoint, but only once its last batch is checked against the source:
             // a write while the partition was paused (or the service down) must not be taken as mirrored data
-            case RESUME -> recheck(name, partition, MirrorPartitionState.MIRRORING, "resume");
+            case RESUME -> recheck(name, partition, MirrorPartitionState.MIRRORING, "resume", -1);
             case RECOVER -> truncate(name, partition);
             case STOP -> stopPartitions(name, List.of(partition));
         }
@@ -881,7 +883,8 @@ public class MirrorCoordinator {
                 switch (s.state()) {
                     case LOG_TRUNCATION -> truncate(name, p);
                     case MIRRORING -> act(name, TopicVerb.RESUME, p);
-                    case EPOCH_FENCING -> recheck(name, p, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + s.error() + ")");
+                    // the epoch's end on the source is not persisted: after a restart the prefix check alone decides
+                    case EPOCH_FENCING -> recheck(name, p, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + s.error() + ")", -1);
                     case PAUSING -> settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, null);
                     case STOPPING -> stopPartitions(name, List.of(p));
                     case FAILED -> {
@@ -1028,8 +1031,8 @@ public class MirrorCoordinator {
                         }
 
                         @Override
-                        public void onEpochFenced(MirrorPartition partition, String reason) {
-                            run("epoch fencing of " + partition, () -> epochFencing(name, partition, reason));
+                        public void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset) {
+                            run("epoch fencing of " + partition, () -> epochFencing(name, partition, reason, epochEndOffset));
                         }
 
                         @Override

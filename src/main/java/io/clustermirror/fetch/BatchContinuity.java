@@ -41,7 +41,8 @@ public final class BatchContinuity {
             return Plan.blocked("the destination ends at offset " + expectedOffset + ", inside source batch [" + batch.baseOffset()
                     + ".." + batch.lastOffset() + "]");
         }
-        List<SourceBatch> batches = new ArrayList<>(CompactionHoles.gap(expectedOffset, batch.baseOffset(), batch.firstTimestamp()));
+        List<SourceBatch> batches = new ArrayList<>(CompactionHoles.gap(expectedOffset, batch.baseOffset(), batch.firstTimestamp(),
+                batch.partitionLeaderEpoch()));
         batches.add(batch.hasHoles() && !batch.control() ? CompactionHoles.fill(batch) : batch);
         return new Plan(List.copyOf(batches), null);
     }

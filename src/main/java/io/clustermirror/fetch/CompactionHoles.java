@@ -26,11 +26,15 @@ public final class CompactionHoles {
     private CompactionHoles() {
     }
 
-    /** Filler batches for the source offsets {@code [from, to)} that hold no batch, stamped with {@code timestamp}. */
-    public static List<SourceBatch> gap(long from, long to, long timestamp) {
+    /**
+     * Filler batches for the source offsets {@code [from, to)} that hold no batch, stamped with {@code timestamp} and
+     * the source leader epoch of the batch after the gap.
+     */
+    public static List<SourceBatch> gap(long from, long to, long timestamp, int partitionLeaderEpoch) {
         List<SourceBatch> fillers = new ArrayList<>();
         for (long offset = from; offset < to; offset += FillerBatches.MAX_RECORDS_PER_BATCH) {
-            fillers.add(FillerBatches.at(offset, (int) Math.min(FillerBatches.MAX_RECORDS_PER_BATCH, to - offset), timestamp));
+            fillers.add(FillerBatches.at(offset, (int) Math.min(FillerBatches.MAX_RECORDS_PER_BATCH, to - offset), timestamp,
+                    partitionLeaderEpoch));
         }
         return fillers;
     }

@@ -8,6 +8,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.MutableRecordBatch;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 
@@ -30,14 +31,16 @@ public final class FillerBatches {
 
     /** A batch of {@code count} filler records (1..{@value #MAX_RECORDS_PER_BATCH}) stamped now. */
     public static SourceBatch of(int count) {
-        return at(0, count, System.currentTimeMillis());
+        return at(0, count, System.currentTimeMillis(), RecordBatch.NO_PARTITION_LEADER_EPOCH);
     }
 
     /**
      * Filler records for offsets {@code [baseOffset, baseOffset + count)}, all with {@code timestamp}
-     * (taken from the source, so that the same gap always yields the same batch).
+     * (taken from the source, so that the same gap always yields the same batch) and the source leader epoch of
+     * the batch after the gap: the destination stamps its own epoch anyway, but the data plane remembers it as the
+     * epoch of the last offset mirrored, which it sends with its next fetch.
      */
-    public static SourceBatch at(long baseOffset, int count, long timestamp) {
+    public static SourceBatch at(long baseOffset, int count, long timestamp, int partitionLeaderEpoch) {
         if (count < 1 || count > MAX_RECORDS_PER_BATCH) {
             throw new IllegalArgumentException("count must be in 1.." + MAX_RECORDS_PER_BATCH);
         }
@@ -46,6 +49,10 @@ public final class FillerBatches {
         for (int i = 0; i < count; i++) {
             builder.appendWithOffset(baseOffset + i, timestamp, KEY, null, HEADERS);
         }
-        return SourceBatch.of(builder.build().batches().iterator().next());
+        MutableRecordBatch batch = builder.build().batches().iterator().next();
+        if (partitionLeaderEpoch >= 0) {
+            batch.setPartitionLeaderEpoch(partitionLeaderEpoch); // outside the CRC
+        }
+        return SourceBatch.of(batch);
     }
 }

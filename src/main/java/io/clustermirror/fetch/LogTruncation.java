@@ -212,6 +212,21 @@ public final class LogTruncation {
         return view;
     }
 
+    /**
+     * EPOCH_FENCING's check: the source leader said the epoch last fetched ends at {@code epochEndOffset} on its
+     * side. A destination ending beyond that holds records the source lost, whatever they look like (a marker of the
+     * same kind at the same offset in the new history proves nothing); else the usual prefix check decides.
+     */
+    public Outcome afterEpochFencing(String mirror, MirrorPartition partition, long epochEndOffset, boolean compacted,
+            Consumer<String> progress) throws Exception {
+        long destinationEnd = offset(destinationAdmin, new TopicPartition(partition.topic(), partition.partition()), OffsetSpec.latest());
+        if (destinationEnd > epochEndOffset) {
+            return new Diverged("the destination holds offsets [" + epochEndOffset + ", " + destinationEnd + ") that the source no "
+                    + "longer has");
+        }
+        return run(mirror, partition, compacted, progress);
+    }
+
     private long offset(Admin admin, TopicPartition tp, OffsetSpec spec) throws Exception {
         return admin.listOffsets(Map.of(tp, spec), new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
                 .partitionResult(tp).get(timeoutMs, TimeUnit.MILLISECONDS).offset();

@@ -51,6 +51,8 @@ public final class MirrorFetcher implements AutoCloseable {
     private static final int PARTITION_FETCH_BYTES = 1 << 20;
     private static final int FETCH_MAX_BYTES = 16 << 20;
     private static final int FETCH_MAX_WAIT_MS = 250;
+    /** Fetch v12 (Kafka 2.7) introduced LastFetchedEpoch, which older versions cannot carry. */
+    private static final short FIRST_FETCH_WITH_LAST_FETCHED_EPOCH = 12;
     private static final Set<Errors> REFRESH_ERRORS = Set.of(Errors.NOT_LEADER_OR_FOLLOWER, Errors.FENCED_LEADER_EPOCH,
             Errors.UNKNOWN_LEADER_EPOCH, Errors.LEADER_NOT_AVAILABLE, Errors.UNKNOWN_TOPIC_ID, Errors.UNKNOWN_TOPIC_OR_PARTITION,
             Errors.KAFKA_STORAGE_ERROR, Errors.REPLICA_NOT_AVAILABLE, Errors.OFFSET_NOT_AVAILABLE, Errors.NOT_ENOUGH_REPLICAS,
@@ -67,7 +69,7 @@ public final class MirrorFetcher implements AutoCloseable {
          * The source leader no longer holds what was fetched with its last epoch (an unclean leader election on
          * the source): the partition has stopped fetching and waits for EPOCH_FENCING to check the destination.
          */
-        void onEpochFenced(MirrorPartition partition, String reason);
+        void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset);
 
         void onAppended(MirrorPartition partition, int records, int bytes);
 
@@ -336,6 +338,11 @@ public final class MirrorFetcher implements AutoCloseable {
                 tickets.get(node).values().forEach(t -> t.state().fetchDone());
                 return;
             }
+            if (source.usableVersion(node, ApiKeys.FETCH) < FIRST_FETCH_WITH_LAST_FETCHED_EPOCH) {
+                // brokers before 2.7 (Fetch < v12) cannot take the epoch: fetch without it (no EPOCH_FENCING there)
+                data.replaceAll((tp, d) -> new FetchRequest.PartitionData(d.topicId, d.fetchOffset, d.logStartOffset, d.maxBytes,
+                        d.currentLeaderEpoch, Optional.empty()));
+            }
             fetchingFrom.add(node.id());
             FetchContext context = new FetchContext(node, tickets.get(node), view.topicNames());
             FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), FETCH_MAX_WAIT_MS, 1, data)
@@ -379,6 +386,7 @@ public final class MirrorFetcher implements AutoCloseable {
         Errors error = Errors.forCode(data.errorCode());
         String failure = null;
         String fenced = null;
+        long epochEndOffset = -1;
         boolean queued = false;
         synchronized (state) {
             if (state.generation != ticket.generation() || state.fetchOffset != ticket.fetchOffset() || state.removing || state.failed
@@ -389,8 +397,9 @@ public final class MirrorFetcher implements AutoCloseable {
                 state.sourceHighWatermark = data.highWatermark();
             }
             if (error == Errors.NONE && data.divergingEpoch().epoch() >= 0) {
+                epochEndOffset = data.divergingEpoch().endOffset();
                 fenced = SourceDivergence.describe(ticket.lastFetchedEpoch(), ticket.fetchOffset(), data.divergingEpoch().epoch(),
-                        data.divergingEpoch().endOffset());
+                        epochEndOffset);
             } else if (error == Errors.OFFSET_OUT_OF_RANGE) {
                 failure = SourceDivergence.outOfRange(state.fetchOffset, data.logStartOffset(), data.highWatermark());
             } else if (REFRESH_ERRORS.contains(error)) {
@@ -423,7 +432,7 @@ public final class MirrorFetcher implements AutoCloseable {
         if (failure != null) {
             fail(state, failure);
         } else if (fenced != null) {
-            fence(state, fenced);
+            fence(state, fenced, epochEndOffset);
         }
         return queued;
     }
@@ -741,10 +750,10 @@ public final class MirrorFetcher implements AutoCloseable {
         }
     }
 
-    private void fence(FetchPartition state, String reason) {
+    private void fence(FetchPartition state, String reason, long epochEndOffset) {
         if (halt(state)) {
             LOGGER.warnf("Mirror %s: %s EPOCH_FENCING: %s", mirror, state.partition, reason);
-            listener.onEpochFenced(state.partition, reason);
+            listener.onEpochFenced(state.partition, reason, epochEndOffset);
             destination.wakeup();
         }
     }
@@ -864,5 +873,6 @@ public final class MirrorFetcher implements AutoCloseable {
         }
         source.close();
         destination.close();
+        partitions.clear(); // nothing of a closed data plane is reported (lag gauges) any more
     }
 }

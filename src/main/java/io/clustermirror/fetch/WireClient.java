@@ -39,14 +39,23 @@ public final class WireClient implements AutoCloseable {
     private final ManualMetadataUpdater nodes;
     private final Metrics metrics;
     private final int requestTimeoutMs;
+    private final ApiVersions apiVersions;
     private final Time time = Time.SYSTEM;
 
-    private WireClient(String clientId, NetworkClient client, ManualMetadataUpdater nodes, Metrics metrics, int requestTimeoutMs) {
+    private WireClient(String clientId, NetworkClient client, ManualMetadataUpdater nodes, Metrics metrics, int requestTimeoutMs,
+            ApiVersions apiVersions) {
         this.clientId = clientId;
         this.client = client;
         this.nodes = nodes;
         this.metrics = metrics;
         this.requestTimeoutMs = requestTimeoutMs;
+        this.apiVersions = apiVersions;
+    }
+
+    /** The newest version of {@code api} both sides speak, once the connection to {@code node} is ready; -1 before. */
+    public short usableVersion(Node node, org.apache.kafka.common.protocol.ApiKeys api) {
+        org.apache.kafka.clients.NodeApiVersions versions = apiVersions.get(node.idString());
+        return versions == null ? -1 : versions.latestUsableVersion(api);
     }
 
     /** A client with the given connection properties (bootstrap, security, sasl, ssl). */
@@ -59,10 +68,11 @@ public final class WireClient implements AutoCloseable {
         AdminClientConfig config = new AdminClientConfig(props);
         ManualMetadataUpdater nodes = new ManualMetadataUpdater(List.of());
         Metrics metrics = new Metrics();
+        ApiVersions apiVersions = new ApiVersions();
         NetworkClient client = ClientUtils.createNetworkClient(config, clientId, metrics, "cluster-mirror-wire",
-                new LogContext("[" + clientId + "] "), new ApiVersions(), Time.SYSTEM, 5, requestTimeoutMs, nodes,
+                new LogContext("[" + clientId + "] "), apiVersions, Time.SYSTEM, 5, requestTimeoutMs, nodes,
                 new DefaultHostResolver());
-        return new WireClient(clientId, client, nodes, metrics, requestTimeoutMs);
+        return new WireClient(clientId, client, nodes, metrics, requestTimeoutMs, apiVersions);
     }
 
     public void setNodes(Collection<Node> brokers) {

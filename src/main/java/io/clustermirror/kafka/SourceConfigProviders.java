@@ -3,6 +3,7 @@ package io.clustermirror.kafka;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 
 import org.apache.kafka.common.config.ConfigTransformer;
@@ -12,6 +13,7 @@ import org.apache.kafka.common.config.provider.EnvVarConfigProvider;
 import org.apache.kafka.common.config.provider.FileConfigProvider;
 import org.jboss.logging.Logger;
 
+import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -33,14 +35,20 @@ public class SourceConfigProviders {
 
     private final Map<String, ConfigProvider> providers;
     private final ConfigTransformer transformer;
+    private final Predicate<String> secret;
 
     @Inject
-    SourceConfigProviders(MirrorServiceConfig config) {
-        this(enabled(config.source()));
+    SourceConfigProviders(MirrorServiceConfig config, MirrorConfigRules rules) {
+        this(enabled(config.source()), rules::isSensitive);
     }
 
-    /** For tests: the named providers with their parameters. */
-    public SourceConfigProviders(Map<String, Map<String, String>> enabled) {
+    /**
+     * @param enabled the named providers with their parameters
+     * @param secret the settings that may hold a reference: the secret ones, whose values Kafka clients never print
+     *        (a reference in another setting would come back resolved in the client's error message)
+     */
+    public SourceConfigProviders(Map<String, Map<String, String>> enabled, Predicate<String> secret) {
+        this.secret = secret;
         Map<String, ConfigProvider> built = new LinkedHashMap<>();
         enabled.forEach((name, params) -> {
             ConfigProvider provider = switch (name) {
@@ -51,6 +59,11 @@ public class SourceConfigProviders {
                         + "' (known: file, directory, env)");
             };
             provider.configure(params);
+            if (("file".equals(name) || "directory".equals(name)) && !params.containsKey("allowed.paths")
+                    || "env".equals(name) && !params.containsKey("allowlist.pattern")) {
+                LOGGER.warnf("Config provider '%s' for source settings has no %s: any mirror may read any %s the service can", name,
+                        "env".equals(name) ? "allowlist.pattern" : "allowed.paths", "env".equals(name) ? "environment variable" : "file");
+            }
             built.put(name, provider);
         });
         this.providers = Map.copyOf(built);
@@ -77,6 +90,10 @@ public class SourceConfigProviders {
         for (Map.Entry<String, String> entry : settings.entrySet()) {
             Matcher references = ConfigTransformer.DEFAULT_PATTERN.matcher(entry.getValue());
             while (references.find()) {
+                if (!secret.test(entry.getKey())) {
+                    throw new MirrorException(MirrorError.INVALID_CONFIG, "'" + entry.getKey() + "' cannot refer to a config provider: "
+                            + "only secret settings (passwords, sasl.jaas.config, keys) may", "config." + entry.getKey());
+                }
                 if (!providers.containsKey(references.group(1))) {
                     throw new MirrorException(MirrorError.INVALID_CONFIG, "'" + entry.getKey() + "' refers to config provider '"
                             + references.group(1) + "', which this service does not enable (" + PREFIX + ": " + providers.keySet() + ")",

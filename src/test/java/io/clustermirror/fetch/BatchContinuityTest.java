@@ -107,6 +107,20 @@ class BatchContinuityTest {
     }
 
     @Test
+    void gapFillersShouldCarryTheSourceEpochOfTheBatchAfterTheGap() {
+        // the epoch of the last offset mirrored is what the next fetch sends: a filler's must be its source neighbour's
+        SourceBatch plain = compacted(40, 41, 40, 41);
+        org.apache.kafka.common.record.MutableRecordBatch stamped = MemoryRecords.readableRecords(plain.bytes().duplicate()).batches()
+                .iterator().next();
+        stamped.setPartitionLeaderEpoch(7);
+
+        BatchContinuity.Plan plan = BatchContinuity.plan(SourceBatch.of(stamped), 10);
+
+        assertThat(plan.batches()).extracting(SourceBatch::baseOffset).containsExactly(10L, 40L);
+        assertThat(plan.batches()).extracting(SourceBatch::partitionLeaderEpoch).containsExactly(7, 7);
+    }
+
+    @Test
     void gapBeforeABatchShouldBeFilledAndTheSameGapShouldAlwaysGiveTheSameBatches() {
         SourceBatch next = compacted(250_020, 250_021, 250_020, 250_021);
 

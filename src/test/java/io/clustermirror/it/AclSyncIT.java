@@ -155,6 +155,12 @@ class AclSyncIT extends ServiceIT {
         assertThat(state).anySatisfy(r -> assertThat(r).contains(mirror).contains("${file:"));
         assertThat(state).noneSatisfy(r -> assertThat(r).contains(mirror).contains("admin-secret"));
 
+        // A file outside the provider's allowed.paths is not read, though it holds the same key
+        java.nio.file.Path elsewhere = java.nio.file.Files.createTempDirectory("not-allowed").resolve("source.properties");
+        java.nio.file.Files.writeString(elsewhere, "jaas=" + TestBed.ADMIN_JAAS + "\n");
+        api().body(createBody(uniqueName("provided"), TestBed.sasl(source, "${file:" + elsewhere + ":jaas}"))).post("/v1/mirrors").then()
+                .statusCode(400).body("errorCode", org.hamcrest.Matchers.equalTo("INVALID_CONFIG"));
+
         // A reference to a provider the service does not enable is refused, naming the key
         api().body(createBody(uniqueName("provided"), TestBed.sasl(source, "${env:SOURCE_JAAS}"))).post("/v1/mirrors").then()
                 .statusCode(400).body("errorCode", org.hamcrest.Matchers.equalTo("INVALID_CONFIG"))

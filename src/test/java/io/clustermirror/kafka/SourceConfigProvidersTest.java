@@ -15,6 +15,9 @@ import io.clustermirror.mirror.MirrorException;
 
 class SourceConfigProvidersTest {
 
+    /** As the service decides it: Kafka's password settings and credential-like names. */
+    private static final java.util.function.Predicate<String> SECRET = key -> key.equals("sasl.jaas.config") || key.contains("password");
+
     @TempDir
     Path secrets;
 
@@ -27,7 +30,7 @@ class SourceConfigProvidersTest {
     @Test
     void aFileReferenceShouldBeResolvedAndOtherValuesLeftAsTheyAre() throws Exception {
         Path file = secretsFile();
-        SourceConfigProviders providers = new SourceConfigProviders(Map.of("file", Map.of("allowed.paths", secrets.toString())));
+        SourceConfigProviders providers = new SourceConfigProviders(Map.of("file", Map.of("allowed.paths", secrets.toString())), SECRET);
 
         Map<String, String> resolved = providers.resolve(Map.of("bootstrap.servers", "src:9092", "sasl.jaas.config", "${file:" + file + ":jaas}"));
 
@@ -37,7 +40,7 @@ class SourceConfigProvidersTest {
 
     @Test
     void aReferenceToAProviderTheServiceDoesNotEnableShouldBeRefusedNamingTheKey() {
-        SourceConfigProviders none = new SourceConfigProviders(Map.of());
+        SourceConfigProviders none = new SourceConfigProviders(Map.of(), SECRET);
         assertThatThrownBy(() -> none.resolve(Map.of("sasl.jaas.config", "${file:/etc/passwd:root}")))
                 .isInstanceOfSatisfying(MirrorException.class, e -> {
                     assertThat(e.error()).isEqualTo(MirrorError.INVALID_CONFIG);
@@ -51,17 +54,26 @@ class SourceConfigProvidersTest {
     void aPathOutsideAllowedPathsOrAMissingKeyShouldBeRefused() throws Exception {
         Path file = secretsFile();
         Path other = Files.createDirectory(secrets.resolve("other"));
-        SourceConfigProviders providers = new SourceConfigProviders(Map.of("file", Map.of("allowed.paths", other.toString())));
+        SourceConfigProviders providers = new SourceConfigProviders(Map.of("file", Map.of("allowed.paths", other.toString())), SECRET);
         assertThatThrownBy(() -> providers.resolve(Map.of("sasl.jaas.config", "${file:" + file + ":jaas}")))
                 .isInstanceOf(MirrorException.class).hasMessageContaining("'sasl.jaas.config' could not be resolved");
 
-        SourceConfigProviders allowed = new SourceConfigProviders(Map.of("file", Map.of("allowed.paths", secrets.toString())));
+        SourceConfigProviders allowed = new SourceConfigProviders(Map.of("file", Map.of("allowed.paths", secrets.toString())), SECRET);
         assertThatThrownBy(() -> allowed.resolve(Map.of("ssl.key.password", "${file:" + file + ":no-such-key}")))
                 .isInstanceOf(MirrorException.class).hasMessageContaining("'ssl.key.password' could not be resolved");
     }
 
     @Test
+    void aReferenceInASettingThatIsNotSecretShouldBeRefused() throws Exception {
+        // a client's error message would echo the resolved value of an ordinary setting ("Invalid value ... for ...")
+        Path file = secretsFile();
+        SourceConfigProviders providers = new SourceConfigProviders(Map.of("file", Map.of("allowed.paths", secrets.toString())), SECRET);
+        assertThatThrownBy(() -> providers.resolve(Map.of("sasl.login.connect.timeout.ms", "${file:" + file + ":jaas}")))
+                .isInstanceOf(MirrorException.class).hasMessageContaining("only secret settings");
+    }
+
+    @Test
     void anUnknownProviderNameShouldStopTheServiceAtStartUp() {
-        assertThatThrownBy(() -> new SourceConfigProviders(Map.of("vault", Map.of()))).hasMessageContaining("unknown config provider 'vault'");
+        assertThatThrownBy(() -> new SourceConfigProviders(Map.of("vault", Map.of()), SECRET)).hasMessageContaining("unknown config provider 'vault'");
     }
 }

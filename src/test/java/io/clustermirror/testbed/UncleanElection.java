@@ -3,7 +3,6 @@ package io.clustermirror.testbed;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -22,11 +21,9 @@ import org.apache.kafka.common.record.TimestampType;
  * from some batch on belongs to a new leader epoch (a replica that had not replicated the tail became leader and
  * wrote its own history there). One node cannot elect uncleanly, so the log files are edited while the broker is
  * down; its index, producer-state snapshots and epoch cache are rebuilt from the batches when it starts again.
- * Partition leader epochs lie outside a batch's CRC, so restamping one is a legal log.
  */
 public final class UncleanElection {
 
-    private static final int PARTITION_LEADER_EPOCH_OFFSET = 12;
     /** Records per batch the new leader writes (a producer's batches would be cut like this too). */
     private static final int BATCH = 50;
 
@@ -44,23 +41,6 @@ public final class UncleanElection {
             for (int i = 0; i < records.size(); i += BATCH) {
                 append(file, cut + i, epoch, records.subList(i, Math.min(records.size(), i + BATCH)));
             }
-        });
-    }
-
-    /**
-     * The new leader had every batch from {@code fromOffset} on but its epoch starts there (what a fetcher sees
-     * when it fetched beyond that point from the old leader, and the new one then wrote on), then wrote
-     * {@code records} more. Returns the offset where the new epoch starts.
-     */
-    public static long newEpochFrom(Path partitionDir, long fromOffset, List<SimpleRecord> records) {
-        return edit(partitionDir, fromOffset, (file, cut, position, epoch) -> {
-            long end = cut;
-            for (FileChannelRecordBatch batch : file.batchesFrom(position)) {
-                ByteBuffer stamp = ByteBuffer.allocate(4).putInt(0, epoch);
-                file.channel().write(stamp, batch.position() + PARTITION_LEADER_EPOCH_OFFSET);
-                end = batch.lastOffset() + 1;
-            }
-            append(file, end, epoch, records);
         });
     }
 
