@@ -134,9 +134,15 @@ public class TopicResource {
                 throw new MirrorException(MirrorError.UNKNOWN_SERVER_ERROR, "Could not read offsets: " + e);
             }
         }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool()).map(offsets -> {
+            // read again: partitions added while the offsets were read (a source partition expansion) have a status by now,
+            // and one without (not yet persisted) is left out rather than failing the request
+            Map<MirrorPartition, PartitionStatus> current = coordinator.partitions(name);
             List<PartitionDescription> partitions = new ArrayList<>();
             offsets.forEach((p, o) -> {
-                PartitionStatus s = statuses.get(p);
+                PartitionStatus s = current.get(p);
+                if (s == null) {
+                    return;
+                }
                 long lag = o[0] >= 0 && o[1] >= 0 ? Math.max(0, o[0] - o[1]) : -1;
                 var live = coordinator.liveProgress(name, p);
                 int lme = live.map(x -> x.lastMirroredEpoch()).filter(e -> e >= 0).orElse(s.lastMirroredEpoch());

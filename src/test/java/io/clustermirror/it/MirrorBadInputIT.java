@@ -31,6 +31,13 @@ class MirrorBadInputIT extends ServiceIT {
         existingBefore = createMirror(existing).extract().body().asString();
     }
 
+    /** The mirror as stored: without {@code metadataSync}, the live status of the sync cycles that run meanwhile. */
+    private static java.util.Map<String, Object> stored(String json) {
+        java.util.Map<String, Object> mirror = new java.util.HashMap<>(io.restassured.path.json.JsonPath.from(json).getMap(""));
+        mirror.remove("metadataSync");
+        return mirror;
+    }
+
     static Stream<Arguments> badCreates() {
         String ok = "\"bootstrap.servers\":\"localhost:9092\"";
         return Stream.of(
@@ -114,7 +121,8 @@ class MirrorBadInputIT extends ServiceIT {
         ValidatableResponse response = api().body(body).patch("/v1/mirrors/" + existing + "/config").then();
 
         expectProblem(response, status, errorCode, field);
-        api().get("/v1/mirrors/" + existing).then().statusCode(200).body(equalTo(existingBefore));
+        assertThat(stored(api().get("/v1/mirrors/" + existing).then().statusCode(200).extract().asString()))
+                .isEqualTo(stored(existingBefore));
         assertThat(stateWritesFor(mark, existing)).isZero();
     }
 
