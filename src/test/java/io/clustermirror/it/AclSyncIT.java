@@ -125,9 +125,8 @@ class AclSyncIT extends ServiceIT {
                 .getString("metadataSync.acls")).contains("read-only enforced"));
 
         // After stop, she can
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
-        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
-                .allMatch("STOPPED"::equals));
+        topicVerb(mirror, "stop", topic);
+        awaitAllPartitions(mirror, topic, "STOPPED");
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(produceAsAlice(topic)).isEqualTo(0L));
     }
 
@@ -205,7 +204,7 @@ class AclSyncIT extends ServiceIT {
         java.nio.file.Files.move(file, away);
         service.start();
         awaitPartitionState(mirror, topic, "FAILED");
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
+        topicVerb(mirror, "stop", topic);
 
         // Then the stop waits, saying why (it restores the topic's configs from the source's and aborts what is open)
         awaitPartitionState(mirror, topic, "STOPPING");

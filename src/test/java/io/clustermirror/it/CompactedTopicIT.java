@@ -51,9 +51,9 @@ class CompactedTopicIT extends ServiceIT {
         assertMirroredWithFillers(topic, "read_uncommitted");
 
         // and a pause/resume (which checks the destination's last batch against the source) goes on from there
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
+        topicVerb(mirror, "pause", topic);
         awaitPartitionState(mirror, topic, "PAUSED");
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:resume").then().statusCode(200);
+        topicVerb(mirror, "resume", topic);
         Kafka.produce(bed.source().bootstrapServers(), topic, 50, "gzip", "after");
         awaitConverged(mirror, topic);
         assertMirroredWithFillers(topic, "read_uncommitted");

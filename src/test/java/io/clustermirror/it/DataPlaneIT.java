@@ -110,19 +110,18 @@ class DataPlaneIT extends ServiceIT {
         mirrorConverged(mirror, topic, 2, 2_000, "lz4", "p1");
 
         // When paused
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
-        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
-                .allMatch("PAUSED"::equals));
+        topicVerb(mirror, "pause", topic);
+        awaitAllPartitions(mirror, topic, "PAUSED");
         Map<TopicPartition, Long> pausedAt = Kafka.offsetsOf(bed.destination(), topic);
         Kafka.produce(bed.source().bootstrapServers(), topic, 2_000, "lz4", "p2");
 
         // Then nothing arrives
         await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
                 .until(() -> Kafka.offsetsOf(bed.destination(), topic).equals(pausedAt));
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
+        topicVerb(mirror, "pause", topic);
 
         // When resumed, it catches up
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:resume").then().statusCode(200);
+        topicVerb(mirror, "resume", topic);
         awaitConverged(mirror, topic);
         assertThat(assertIdentical(topic)).isEqualTo(4_000);
     }
@@ -145,9 +144,8 @@ class DataPlaneIT extends ServiceIT {
         }
 
         // When
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
-        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
-                .allMatch("STOPPED"::equals));
+        topicVerb(mirror, "stop", topic);
+        awaitAllPartitions(mirror, topic, "STOPPED");
 
         // Then the mirror-owned configs are back to the source's (here: defaults), and an ordinary producer can write
         try (Admin destination = bed.destinationAdmin()) {

@@ -1,7 +1,6 @@
 package io.clustermirror.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
@@ -81,7 +80,7 @@ class EpochFencingIT extends ServiceIT {
         String mirror = uniqueName("kept");
         String topic = uniqueName("kept");
         mirrorOwnSource(mirror, topic);
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
+        topicVerb(mirror, "pause", topic);
         awaitPartitionState(mirror, topic, "PAUSED");
         Kafka.produce(source.bootstrapServers(), topic, 50, "none", "never-mirrored");
 
@@ -89,7 +88,7 @@ class EpochFencingIT extends ServiceIT {
         source.stop();
         assertThat(UncleanElection.replaceTail(source.logDir().resolve(topic + "-0"), 200, records("new-leader", 80))).isEqualTo(200);
         source.start(Duration.ofSeconds(120));
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:resume").then().statusCode(200);
+        topicVerb(mirror, "resume", topic);
 
         // Then nothing is fenced (the epoch last mirrored ends exactly where the mirror goes on) and the new history follows
         awaitConverged(mirror, topic);

@@ -1,9 +1,7 @@
 package io.clustermirror.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -86,16 +84,15 @@ class LogTruncationIT extends ServiceIT {
         String mirror = uniqueName("pausewrite");
         String topic = uniqueName("pausewrite");
         mirrorConverged(mirror, topic, 1, 100, "lz4", "p1");
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
-        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
-                .allMatch("PAUSED"::equals));
+        topicVerb(mirror, "pause", topic);
+        awaitAllPartitions(mirror, topic, "PAUSED");
 
         // When someone writes into the paused destination partition, and the source moves on too
         try (var producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
             producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 0, "x".getBytes(), "foreign".getBytes())).get();
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 10, "lz4", "p2");
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:resume").then().statusCode(200);
+        topicVerb(mirror, "resume", topic);
 
         // Then resuming does not take the foreign record as mirrored data
         Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
@@ -113,8 +110,7 @@ class LogTruncationIT extends ServiceIT {
     }
 
     private static void stop(String mirror, String topic) {
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
-        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
-                .allMatch("STOPPED"::equals));
+        topicVerb(mirror, "stop", topic);
+        awaitAllPartitions(mirror, topic, "STOPPED");
     }
 }

@@ -132,8 +132,7 @@ class MetadataSyncIT extends ServiceIT {
             admin.deleteTopics(List.of(topic)).all().get();
         }
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
-                .allMatch("STOPPED"::equals));
+        awaitAllPartitions(mirror, topic, "STOPPED");
         assertThat(describeTopic(mirror, topic).getList("partitions.error", String.class))
                 .allSatisfy(e -> assertThat(e).contains("source topic deleted"));
         try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
@@ -161,9 +160,8 @@ class MetadataSyncIT extends ServiceIT {
         await().atMost(Duration.ofSeconds(20)).until(() -> committed(group, p0) == x);
 
         // and after failover a consumer of that group on the destination reads the record the source has at X
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
-        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
-                .allMatch("STOPPED"::equals));
+        topicVerb(mirror, "stop", topic);
+        awaitAllPartitions(mirror, topic, "STOPPED");
         Kafka.Rec expected = Kafka.readAll(bed.source().bootstrapServers(), topic).stream()
                 .filter(r -> r.partition() == 0 && r.offset() == x).findFirst().orElseThrow();
         try (KafkaConsumer<byte[], byte[]> consumer = consumer(bed.destination().bootstrapServers(), group)) {

@@ -107,6 +107,17 @@ abstract class ServiceIT {
         api().body(Map.of("topics", List.of(topics))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200);
     }
 
+    /** {@code POST /v1/mirrors/{mirror}/topics:{verb}} for one topic, expecting 200. */
+    static void topicVerb(String mirror, String verb, String topic) {
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:" + verb).then().statusCode(200);
+    }
+
+    /** Waits until every partition of the topic is in {@code state}. */
+    static void awaitAllPartitions(String mirror, String topic, String state) {
+        org.awaitility.Awaitility.await(topic + " all " + state).atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> describeTopic(mirror, topic).getList("partitions.state").stream().allMatch(state::equals));
+    }
+
     static io.restassured.path.json.JsonPath describeTopic(String mirror, String topic) {
         return api().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(200).extract().jsonPath();
     }

@@ -77,9 +77,8 @@ class ShareGroupSyncIT extends ServiceIT {
 
         // and after failover a share consumer of that group on the destination starts at the source's record there
         // (a group without offsets would start at the log end: share.auto.offset.reset is "latest" by default)
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
-        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
-                .allMatch("STOPPED"::equals));
+        topicVerb(mirror, "stop", topic);
+        awaitAllPartitions(mirror, topic, "STOPPED");
         long carried = startOffset(destination42.bootstrapServers(), group, p0);
         Kafka.Rec expected = Kafka.readAll(bed.source().bootstrapServers(), topic).stream()
                 .filter(r -> r.offset() == carried).findFirst().orElseThrow();

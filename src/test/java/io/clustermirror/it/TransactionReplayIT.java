@@ -134,9 +134,8 @@ class TransactionReplayIT extends ServiceIT {
             long lsoBeforeStop = lso(topic);
 
             // When
-            api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
-            await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
-                    .allMatch("STOPPED"::equals));
+            topicVerb(mirror, "stop", topic);
+            awaitAllPartitions(mirror, topic, "STOPPED");
 
             // Then the destination aborted it: the LSO passes the transaction, and its records never read as committed
             await().atMost(Duration.ofSeconds(10)).until(() -> lso(topic) > lsoBeforeStop);
@@ -159,13 +158,12 @@ class TransactionReplayIT extends ServiceIT {
             awaitConverged(mirror, topic);
 
             // When paused with the transaction open, the source goes on and commits, then the topic resumes
-            api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:pause").then().statusCode(200);
-            await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
-                    .allMatch("PAUSED"::equals));
+            topicVerb(mirror, "pause", topic);
+            awaitAllPartitions(mirror, topic, "PAUSED");
             send(producer, topic, 1, "while-paused", 3);
             producer.commitTransaction();
         }
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:resume").then().statusCode(200);
+        topicVerb(mirror, "resume", topic);
 
         // Then the destination transaction was continued, not re-initialised (which would have aborted it)
         awaitConverged(mirror, topic);
@@ -192,7 +190,7 @@ class TransactionReplayIT extends ServiceIT {
             assertThat(lso(topic)).as("the replayed transaction holds the destination's LSO").isZero();
 
             // When
-            api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:stop").then().statusCode(200);
+            topicVerb(mirror, "stop", topic);
             awaitPartitionState(mirror, topic, "STOPPED");
 
             // Then
