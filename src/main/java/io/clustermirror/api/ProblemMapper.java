@@ -5,6 +5,7 @@ import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
+import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
@@ -22,6 +23,8 @@ import jakarta.ws.rs.core.Response;
 public class ProblemMapper {
 
     private static final Logger LOGGER = Logger.getLogger(ProblemMapper.class);
+
+    private static final java.util.regex.Pattern DUPLICATE = java.util.regex.Pattern.compile("Duplicate field '(.*)'", java.util.regex.Pattern.DOTALL);
 
     private final MirrorMetrics metrics;
 
@@ -45,9 +48,19 @@ public class ProblemMapper {
         if (e.getCause() instanceof MirrorException mirror) {
             return mirror(mirror, request);
         }
+        if (e.getCause() instanceof WebApplicationException web) { // e.g. the body limit, hit while Jackson read a value
+            return web(web, request);
+        }
         String field = e instanceof JsonMappingException mapping ? path(mapping) : null;
         String detail;
-        if (e instanceof UnrecognizedPropertyException unknown) {
+        var duplicate = DUPLICATE.matcher(String.valueOf(e.getCause() instanceof JsonParseException cause ? cause.getOriginalMessage()
+                : e.getOriginalMessage()));
+        if (duplicate.matches()) {
+            // wrapped, the path names the enclosing object; raw, the parser's context names the key itself
+            field = field != null ? field + "." + duplicate.group(1)
+                    : e instanceof JsonParseException parse && parse.getProcessor() != null ? duplicatePath(parse) : duplicate.group(1);
+            detail = "Key '" + field + "' appears more than once; give each key once";
+        } else if (e instanceof UnrecognizedPropertyException unknown) {
             detail = "Unknown field '" + unknown.getPropertyName() + "'; accepted: "
                     + unknown.getKnownPropertyIds().stream().map(Object::toString).sorted().collect(Collectors.joining(", "));
         } else if (e instanceof InvalidFormatException || e instanceof MismatchedInputException) {
@@ -97,6 +110,18 @@ public class ProblemMapper {
                 .entity(Problem.of(error, detail, request.path(), field)).build();
     }
 
+    /** The path of a duplicated key, e.g. {@code set.mirror.topics.include}: the parser's context names it innermost. */
+    private static String duplicatePath(JsonParseException e) {
+        java.util.LinkedList<String> segments = new java.util.LinkedList<>();
+        for (var context = e.getProcessor().getParsingContext(); context != null && !context.inRoot(); context = context.getParent()) {
+            String segment = context.inArray() ? "[" + context.getCurrentIndex() + "]" : context.getCurrentName();
+            if (segment != null) {
+                segments.addFirst(segment);
+            }
+        }
+        return segments.isEmpty() ? null : String.join(".", segments).replace(".[", "[");
+    }
+
     /** The JSON path of the offending field, e.g. {@code config.bootstrap.servers}. */
     private static String path(JsonMappingException e) {
         String path = e.getPath().stream()
@@ -112,6 +137,9 @@ public class ProblemMapper {
         }
         if (type == String.class) {
             return "a string";
+        }
+        if (type == Boolean.class || type == boolean.class) {
+            return "true or false";
         }
         if (java.util.Map.class.isAssignableFrom(type)) {
             return "an object of string values";

@@ -12,12 +12,14 @@ import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 import io.clustermirror.coordinator.MirrorCoordinator;
+import io.clustermirror.coordinator.TopicSelection;
 import io.clustermirror.coordinator.TopicVerb;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicNames;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.ws.rs.Consumes;
@@ -51,7 +53,11 @@ public class TopicResource {
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(summary = "Start mirroring topics",
             description = "Creates each missing destination topic like the source's and moves its partitions UNKNOWN (or STOPPED) -> "
-                    + "LOG_TRUNCATION -> MIRRORING. A topic missing on the source is an error for that topic only.")
+                    + "LOG_TRUNCATION -> MIRRORING. Each topic has its own outcome: UNKNOWN_TOPIC_OR_PARTITION (not on the source), "
+                    + "TOPIC_ALREADY_IN_CLUSTER_MIRROR (mirrored, or being started by another request), TOPIC_ALREADY_EXISTS (a destination "
+                    + "topic this mirror did not create: untouched unless adoptExisting), INVALID_TOPIC_EXCEPTION (an illegal name, Kafka's "
+                    + "internal topics, the state topic: never mirrored), INVALID_REQUEST (named but excluded by mirror.topics.exclude, "
+                    + "unless overrideExclude).")
     @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
     public Uni<TopicsResponse> start(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             StartTopicsRequest request) {
@@ -59,8 +65,9 @@ public class TopicResource {
         if (request == null) {
             throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
         }
-        return coordinator.startTopics(name, list(request.topics(), "topics"), list(request.include(), "include"),
-                list(request.exclude(), "exclude")).map(TopicsResponse::new);
+        return coordinator.startTopics(name, new TopicSelection(list(request.topics(), "topics"), list(request.include(), "include"),
+                list(request.exclude(), "exclude"), Boolean.TRUE.equals(request.adoptExisting()),
+                Boolean.TRUE.equals(request.overrideExclude()))).map(TopicsResponse::new);
     }
 
     @POST
@@ -122,6 +129,7 @@ public class TopicResource {
     public Uni<TopicDescription> describe(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             @Parameter(description = "Topic name", example = "orders") @PathParam("topic") String topic) {
         MirrorName.validate(name);
+        validTopic(topic, "topic");
         coordinator.describe(name);
         Map<MirrorPartition, PartitionStatus> statuses = coordinator.partitions(name);
         if (statuses.keySet().stream().noneMatch(p -> p.topic().equals(topic))) {
@@ -161,7 +169,17 @@ public class TopicResource {
         if (request == null) {
             throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
         }
-        return coordinator.topicVerb(name, verb, list(request.topics(), "topics")).map(TopicsResponse::new);
+        List<String> topics = list(request.topics(), "topics");
+        topics.forEach(topic -> validTopic(topic, "topics"));
+        return coordinator.topicVerb(name, verb, topics).map(TopicsResponse::new);
+    }
+
+    /** A verb or describe names topics already in the mirror: an illegal name is a malformed request (all or nothing). */
+    private static void validTopic(String topic, String field) {
+        String reason = TopicNames.invalidReason(topic);
+        if (reason != null) {
+            throw new MirrorException(MirrorError.INVALID_TOPIC_EXCEPTION, reason, field);
+        }
     }
 
     private static List<String> list(List<String> values, String field) {

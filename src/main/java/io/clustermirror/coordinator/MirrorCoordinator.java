@@ -39,6 +39,7 @@ import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
+import io.clustermirror.mirror.RegexList;
 import io.clustermirror.state.MirrorStateStore;
 import io.clustermirror.state.MirrorStateStore.CoordinatorFencedException;
 import io.clustermirror.state.MirrorStateStore.StateWriteException;
@@ -52,6 +53,7 @@ import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 
@@ -192,7 +194,7 @@ public class MirrorCoordinator {
                         mirrorConfig.bootstrapServers(), mirrorConfig.values().keySet());
                 return mirror;
             }));
-        });
+        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool()); // validation compiles regexes: never on an event loop
     }
 
     /**
@@ -226,7 +228,7 @@ public class MirrorCoordinator {
                     return updated;
                 });
             });
-        });
+        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool()); // validation compiles regexes: never on an event loop
     }
 
     /** DeleteClusterMirror. */
@@ -388,61 +390,90 @@ public class MirrorCoordinator {
         return offsets;
     }
 
-    /** StartMirrorTopics: named topics and/or include/exclude patterns; one outcome per topic. */
-    public Uni<List<TopicOutcome>> startTopics(String name, List<String> topics, List<String> include, List<String> exclude) {
+    /**
+     * StartMirrorTopics: named topics and/or include/exclude patterns; one outcome per topic. Patterns are compiled
+     * and the config they extend is validated on a worker thread, never on the caller's (an HTTP event loop).
+     */
+    public Uni<List<TopicOutcome>> startTopics(String name, TopicSelection selection) {
         return Uni.createFrom().deferred(() -> {
             requireActive();
             Mirror mirror = require(name);
-            List<Pattern> includes = patterns(include, "include");
-            List<Pattern> excludes = patterns(exclude, "exclude");
-            if (topics.isEmpty() && includes.isEmpty()) {
+            List<Pattern> includes = patterns(selection.include(), "include");
+            List<Pattern> excludes = patterns(selection.exclude(), "exclude");
+            if (selection.topics().isEmpty() && includes.isEmpty()) {
                 throw new MirrorException(MirrorError.INVALID_REQUEST, "Name topics and/or give include patterns", "topics");
             }
+            withPatterns(mirror, selection); // the mirror's lists with these patterns added must be valid too
             long started = System.nanoTime();
-            return onCoordinator(() -> runtime(name)).chain(runtime -> Uni.createFrom().item(() -> prepareTopics(mirror, runtime, topics,
-                    includes, excludes)).runSubscriptionOn(runtime.workers))
+            Set<String> reserved = ConcurrentHashMap.newKeySet();
+            return onCoordinator(() -> runtime(name)).chain(runtime -> Uni.createFrom().item(() -> prepareTopics(mirror, runtime, selection,
+                    includes, excludes, reserved)).runSubscriptionOn(runtime.workers))
                     .invoke(prepared -> LOGGER.infof("Mirror %s: prepared %d destination topic(s) in %d ms", name, prepared.ready().size(),
                             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)))
-                    .chain(prepared -> onCoordinator(() -> startPrepared(name, prepared, include, exclude)));
-        });
+                    .chain(prepared -> onCoordinator(() -> startPrepared(name, prepared, selection)))
+                    .onTermination().invoke(() -> starting.removeAll(reserved));
+        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
     }
 
     private record PreparedTopics(Map<String, DestinationTopics.Prepared> ready, List<TopicOutcome> failed) {
     }
 
-    private PreparedTopics prepareTopics(Mirror mirror, MirrorRuntime runtime, List<String> named, List<Pattern> includes,
-            List<Pattern> excludes) {
+    private PreparedTopics prepareTopics(Mirror mirror, MirrorRuntime runtime, TopicSelection selection, List<Pattern> includes,
+            List<Pattern> excludes, Set<String> reserved) {
         Set<String> sourceTopics;
         try {
             sourceTopics = runtime.topics.sourceTopics();
         } catch (Exception e) {
             throw new MirrorException(MirrorError.SOURCE_METADATA_NOT_AVAILABLE, "Could not list the source topics: " + e);
         }
-        List<Pattern> mirrorExcludes = mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE).stream()
-                .map(Pattern::compile).toList();
+        List<Pattern> mirrorExcludes = RegexList.compile(mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE));
+        java.util.function.Predicate<String> excluded = t -> excludes.stream().anyMatch(p -> p.matcher(t).matches())
+                || mirrorExcludes.stream().anyMatch(p -> p.matcher(t).matches());
+        Set<String> named = new TreeSet<>(selection.topics());
         Set<String> wanted = new TreeSet<>(named);
-        sourceTopics.stream().filter(t -> includes.stream().anyMatch(p -> p.matcher(t).matches()))
-                .filter(t -> excludes.stream().noneMatch(p -> p.matcher(t).matches()))
-                .filter(t -> mirrorExcludes.stream().noneMatch(p -> p.matcher(t).matches()))
+        sourceTopics.stream().filter(t -> includes.stream().anyMatch(p -> p.matcher(t).matches())).filter(excluded.negate())
                 .forEach(wanted::add);
         List<String> excludedProps = mirror.config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
+        String stateTopic = config.state().topic().name();
         Map<String, DestinationTopics.Prepared> ready = new TreeMap<>();
         List<TopicOutcome> failed = new ArrayList<>();
         for (String topic : wanted) {
+            String refusal = io.clustermirror.mirror.TopicNames.invalidReason(topic);
+            if (refusal == null) {
+                refusal = io.clustermirror.mirror.TopicNames.forbiddenReason(topic, stateTopic);
+            }
+            if (refusal != null) {
+                failed.add(TopicOutcome.error(topic, MirrorError.INVALID_TOPIC_EXCEPTION, refusal));
+                continue;
+            }
+            if (named.contains(topic) && !selection.overrideExclude() && excluded.test(topic)) {
+                failed.add(TopicOutcome.error(topic, MirrorError.INVALID_REQUEST, "topic matches mirror.topics.exclude ("
+                        + RegexList.abbreviate(mirror.config().get(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE))
+                        + ") or this request's exclude; to start it anyway, name it with \"overrideExclude\": true"));
+                continue;
+            }
             if (!sourceTopics.contains(topic)) {
                 failed.add(TopicOutcome.error(topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster"));
                 continue;
             }
-            Map<MirrorPartition, PartitionStatus> current = partitions(mirror.name());
-            boolean active = current.entrySet().stream().anyMatch(e -> e.getKey().topic().equals(topic)
-                    && e.getValue().state() != MirrorPartitionState.STOPPED);
-            if (active) {
-                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR, "topic is already mirrored"));
+            String mirroredBy = mirroredBy(topic);
+            if (mirroredBy != null) {
+                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR, mirroredBy.equals(mirror.name())
+                        ? "topic is already mirrored" : "topic is already mirrored by mirror '" + mirroredBy + "'"));
                 continue;
             }
+            if (!starting.add(topic)) {
+                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR,
+                        "another request is starting this topic right now"));
+                continue;
+            }
+            reserved.add(topic);
+            boolean mayAdopt = selection.adoptExisting() || partitions(mirror.name()).keySet().stream().anyMatch(p -> p.topic().equals(topic));
             try {
-                runtime.topics.prepare(topic, excludedProps).ifPresentOrElse(p -> ready.put(topic, p), () -> failed.add(
+                runtime.topics.prepare(topic, excludedProps, mayAdopt).ifPresentOrElse(p -> ready.put(topic, p), () -> failed.add(
                         TopicOutcome.error(topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster")));
+            } catch (DestinationTopics.TopicConflictException e) {
+                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_EXISTS, e.getMessage()));
             } catch (Exception e) {
                 failed.add(TopicOutcome.error(topic, MirrorError.INVALID_CONFIG, "could not prepare the destination topic: " + e.getMessage()));
             }
@@ -450,15 +481,19 @@ public class MirrorCoordinator {
         return new PreparedTopics(ready, failed);
     }
 
-    private List<TopicOutcome> startPrepared(String name, PreparedTopics prepared, List<String> include, List<String> exclude) {
+    /** The mirror whose partitions of {@code topic} are not all STOPPED, or null: a destination topic has one writer. */
+    private String mirroredBy(String topic) {
+        return partitionStatuses.entrySet().stream().filter(m -> m.getValue().entrySet().stream()
+                .anyMatch(e -> e.getKey().topic().equals(topic) && e.getValue().state() != MirrorPartitionState.STOPPED))
+                .map(Map.Entry::getKey).sorted().findFirst().orElse(null);
+    }
+
+    private List<TopicOutcome> startPrepared(String name, PreparedTopics prepared, TopicSelection selection) {
         requireActive();
         Mirror mirror = require(name);
         List<TopicOutcome> outcomes = new ArrayList<>(prepared.failed());
-        if (!include.isEmpty() || !exclude.isEmpty()) {
-            Map<String, String> set = new HashMap<>();
-            appendPatterns(mirror, MirrorConfig.TOPICS_INCLUDE, include, "", set);
-            appendPatterns(mirror, MirrorConfig.TOPICS_EXCLUDE, exclude, MirrorConfig.DEFAULT_TOPICS_EXCLUDE, set);
-            Mirror updated = mirror.withConfig(rules.alter(mirror.config(), set, Set.of()), clock.instant());
+        if (!selection.include().isEmpty() || !selection.exclude().isEmpty()) {
+            Mirror updated = mirror.withConfig(withPatterns(mirror, selection), clock.instant());
             persist(() -> store.putMirror(updated));
             mirrors = with(updated);
         }
@@ -483,6 +518,23 @@ public class MirrorCoordinator {
         return outcomes;
     }
 
+    /** The mirror's config with the selection's include/exclude patterns added, validated (INVALID_REQUEST naming the list). */
+    private MirrorConfig withPatterns(Mirror mirror, TopicSelection selection) {
+        Map<String, String> set = new HashMap<>();
+        appendPatterns(mirror, MirrorConfig.TOPICS_INCLUDE, selection.include(), "", set);
+        appendPatterns(mirror, MirrorConfig.TOPICS_EXCLUDE, selection.exclude(), MirrorConfig.DEFAULT_TOPICS_EXCLUDE, set);
+        if (set.isEmpty()) {
+            return mirror.config();
+        }
+        try {
+            return rules.alter(mirror.config(), set, Set.of());
+        } catch (MirrorException e) {
+            String field = e.field() != null && e.field().endsWith(MirrorConfig.TOPICS_EXCLUDE) ? "exclude" : "include";
+            throw new MirrorException(MirrorError.INVALID_REQUEST, "The mirror's patterns with this request's added would be invalid: "
+                    + e.getMessage(), field);
+        }
+    }
+
     private static void appendPatterns(Mirror mirror, String key, List<String> added, String defaultValue, Map<String, String> set) {
         if (added.isEmpty()) {
             return;
@@ -493,16 +545,11 @@ public class MirrorCoordinator {
     }
 
     private static List<Pattern> patterns(List<String> regexes, String field) {
-        List<Pattern> patterns = new ArrayList<>();
-        for (String regex : regexes) {
-            try {
-                patterns.add(Pattern.compile(regex));
-            } catch (java.util.regex.PatternSyntaxException e) {
-                throw new MirrorException(MirrorError.INVALID_REQUEST, "'" + regex + "' is not a valid regular expression: "
-                        + e.getDescription(), field);
-            }
+        try {
+            return RegexList.compile(regexes);
+        } catch (IllegalArgumentException e) {
+            throw new MirrorException(MirrorError.INVALID_REQUEST, "'" + field + "': " + e.getMessage(), field);
         }
-        return patterns;
     }
 
     /** Runs LOG_TRUNCATION for a partition on a worker; its outcome moves the partition on. */
@@ -915,6 +962,8 @@ public class MirrorCoordinator {
     }
 
     private final Map<String, Boolean> compacted = new ConcurrentHashMap<>();
+    /** Topics a start is preparing right now (any mirror): a second start of one of them is refused, not run twice. */
+    private final Set<String> starting = ConcurrentHashMap.newKeySet();
     /** Mirrors whose source answers with another cluster id: no data plane until it is the right cluster again. */
     private final Map<String, String> halted = new ConcurrentHashMap<>();
 
@@ -985,7 +1034,7 @@ public class MirrorCoordinator {
         return onCoordinator(() -> runtime(name)).chain(runtime -> Uni.createFrom().item(() -> {
             try {
                 return runtime.topics.prepare(topic, require(name).config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
-                        MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE)).orElseThrow(
+                        MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE), true).orElseThrow(
                                 () -> new MirrorException(MirrorError.UNKNOWN_TOPIC_OR_PARTITION, topic + " vanished from the source"));
             } catch (MirrorException e) {
                 throw e;

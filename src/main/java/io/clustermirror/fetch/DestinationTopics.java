@@ -45,6 +45,18 @@ public final class DestinationTopics {
         }
     }
 
+    /**
+     * The destination already has a topic of that name that this mirror did not create (nor adopt): it is left
+     * untouched, no guard ACL, no config change, never recreated.
+     */
+    public static final class TopicConflictException extends Exception {
+        public TopicConflictException(String topic) {
+            super("destination topic " + topic + " already exists and was not created by this mirror; it was left untouched. "
+                    + "To mirror into it (it gets the read-only guard and the mirror-owned configs, and with "
+                    + "mirror.truncation.policy=recreate it may be deleted and recreated), start it again with \"adoptExisting\": true");
+        }
+    }
+
     private final Admin source;
     private final Admin destination;
     private final long timeoutMs;
@@ -61,8 +73,14 @@ public final class DestinationTopics {
                 .get(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
-    /** Creates or aligns the destination topic; empty when the source has no such topic. */
-    public Optional<Prepared> prepare(String topic, Collection<String> excludedProperties) throws Exception {
+    /**
+     * Creates or aligns the destination topic; empty when the source has no such topic.
+     *
+     * @param mayAdopt whether an existing destination topic may be aligned and guarded: the mirror created it (or
+     *        adopted it before), or the operator said so; otherwise an existing topic is a {@link TopicConflictException}
+     *        and nothing is changed on it
+     */
+    public Optional<Prepared> prepare(String topic, Collection<String> excludedProperties, boolean mayAdopt) throws Exception {
         Optional<TopicDescription> sourceTopic = describe(source, topic);
         if (sourceTopic.isEmpty()) {
             return Optional.empty();
@@ -78,6 +96,9 @@ public final class DestinationTopics {
         }
         Map<String, String> owned = owned(sourceConfig);
         Optional<TopicDescription> destinationTopic = describe(destination, topic);
+        if (destinationTopic.isPresent() && !mayAdopt) {
+            throw new TopicConflictException(topic);
+        }
         if (destinationTopic.isEmpty()) {
             Map<String, String> all = new HashMap<>(copied);
             all.putAll(owned);
@@ -87,6 +108,9 @@ public final class DestinationTopics {
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
                     throw e;
+                }
+                if (!mayAdopt) {
+                    throw new TopicConflictException(topic); // created by someone else since it was described
                 }
             }
         } else {
@@ -159,7 +183,7 @@ public final class DestinationTopics {
         long deadline = System.currentTimeMillis() + timeoutMs;
         while (true) {
             try {
-                Optional<Prepared> prepared = prepare(topic, excludedProperties);
+                Optional<Prepared> prepared = prepare(topic, excludedProperties, true);
                 if (prepared.isEmpty()) {
                     throw new TopicMismatchException("source topic " + topic + " no longer exists");
                 }

@@ -42,10 +42,13 @@ public class KafkaClients implements MirrorStateStore.Clients {
 
     /**
      * How a mirror reaches its source: its client settings with config-provider references resolved (INVALID_CONFIG
-     * when one cannot be). The only way source settings become a client.
+     * when one cannot be, or when a resolved value is one the Kafka client would refuse). The only way source settings
+     * become a client.
      */
     public Map<String, String> sourceConnection(MirrorConfig mirrorConfig) {
-        return configProviders.resolve(mirrorConfig.sourceClientProperties());
+        Map<String, String> resolved = configProviders.resolve(mirrorConfig.sourceClientProperties());
+        SourceSettingsCheck.check(resolved);
+        return resolved;
     }
 
     public Admin destinationAdmin() {

@@ -1,6 +1,9 @@
 package io.clustermirror.kafka;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
@@ -33,16 +36,21 @@ public class SourceClusterProbe {
         this.rules = rules;
     }
 
-    /** The source's cluster id, or {@link MirrorError#SOURCE_METADATA_NOT_AVAILABLE} naming why it could not be had. */
+    /**
+     * The source's cluster id, or {@link MirrorError#SOURCE_METADATA_NOT_AVAILABLE} naming why it could not be had.
+     * The whole check is bounded by {@code mirror.source.request.timeout.ms}: building the Admin client resolves every
+     * bootstrap address (DNS) before it asks anything, and an unresolvable name can take seconds. An Admin that is
+     * built after the answer was given is closed as soon as it exists.
+     */
     public Uni<String> clusterId(String mirrorName, MirrorConfig mirrorConfig) {
         int timeoutMs = config.source().requestTimeoutMs();
-        return Uni.createFrom().item(() -> clients.sourceAdmin(mirrorName, mirrorConfig))
-                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                .onFailure().transform(e -> unavailable(mirrorConfig, e))
-                .onItem().transformToUni(admin -> KafkaUni.of(admin.describeCluster(new DescribeClusterOptions().timeoutMs(timeoutMs)).clusterId())
-                        .ifNoItem().after(Duration.ofMillis(timeoutMs + 1000L)).fail()
-                        .onFailure().transform(e -> unavailable(mirrorConfig, e))
-                        .onTermination().invoke(() -> Infrastructure.getDefaultWorkerPool().execute(() -> admin.close(Duration.ZERO))));
+        CompletableFuture<Admin> admin = CompletableFuture.supplyAsync(() -> clients.sourceAdmin(mirrorName, mirrorConfig),
+                Infrastructure.getDefaultWorkerPool());
+        return Uni.createFrom().completionStage(admin)
+                .onItem().transformToUni(a -> KafkaUni.of(a.describeCluster(new DescribeClusterOptions().timeoutMs(timeoutMs)).clusterId()))
+                .ifNoItem().after(Duration.ofMillis(timeoutMs)).failWith(() -> new TimeoutException("no answer within " + timeoutMs + " ms"))
+                .onFailure().transform(e -> unavailable(mirrorConfig, e instanceof CompletionException && e.getCause() != null ? e.getCause() : e))
+                .onTermination().invoke(() -> admin.thenAcceptAsync(a -> a.close(Duration.ZERO), Infrastructure.getDefaultWorkerPool()));
     }
 
     private MirrorException unavailable(MirrorConfig mirrorConfig, Throwable cause) {

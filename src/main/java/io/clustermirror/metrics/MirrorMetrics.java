@@ -43,6 +43,10 @@ public class MirrorMetrics {
         this.partitionLag = MultiGauge.builder("cluster.mirror.partition.lag")
                 .description("Lag of each partition in a data plane, in records (source high watermark minus destination end)")
                 .register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder("cluster.mirror.pattern.compilations", this,
+                ignored -> io.clustermirror.mirror.RegexList.compilations())
+                .description("Pattern lists (include/exclude regexes, ACL rules) compiled; unchanged lists are served compiled")
+                .register(registry);
     }
 
     public void registerMirrorCount(Supplier<Number> count) {

@@ -4,7 +4,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 
 /**
  * One rule of {@code mirror.acl.include}: {@code resourceType;resourceName-regex;operation;permissionType;principal},
@@ -38,15 +37,16 @@ public record AclRule(String resourceType, Pattern resourceName, String operatio
         String resourceType = oneOf(parts.get(0), RESOURCE_TYPES, "resource type", rule);
         Pattern resourceName;
         try {
-            resourceName = Pattern.compile(parts.get(1).trim());
-        } catch (PatternSyntaxException e) {
-            throw new IllegalArgumentException("ACL rule '" + rule + "' has an invalid resource name regex: " + e.getDescription());
+            resourceName = RegexList.compile(List.of(parts.get(1).trim())).get(0);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule) + "' has an invalid resource name regex: "
+                    + e.getMessage());
         }
         String operation = oneOf(parts.get(2), OPERATIONS, "operation", rule);
         String permissionType = oneOf(parts.get(3), PERMISSION_TYPES, "permission type", rule);
         String principal = parts.get(4).trim();
         if (!principal.equals(ANY) && !principal.matches("[^:]+:.+")) {
-            throw new IllegalArgumentException("ACL rule '" + rule + "' has principal '" + principal
+            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule) + "' has principal '" + RegexList.abbreviate(principal)
                     + "'; expected '*' or 'Type:name' (e.g. User:alice)");
         }
         return new AclRule(resourceType, resourceName, operation, permissionType, principal);
@@ -55,7 +55,7 @@ public record AclRule(String resourceType, Pattern resourceName, String operatio
     private static String oneOf(String raw, Set<String> allowed, String what, String rule) {
         String value = raw.trim().toUpperCase(Locale.ROOT);
         if (!value.equals(ANY) && !allowed.contains(value)) {
-            throw new IllegalArgumentException("ACL rule '" + rule + "' has unknown " + what + " '" + raw.trim()
+            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule) + "' has unknown " + what + " '" + RegexList.abbreviate(raw.trim())
                     + "'; expected '*' or one of " + allowed.stream().sorted().toList());
         }
         return value;

@@ -6,7 +6,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 
 /**
  * What a per-mirror config may hold and which values are secret. The Kafka client knowledge (the
@@ -23,6 +22,11 @@ public final class MirrorConfigRules {
     private static final Set<String> PLAIN_KEYS = Set.of(MirrorConfig.BOOTSTRAP_SERVERS, MirrorConfig.SECURITY_PROTOCOL,
             MirrorConfig.ACL_INCLUDE, MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.TRUNCATION_POLICY);
     private static final Pattern HOST_PORT = Pattern.compile("^(\\[[0-9a-fA-F:.]+]|[^\\s:\\[\\]]+):(\\d{1,5})$");
+    /**
+     * Most {@code bootstrap.servers} entries accepted: each unresolvable one costs the Kafka client a DNS look-up
+     * before the source can even be asked, and a handful is what any cluster needs.
+     */
+    public static final int MAX_BOOTSTRAP_SERVERS = 50;
 
     private final Set<String> securityKeys;
     private final Set<String> passwordKeys;
@@ -90,7 +94,7 @@ public final class MirrorConfigRules {
     public MirrorConfig alter(MirrorConfig current, Map<String, String> set, Set<String> delete) {
         for (String key : delete) {
             if (set.containsKey(key)) {
-                throw new MirrorException(MirrorError.INVALID_REQUEST, "'" + key + "' is both set and deleted", "delete");
+                throw new MirrorException(MirrorError.INVALID_REQUEST, "'" + RegexList.abbreviate(key) + "' is both set and deleted", "delete");
             }
             requireKnown(key, "delete");
             if (key.equals(MirrorConfig.BOOTSTRAP_SERVERS)) {
@@ -102,7 +106,7 @@ public final class MirrorConfigRules {
 
     private void requireKnown(String key, String field) {
         if (!knownKeys().contains(key)) {
-            throw new MirrorException(MirrorError.INVALID_CONFIG, "Unknown mirror config '" + key
+            throw new MirrorException(MirrorError.INVALID_CONFIG, "Unknown mirror config '" + RegexList.abbreviate(key)
                     + "'; accepted: bootstrap.servers, security.protocol, sasl.*, ssl.*, " + String.join(", ", mirrorKeys()),
                     field);
         }
@@ -123,15 +127,22 @@ public final class MirrorConfigRules {
             case MirrorConfig.BOOTSTRAP_SERVERS -> validateBootstrap(value);
             case MirrorConfig.SECURITY_PROTOCOL -> oneOf(key, value.toUpperCase(Locale.ROOT), SECURITY_PROTOCOLS);
             case MirrorConfig.TRUNCATION_POLICY -> oneOf(key, value, TRUNCATION_POLICIES);
-            case MirrorConfig.ACL_INCLUDE -> eachItem(key, value, AclRule::parse);
+            case MirrorConfig.ACL_INCLUDE -> {
+                bounded(key, value);
+                eachItem(key, value, AclRule::parse);
+            }
             case MirrorConfig.TOPIC_PROPERTIES_EXCLUDE -> eachItem(key, value, name -> {
                 if (!name.matches("[a-z0-9.]+")) {
-                    throw new IllegalArgumentException("'" + name + "' is not a topic config name");
+                    throw new IllegalArgumentException("'" + RegexList.abbreviate(name) + "' is not a topic config name");
                 }
             });
             default -> {
                 if (REGEX_LIST_KEYS.contains(key)) {
-                    eachItem(key, value, MirrorConfigRules::compileRegex);
+                    try {
+                        RegexList.compile(new MirrorConfig(Map.of(key, value)).list(key, ""));
+                    } catch (IllegalArgumentException e) {
+                        throw MirrorException.invalidConfig(key, "'" + key + "': " + e.getMessage());
+                    }
                 }
             }
         }
@@ -141,19 +152,28 @@ public final class MirrorConfigRules {
         if (value.isBlank()) {
             throw MirrorException.invalidConfig(MirrorConfig.BOOTSTRAP_SERVERS, "bootstrap.servers must not be empty");
         }
-        for (String address : value.split(",")) {
+        if (value.chars().anyMatch(c -> Character.isWhitespace(c) && c != ' ' || Character.isISOControl(c))) {
+            throw MirrorException.invalidConfig(MirrorConfig.BOOTSTRAP_SERVERS,
+                    "bootstrap.servers must not hold line breaks, tabs or other control characters");
+        }
+        String[] addresses = value.split(",");
+        if (addresses.length > MAX_BOOTSTRAP_SERVERS) {
+            throw MirrorException.invalidConfig(MirrorConfig.BOOTSTRAP_SERVERS, "bootstrap.servers lists " + addresses.length
+                    + " addresses; at most " + MAX_BOOTSTRAP_SERVERS + " are accepted (a few brokers of the cluster are enough)");
+        }
+        for (String address : addresses) {
             var matcher = HOST_PORT.matcher(address.trim());
             int port = matcher.matches() ? Integer.parseInt(matcher.group(2)) : -1;
             if (port < 1 || port > 65535) {
                 throw MirrorException.invalidConfig(MirrorConfig.BOOTSTRAP_SERVERS,
-                        "bootstrap.servers entry '" + address.trim() + "' is not host:port with a port in 1-65535");
+                        "bootstrap.servers entry '" + RegexList.abbreviate(address.trim()) + "' is not host:port with a port in 1-65535");
             }
         }
     }
 
     private static void oneOf(String key, String value, Set<String> allowed) {
         if (!allowed.contains(value)) {
-            throw MirrorException.invalidConfig(key, "'" + key + "' is '" + value + "'; expected one of " + new TreeSet<>(allowed));
+            throw MirrorException.invalidConfig(key, "'" + key + "' is '" + RegexList.abbreviate(value) + "'; expected one of " + new TreeSet<>(allowed));
         }
     }
 
@@ -170,11 +190,12 @@ public final class MirrorConfigRules {
         }
     }
 
-    private static void compileRegex(String regex) {
+    /** A list setting holding regexes: bounded in count and length before anything is compiled. */
+    private static void bounded(String key, String value) {
         try {
-            Pattern.compile(regex);
-        } catch (PatternSyntaxException e) {
-            throw new IllegalArgumentException("'" + regex + "' is not a valid regular expression: " + e.getDescription());
+            RegexList.checkBounds(new MirrorConfig(Map.of(key, value)).list(key, ""));
+        } catch (IllegalArgumentException e) {
+            throw MirrorException.invalidConfig(key, "'" + key + "': " + e.getMessage());
         }
     }
 }

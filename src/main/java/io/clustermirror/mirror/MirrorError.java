@@ -17,6 +17,10 @@ public enum MirrorError {
     MIRROR_TOPIC_ALREADY_STOPPED(409, "Mirror topic already stopped"),
     /** Per-topic outcome: the topic does not exist on the source. */
     UNKNOWN_TOPIC_OR_PARTITION(404, "Unknown topic or partition"),
+    /** Per-topic outcome or request error: not a legal topic name, or a topic that is never mirrored (internal, state). */
+    INVALID_TOPIC_EXCEPTION(400, "Invalid topic"),
+    /** Per-topic outcome: the destination has a topic of that name this mirror did not create. */
+    TOPIC_ALREADY_EXISTS(409, "Topic already exists"),
     /** The request body or parameters are malformed (Kafka's INVALID_REQUEST). */
     INVALID_REQUEST(400, "Invalid request"),
     /** The source cluster could not be reached or described in time. */

@@ -45,6 +45,7 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.clustermirror.sync.plan.NameFilter;
+import io.clustermirror.coordinator.TopicSelection;
 import io.clustermirror.sync.plan.OffsetSyncPlan;
 import io.clustermirror.sync.plan.ShareOffsetReadBack;
 import io.clustermirror.sync.plan.TopicSyncPlan;
@@ -185,7 +186,7 @@ public class MirrorMetadataManager {
                     .chain(descriptions -> {
                         Map<String, Integer> counts = new HashMap<>();
                         descriptions.forEach((t, d) -> counts.put(t, d.partitions().size()));
-                        TopicSyncPlan plan = TopicSyncPlan.plan(counts, mirrored, stopped, filter);
+                        TopicSyncPlan plan = TopicSyncPlan.plan(counts, mirrored, stopped, filter, config.state().topic().name());
                         if (!plan.isEmpty()) {
                             LOGGER.debugf("Mirror %s: topic plan %s", name, plan);
                         }
@@ -195,7 +196,7 @@ public class MirrorMetadataManager {
 
         private Uni<Void> apply(TopicSyncPlan plan) {
             Uni<Void> start = plan.newTopics().isEmpty() ? Uni.createFrom().voidItem()
-                    : coordinator.startTopics(name, List.copyOf(plan.newTopics()), List.of(), List.of()).invoke(this::outcomes)
+                    : coordinator.startTopics(name, TopicSelection.named(plan.newTopics())).invoke(this::outcomes)
                             .onFailure().recoverWithItem(e -> {
                                 error("MetadataRefreshError", "start " + plan.newTopics(), e);
                                 return null;

@@ -131,6 +131,31 @@ class AclSyncIT extends ServiceIT {
     }
 
     @Test
+    void anExistingDestinationTopicShouldGetNoGuardAndNoConfigsUnlessAdopted() throws Exception {
+        String topic = uniqueName("foreign");
+        String mirror = uniqueName("foreign");
+        try (Admin admin = admin(source)) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        try (Admin admin = admin(destination)) {
+            Kafka.createTopic(admin, topic, 1, Map.of()); // someone else's topic of the same name
+        }
+        api().body(createBody(mirror, TestBed.sasl(source, TestBed.ADMIN_JAAS))).post("/v1/mirrors").then().statusCode(201);
+
+        // When it is started without adopting: refused for that topic, and the topic gets no guard ACL
+        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200)
+                .body("topics[0].errorCode", org.hamcrest.Matchers.equalTo("TOPIC_ALREADY_EXISTS"));
+        assertThat(destinationAcls()).noneMatch(acl -> acl.pattern().name().equals(topic));
+
+        // When it is adopted, it is guarded like any mirrored topic
+        api().body(Map.of("topics", List.of(topic), "adoptExisting", true)).post("/v1/mirrors/" + mirror + "/topics:start").then()
+                .statusCode(200).body("topics[0].result", org.hamcrest.Matchers.equalTo("STARTED"));
+        assertThat(destinationAcls()).anyMatch(acl -> acl.pattern().name().equals(topic)
+                && acl.entry().operation() == AclOperation.WRITE && acl.entry().permissionType() == AclPermissionType.DENY);
+        awaitConverged(mirror, topic);
+    }
+
+    @Test
     void aSourceSecretFromAConfigProviderShouldReachTheSourceAndNeverBeStored() throws Exception {
         String topic = uniqueName("provided");
         String mirror = uniqueName("provided");

@@ -1,5 +1,7 @@
 package io.clustermirror.it;
 
+import static io.restassured.RestAssured.given;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -45,6 +47,71 @@ class MetadataSyncIT extends ServiceIT {
     static void stopIt() {
         target = null;
         syncing.stop();
+    }
+
+    @Test
+    void storedPatternsShouldBeCompiledOncePerConfigChangeNotEveryCycle() throws Exception {
+        // Given a mirror with the largest pattern lists accepted (compiling them takes seconds)
+        String mirror = uniqueName("compiled");
+        String groups = String.join(",", java.util.Collections.nCopies(100, "g".repeat(990) + uniqueName("x")));
+        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.groups.exclude", groups,
+                "mirror.topics.include", uniqueName("none") + ".*"))).post("/v1/mirrors").then().statusCode(201);
+        long cycle = awaitCycles(mirror, 2);
+        double compiled = compilations();
+
+        // When three more sync cycles run over them
+        awaitCycles(mirror, cycle + 3);
+
+        // Then nothing was compiled again
+        assertThat(compilations()).isEqualTo(compiled);
+
+        // When the list changes, it is compiled once more, and then again not every cycle
+        api().body(Map.of("set", Map.of("mirror.groups.exclude", groups + ",other"))).patch("/v1/mirrors/" + mirror + "/config").then()
+                .statusCode(200);
+        cycle = awaitCycles(mirror, awaitCycles(mirror, 0) + 2);
+        double recompiled = compilations();
+        assertThat(recompiled).isGreaterThan(compiled);
+        awaitCycles(mirror, cycle + 3);
+        assertThat(compilations()).isEqualTo(recompiled);
+    }
+
+    @Test
+    void aPatternMatchingTheStateTopicShouldNeverStartIt() throws Exception {
+        try (Admin admin = bed.sourceAdmin()) {
+            if (!admin.listTopics().names().get().contains(STATE_TOPIC)) {
+                Kafka.createTopic(admin, STATE_TOPIC, 1, Map.of());
+            }
+        }
+        String mirror = uniqueName("no-state");
+        String topic = uniqueName("no-state");
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.topics.exclude", "nothing",
+                "mirror.topics.include", "__mirror_stat[e]," + topic.replace("-", "\\-")))).post("/v1/mirrors").then().statusCode(201);
+
+        // Then the sync cycles start the other topic, never the state topic, and report nothing about it
+        await().atMost(Duration.ofSeconds(30)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
+                .getList("topics.topic").contains(topic));
+        long cycle = awaitCycles(mirror, 0);
+        awaitCycles(mirror, cycle + 2);
+        var description = api().get("/v1/mirrors/" + mirror).then().extract().jsonPath();
+        assertThat(description.getList("topics.topic", String.class)).containsExactly(topic);
+        assertThat(description.getList("metadataSync.errors", String.class)).noneMatch(e -> e.contains(STATE_TOPIC));
+    }
+
+    /** Waits until the mirror has run at least {@code cycles} sync cycles; the count then. */
+    private static long awaitCycles(String mirror, long cycles) {
+        return await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            Long count = api().get("/v1/mirrors/" + mirror).then().extract().jsonPath().getObject("metadataSync.cycles", Long.class);
+            return count == null ? 0L : count;
+        }, count -> count >= cycles);
+    }
+
+    private static double compilations() {
+        String metrics = given().baseUri(syncing.baseUri().toString()).get("/q/metrics").then().statusCode(200).extract().asString();
+        return metrics.lines().filter(l -> l.startsWith("cluster_mirror_pattern_compilations_total ")).map(l -> Double.parseDouble(l.split(" ")[1]))
+                .findFirst().orElseThrow(() -> new AssertionError("no cluster_mirror_pattern_compilations_total in /q/metrics"));
     }
 
     @Test

@@ -74,7 +74,31 @@ class MirrorBadInputIT extends ServiceIT {
                 bad("malformed JSON", "{\"name\":\"m1\",", 400, "INVALID_REQUEST", null),
                 bad("empty body", "", 400, "INVALID_REQUEST", null),
                 bad("array body", "[]", 400, "INVALID_REQUEST", null),
-                bad("trailing content", "{\"name\":\"m1\",\"config\":{" + ok + "}} {}", 400, "INVALID_REQUEST", null));
+                bad("trailing content", "{\"name\":\"m1\",\"config\":{" + ok + "}} {}", 400, "INVALID_REQUEST", null),
+                // duplicate keys: which one was meant is a guess (before: a 500 with an empty body, or the last one won)
+                bad("name and config twice", "{\"name\":\"m1\",\"config\":{" + ok + "},\"name\":\"m2\",\"config\":{}}", 400,
+                        "INVALID_REQUEST", "name"),
+                bad("name twice", "{\"name\":\"m1\",\"name\":\"m2\",\"config\":{" + ok + "}}", 400, "INVALID_REQUEST", "name"),
+                bad("config key twice", "{\"name\":\"m1\",\"config\":{" + ok + "," + ok + "}}", 400, "INVALID_REQUEST",
+                        "config.bootstrap.servers"),
+                bad("explicit null config", "{\"name\":\"m1\",\"config\":null}", 400, "INVALID_REQUEST", "config"),
+                bad("bootstrap ending in a newline", "{\"name\":\"m1\",\"config\":{\"bootstrap.servers\":\"localhost:9092\\n\"}}", 400,
+                        "INVALID_CONFIG", "config.bootstrap.servers"),
+                bad("bootstrap with 1000 addresses", "{\"name\":\"m1\",\"config\":{\"bootstrap.servers\":\""
+                        + String.join(",", java.util.Collections.nCopies(1000, "unresolvable.invalid:9092")) + "\"}}", 400, "INVALID_CONFIG",
+                        "config.bootstrap.servers"),
+                bad("malformed JAAS", "{\"name\":\"m1\",\"config\":{" + ok + ",\"security.protocol\":\"SASL_PLAINTEXT\","
+                        + "\"sasl.mechanism\":\"PLAIN\",\"sasl.jaas.config\":\"org.apache.kafka.common.security.plain.PlainLoginModule "
+                        + "required username=\\\"u\\\" password=\\\"hunter2\\\"\"}}", 400, "INVALID_CONFIG", "config.sasl.jaas.config"),
+                bad("client setting of the wrong type", "{\"name\":\"m1\",\"config\":{" + ok + ",\"sasl.login.refresh.window.factor\":\"high\"}}",
+                        400, "INVALID_CONFIG", "config.sasl.login.refresh.window.factor"),
+                bad("topics include pattern too long", "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.topics.include\":\""
+                        + "a".repeat(1001) + "\"}}", 400, "INVALID_CONFIG", "config.mirror.topics.include"),
+                bad("groups exclude with 101 patterns", "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.groups.exclude\":\""
+                        + String.join(",", java.util.Collections.nCopies(101, "g.*")) + "\"}}", 400, "INVALID_CONFIG", "config.mirror.groups.exclude"),
+                bad("acl rules 101", "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.acl.include\":\""
+                        + String.join(",", java.util.Collections.nCopies(101, "TOPIC;.*;READ;ALLOW;*")) + "\"}}", 400, "INVALID_CONFIG",
+                        "config.mirror.acl.include"));
     }
 
     static Stream<Arguments> badPatches() {
@@ -91,7 +115,15 @@ class MirrorBadInputIT extends ServiceIT {
                 bad("bad regex", "{\"set\":{\"mirror.topics.exclude\":\"*\"}}", 400, "INVALID_CONFIG", "set.mirror.topics.exclude"),
                 bad("bad bootstrap", "{\"set\":{\"bootstrap.servers\":\"nope\"}}", 400, "INVALID_CONFIG", "set.bootstrap.servers"),
                 bad("malformed JSON", "{\"set\":", 400, "INVALID_REQUEST", null),
-                bad("empty body", "", 400, "INVALID_REQUEST", null));
+                bad("empty body", "", 400, "INVALID_REQUEST", null),
+                bad("set twice", "{\"set\":{\"mirror.truncation.policy\":\"recreate\"},\"set\":{}}", 400, "INVALID_REQUEST", "set"),
+                bad("one key twice in set", "{\"set\":{\"mirror.truncation.policy\":\"fail\",\"mirror.truncation.policy\":\"recreate\"}}", 400,
+                        "INVALID_REQUEST", "set.mirror.truncation.policy"),
+                bad("set null", "{\"set\":null}", 400, "INVALID_REQUEST", "set"),
+                bad("set null with a delete", "{\"set\":null,\"delete\":[\"mirror.truncation.policy\"]}", 400, "INVALID_REQUEST", "set"),
+                bad("delete null", "{\"delete\":null,\"set\":{\"mirror.truncation.policy\":\"recreate\"}}", 400, "INVALID_REQUEST", "delete"),
+                bad("groups exclude pattern too long", "{\"set\":{\"mirror.groups.exclude\":\"" + "g".repeat(1001) + "\"}}", 400,
+                        "INVALID_CONFIG", "set.mirror.groups.exclude"));
     }
 
     private static Arguments bad(String label, String body, int status, String errorCode, String field) {
@@ -108,8 +140,10 @@ class MirrorBadInputIT extends ServiceIT {
         ValidatableResponse response = api().body(body).post("/v1/mirrors").then();
 
         expectProblem(response, status, errorCode, field);
+        response.body("detail", not(org.hamcrest.Matchers.containsString("hunter2")));
         assertThat(mirrorNames()).isEqualTo(mirrorsBefore);
         assertThat(stateWritesFor(mark, "m1")).isZero();
+        assertThat(stateWritesFor(mark, "m2")).isZero();
     }
 
     @ParameterizedTest(name = "PATCH /v1/mirrors/NAME/config: {0}")
@@ -137,6 +171,23 @@ class MirrorBadInputIT extends ServiceIT {
     void wrongContentTypeShouldBe415() {
         api().contentType("text/plain").body("name=x").post("/v1/mirrors").then().statusCode(415)
                 .contentType("application/problem+json").body("errorCode", equalTo("INVALID_REQUEST"));
+    }
+
+    @Test
+    void aBodyWithoutContentTypeShouldBe415AndChangeNothing() throws Exception {
+        // a browser may send a cross-site "simple" POST without a preflight only with a form or text type, or none
+        String name = uniqueName("no-type");
+        var client = java.net.http.HttpClient.newHttpClient();
+        for (String path : List.of("/v1/mirrors", "/v1/mirrors/" + existing + "/topics:stop")) {
+            String body = path.endsWith("mirrors") ? "{\"name\":\"" + name + "\",\"config\":{\"bootstrap.servers\":\""
+                    + bed.source().bootstrapServers() + "\"}}" : "{\"topics\":[\"t\"]}";
+            var response = client.send(java.net.http.HttpRequest.newBuilder(bed.service().baseUri().resolve(path))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).as(path).isEqualTo(415);
+            assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+            assertThat(io.restassured.path.json.JsonPath.from(response.body()).getString("errorCode")).isEqualTo("INVALID_REQUEST");
+        }
+        assertThat(mirrorNames()).doesNotContain(name);
     }
 
     @Test

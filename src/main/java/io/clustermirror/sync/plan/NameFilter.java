@@ -3,6 +3,8 @@ package io.clustermirror.sync.plan;
 import java.util.List;
 import java.util.regex.Pattern;
 
+import io.clustermirror.mirror.RegexList;
+
 /** Include/exclude regexes over topic or group names: a name passes when some include matches and no exclude does. */
 public record NameFilter(List<Pattern> includes, List<Pattern> excludes) {
 
@@ -11,8 +13,9 @@ public record NameFilter(List<Pattern> includes, List<Pattern> excludes) {
         excludes = List.copyOf(excludes);
     }
 
+    /** From a mirror's stored pattern lists, compiled once per distinct list ({@link RegexList}), not once per cycle. */
     public static NameFilter of(List<String> includes, List<String> excludes) {
-        return new NameFilter(includes.stream().map(Pattern::compile).toList(), excludes.stream().map(Pattern::compile).toList());
+        return new NameFilter(RegexList.compile(includes), RegexList.compile(excludes));
     }
 
     public boolean matches(String name) {

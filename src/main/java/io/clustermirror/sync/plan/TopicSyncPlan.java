@@ -5,6 +5,8 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
+import io.clustermirror.mirror.TopicNames;
+
 /**
  * What the metadata manager must do about topics this cycle, from the source's topics and the mirror's own view.
  *
@@ -28,12 +30,21 @@ public record TopicSyncPlan(Set<String> newTopics, Map<String, Integer> expanded
      */
     public static TopicSyncPlan plan(Map<String, Integer> sourcePartitions, Map<String, Integer> mirrored, Set<String> stopped,
             NameFilter filter) {
+        return plan(sourcePartitions, mirrored, stopped, filter, TopicNames.DEFAULT_STATE_TOPIC);
+    }
+
+    /**
+     * As {@link #plan(Map, Map, Set, NameFilter)}; a topic that may never be mirrored ({@link TopicNames}: the state
+     * topic {@code stateTopic}, Kafka's internal topics, illegal names) is never new, whatever the patterns say.
+     */
+    public static TopicSyncPlan plan(Map<String, Integer> sourcePartitions, Map<String, Integer> mirrored, Set<String> stopped,
+            NameFilter filter, String stateTopic) {
         Set<String> newTopics = new TreeSet<>();
         Map<String, Integer> expanded = new TreeMap<>();
         Set<String> deleted = new TreeSet<>();
         sourcePartitions.forEach((topic, count) -> {
             if (!mirrored.containsKey(topic)) {
-                if (filter.matches(topic)) {
+                if (filter.matches(topic) && TopicNames.mirrorable(topic, stateTopic)) {
                     newTopics.add(topic);
                 }
             } else if (!stopped.contains(topic) && count > mirrored.get(topic)) {

@@ -23,6 +23,15 @@ class SyncPlanTest {
     }
 
     @Test
+    void planShouldNeverStartTheStateTopicOrInternalTopicsWhateverThePatterns() {
+        NameFilter everything = NameFilter.of(List.of(".*"), List.of());
+        TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("cm-state", 1, "__mirror_state", 50, "__consumer_offsets", 50, "__app", 1),
+                Map.of(), Set.of(), everything, "cm-state");
+
+        assertThat(plan.newTopics()).containsExactly("__app");
+    }
+
+    @Test
     void planShouldStartNewMatchingTopicsOnly() {
         TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("orders.eu", 3, "orders.tmp1", 1, "payments", 2, "__consumer_offsets", 50),
                 Map.of(), Set.of(), ORDERS);

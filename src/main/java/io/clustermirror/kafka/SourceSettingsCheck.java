@@ -1,0 +1,60 @@
+package io.clustermirror.kafka;
+
+import java.util.Map;
+
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.security.JaasContext;
+
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
+
+/**
+ * Checks resolved source client settings the way the Kafka client will read them (types, validators, the JAAS
+ * syntax), so that a malformed value is a 400 {@code INVALID_CONFIG} naming the setting, not a failed contact with
+ * the source. Values are never echoed: they may be secrets.
+ */
+final class SourceSettingsCheck {
+
+    private static final Map<String, ConfigDef.ConfigKey> KEYS = AdminClientConfig.configDef().configKeys();
+
+    private SourceSettingsCheck() {
+    }
+
+    static void check(Map<String, String> resolved) {
+        resolved.forEach((name, value) -> {
+            ConfigDef.ConfigKey key = KEYS.get(name);
+            if (key == null) {
+                return;
+            }
+            try {
+                Object parsed = ConfigDef.parseType(name, value, key.type);
+                if (key.validator != null) {
+                    key.validator.ensureValid(name, parsed);
+                }
+            } catch (ConfigException e) {
+                throw invalid(name, "is not a valid " + key.type.name().toLowerCase(java.util.Locale.ROOT) + " value"
+                        + (key.type == ConfigDef.Type.PASSWORD || name.contains("secret") || name.contains("password") ? ""
+                                : ": " + e.getMessage()));
+            }
+        });
+        String jaas = resolved.get(SaslConfigs.SASL_JAAS_CONFIG);
+        if (jaas != null) {
+            try {
+                // parsed as the client will: one login module, Kafka's JAAS syntax
+                JaasContext.loadClientContext(Map.of(SaslConfigs.SASL_JAAS_CONFIG, new Password(jaas)));
+            } catch (IllegalArgumentException e) {
+                // JaasConfig's messages name the rule broken and may quote a token of the value: those are left out
+                throw invalid(SaslConfigs.SASL_JAAS_CONFIG, "is not valid JAAS ('<LoginModule class> required key=\"value\" ...;'): "
+                        + String.valueOf(e.getMessage()).replaceAll("'[^']*'", "'...'"));
+            }
+        }
+    }
+
+    private static MirrorException invalid(String name, String reason) {
+        return new MirrorException(MirrorError.INVALID_CONFIG, "'" + name + "' " + reason, "config." + name);
+    }
+}
