@@ -32,7 +32,7 @@ import jakarta.ws.rs.Path;
  * cross-site "simple" request without a CORS preflight;</li>
  * <li>the methods of each API path, from the resources' own annotations: OPTIONS answers their {@code Allow}, any
  * other method is 405 with it;</li>
- * <li>{@code /q/*} (health, metrics, OpenAPI, Swagger UI) answers GET, HEAD and OPTIONS only.</li>
+ * <li>{@code /q/*} (health, metrics, OpenAPI, Swagger UI; not dev mode's Dev UI) answers GET, HEAD and OPTIONS only.</li>
  * </ul>
  */
 @ApplicationScoped
@@ -78,7 +78,7 @@ public class HttpGuards {
             problem(context, 431, "The request headers are larger than " + MAX_HEADER_BYTES + " bytes", Map.of());
             return;
         }
-        if (path.equals("/q") || path.startsWith("/q/")) {
+        if ((path.equals("/q") || path.startsWith("/q/")) && !path.startsWith("/q/dev-ui")) { // dev mode's UI posts
             operations(context, request.method());
             return;
         }
@@ -87,8 +87,10 @@ public class HttpGuards {
             return;
         }
         if (contentLength(context) > MAX_BODY_BYTES) {
-            // the body is not read: the connection closes once the answer is out
-            context.response().putHeader("Connection", "close").endHandler(ignored -> request.connection().close());
+            if (request.version() != io.vertx.core.http.HttpVersion.HTTP_2) {
+                // the body is not read: the connection closes once the answer is out (HTTP/2 resets just the stream)
+                context.response().putHeader("Connection", "close").endHandler(ignored -> request.connection().close());
+            }
             problem(context, 413, "The request body is larger than " + MAX_BODY_BYTES + " bytes", Map.of());
             return;
         }
