@@ -7,7 +7,6 @@ import java.util.TreeMap;
 
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
-import io.clustermirror.sync.SyncStatus;
 
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfigRules;

@@ -92,7 +92,7 @@ public class MirrorResource {
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
     public MirrorDescription describe(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {
         return MirrorDescription.of(coordinator.describe(MirrorName.validate(name)), rules, coordinator.partitions(name),
-                coordinator.haltedReason(name), metadata.status(name));
+                coordinator.haltedReason(name), SyncStatus.of(metadata.status(name)));
     }
 
     @PATCH

@@ -11,8 +11,9 @@ import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
+import io.clustermirror.coordinator.LiveProgress;
 import io.clustermirror.coordinator.MirrorCoordinator;
-import io.clustermirror.coordinator.TopicSelection;
+import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.coordinator.TopicVerb;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
@@ -135,33 +136,27 @@ public class TopicResource {
         if (statuses.keySet().stream().noneMatch(p -> p.topic().equals(topic))) {
             throw new MirrorException(MirrorError.TOPIC_NOT_IN_CLUSTER_MIRROR, "Topic '" + topic + "' is not in mirror '" + name + "'");
         }
-        return Uni.createFrom().item(() -> {
-            try {
-                return coordinator.offsets(name, topic);
-            } catch (Exception e) {
-                throw new MirrorException(MirrorError.UNKNOWN_SERVER_ERROR, "Could not read offsets: " + e);
-            }
-        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool()).map(offsets -> {
-            // read again: partitions added while the offsets were read (a source partition expansion) have a status by now,
-            // and one without (not yet persisted) is left out rather than failing the request
-            Map<MirrorPartition, PartitionStatus> current = coordinator.partitions(name);
-            List<PartitionDescription> partitions = new ArrayList<>();
-            offsets.forEach((p, o) -> {
-                PartitionStatus s = current.get(p);
-                if (s == null) {
-                    return;
-                }
-                long lag = o[0] >= 0 && o[1] >= 0 ? Math.max(0, o[0] - o[1]) : -1;
-                var live = coordinator.liveProgress(name, p);
-                int lme = live.map(x -> x.lastMirroredEpoch()).filter(e -> e >= 0).orElse(s.lastMirroredEpoch());
-                List<OpenTransactionDescription> open = live.map(x -> x.openTransactions().stream()
-                        .map(t -> new OpenTransactionDescription(t.sourceProducerId(), t.destinationTransactionalId(), t.firstOffset(),
-                                t.openSince().toString())).toList()).filter(l -> !l.isEmpty()).orElse(null);
-                partitions.add(new PartitionDescription(p.partition(), s.state().name(), o[0], o[1], lag, lme, s.retryAttempt(), s.error(),
-                        coordinator.progress(name, p), open));
-            });
-            return new TopicDescription(name, topic, partitions);
-        });
+        return Uni.createFrom().item(() -> coordinator.offsets(name, topic)).runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+                .map(offsets -> {
+                    // read again: partitions added while the offsets were read (a source partition expansion) have a status by now,
+                    // and one without (not yet persisted) is left out rather than failing the request
+                    Map<MirrorPartition, PartitionStatus> current = coordinator.partitions(name);
+                    List<PartitionDescription> partitions = new ArrayList<>();
+                    offsets.forEach((p, o) -> {
+                        PartitionStatus s = current.get(p);
+                        if (s == null) {
+                            return;
+                        }
+                        var live = coordinator.liveProgress(name, p);
+                        int lme = live.map(LiveProgress::lastMirroredEpoch).filter(e -> e >= 0).orElse(s.lastMirroredEpoch());
+                        List<OpenTransactionDescription> open = live.map(x -> x.openTransactions().stream()
+                                .map(t -> new OpenTransactionDescription(t.sourceProducerId(), t.destinationTransactionalId(), t.firstOffset(),
+                                        t.openSince().toString())).toList()).filter(l -> !l.isEmpty()).orElse(null);
+                        partitions.add(new PartitionDescription(p.partition(), s.state().name(), o.sourceEnd(), o.destinationEnd(), o.lag(), lme,
+                                s.retryAttempt(), s.error(), coordinator.progress(name, p), open));
+                    });
+                    return new TopicDescription(name, topic, partitions);
+                });
     }
 
     private Uni<TopicsResponse> verb(String name, TopicVerb verb, TopicsRequest request) {

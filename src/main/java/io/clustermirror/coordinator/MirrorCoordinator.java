@@ -19,8 +19,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.ExponentialBackoff;
 
 import io.clustermirror.fetch.DestinationTopics;
 import io.clustermirror.fetch.LogTruncation;
@@ -30,7 +29,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.jboss.logging.Logger;
 
 import io.clustermirror.kafka.KafkaClients;
-import io.clustermirror.kafka.MirrorServiceConfig;
+import io.clustermirror.sync.SyncHost;
+import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.kafka.SourceClusterProbe;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
@@ -40,6 +40,8 @@ import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
 import io.clustermirror.mirror.RegexList;
+import io.clustermirror.mirror.StartPlan;
+import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.state.MirrorStateStore;
 import io.clustermirror.state.MirrorStateStore.CoordinatorFencedException;
 import io.clustermirror.state.MirrorStateStore.StateWriteException;
@@ -64,7 +66,7 @@ import jakarta.enterprise.event.Observes;
  * Slow remote calls (contacting a source cluster) happen before entering the coordinator thread.
  */
 @ApplicationScoped
-public class MirrorCoordinator {
+public class MirrorCoordinator implements SyncHost {
 
     private static final Logger LOGGER = Logger.getLogger(MirrorCoordinator.class);
 
@@ -74,6 +76,8 @@ public class MirrorCoordinator {
     private final SourceClusterProbe probe;
     private final MirrorMetrics metrics;
     private final Clock clock = Clock.systemUTC();
+    /** A FAILED partition's automatic retries: doubling from the initial back-off up to the maximum, with 20% jitter. */
+    private final ExponentialBackoff retryBackoff;
     /** How often a stop that waits for the mirror's clients is tried again. */
     private static final long STOP_RETRY_SECONDS = 3;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -90,9 +94,7 @@ public class MirrorCoordinator {
     private final Map<String, String> progress = new ConcurrentHashMap<>();
     /** Touched only on the coordinator thread. */
     private MirrorStateStore store;
-    /** Touched only on the coordinator thread. */
-    private final Map<String, MirrorRuntime> runtimes = new HashMap<>();
-    private Admin destinationAdmin;
+    private final MirrorRuntimes runtimes;
 
     public MirrorCoordinator(KafkaClients clients, MirrorServiceConfig config, MirrorConfigRules rules,
             SourceClusterProbe probe, MirrorMetrics metrics) {
@@ -101,6 +103,9 @@ public class MirrorCoordinator {
         this.rules = rules;
         this.probe = probe;
         this.metrics = metrics;
+        this.runtimes = new MirrorRuntimes(clients, config, metrics);
+        this.retryBackoff = new ExponentialBackoff(config.failed().retry().initialBackoffMs(), 2,
+                config.failed().retry().maxBackoffMs(), 0.2);
     }
 
     void onStart(@Observes StartupEvent event) {
@@ -110,11 +115,7 @@ public class MirrorCoordinator {
 
     void onStop(@Observes ShutdownEvent event) {
         thread.execute(() -> {
-            runtimes.values().forEach(MirrorRuntime::close);
-            runtimes.clear();
-            if (destinationAdmin != null) {
-                destinationAdmin.close(java.time.Duration.ofSeconds(2));
-            }
+            runtimes.shutdown();
             if (store != null) {
                 store.close();
             }
@@ -136,11 +137,19 @@ public class MirrorCoordinator {
             if (store != null) {
                 store.close();
             }
-            store = new MirrorStateStore(clients, topic, partitions, config.destination().requestTimeoutMs());
+            store = new MirrorStateStore(new MirrorStateStore.Clients() {
+                @Override
+                public org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> stateProducer(String transactionalId) {
+                    return clients.stateProducer(transactionalId);
+                }
+
+                @Override
+                public org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> stateReader() {
+                    return clients.stateReader();
+                }
+            }, topic, partitions, config.destination().requestTimeoutMs());
             StateSnapshot snapshot = store.open();
-            runtimes.values().forEach(MirrorRuntime::close); // a reload starts the data plane afresh from the replayed state
-            runtimes.clear();
-            liveRuntimes.clear();
+            runtimes.closeAll(); // a reload starts the data plane afresh from the replayed state
             mirrors = snapshot.mirrors();
             partitionStatuses = snapshot.partitions();
             createdAcls = snapshot.createdAcls();
@@ -167,6 +176,7 @@ public class MirrorCoordinator {
         return status;
     }
 
+    @Override
     public List<Mirror> list() {
         requireActive();
         return mirrors.values().stream().sorted(Comparator.comparing(Mirror::name)).toList();
@@ -253,13 +263,10 @@ public class MirrorCoordinator {
             Map<String, Set<io.clustermirror.mirror.AclEntry>> nextAcls = new HashMap<>(createdAcls);
             nextAcls.remove(name);
             createdAcls = Map.copyOf(nextAcls);
-            MirrorRuntime runtime = runtimes.remove(name);
-            liveRuntimes.remove(name);
-            if (runtime != null) {
-                runtime.close();
-            }
+            runtimes.close(name);
             metrics.removeMirror(name);
             halted.remove(name);
+            progress.keySet().removeIf(key -> key.startsWith(name + "/"));
             LOGGER.infof("Deleted mirror %s", name);
             return null;
         });
@@ -281,9 +288,7 @@ public class MirrorCoordinator {
             metrics.stateWrite(false);
             status = CoordinatorStatus.fenced(e.getMessage());
             LOGGER.error(e.getMessage() + "; stopping this instance's data plane");
-            runtimes.values().forEach(MirrorRuntime::close);
-            runtimes.clear();
-            liveRuntimes.clear();
+            runtimes.closeAll();
             throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage());
         } catch (StateWriteException e) {
             metrics.stateWrite(false);
@@ -348,6 +353,7 @@ public class MirrorCoordinator {
     }
 
     /** Per-partition status of a mirror, as persisted. */
+    @Override
     public Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
         return partitionStatuses.getOrDefault(mirror, Map.of());
     }
@@ -357,37 +363,13 @@ public class MirrorCoordinator {
     }
 
     /** Live data-plane progress, when the partition is in the fetcher. */
-    public java.util.Optional<MirrorFetcher.Progress> liveProgress(String mirror, MirrorPartition partition) {
-        MirrorRuntime runtime = liveRuntimes.get(mirror);
-        return runtime == null ? java.util.Optional.empty() : runtime.fetcher.progress(partition);
+    public java.util.Optional<LiveProgress> liveProgress(String mirror, MirrorPartition partition) {
+        return runtimes.liveProgress(mirror, partition);
     }
 
     /** Current source high watermarks and destination log ends of a topic; blocking, for a worker thread. */
-    public Map<MirrorPartition, long[]> offsets(String mirror, String topic) throws Exception {
-        MirrorRuntime runtime = liveRuntimes.get(mirror);
-        Map<MirrorPartition, long[]> result = new TreeMap<>();
-        List<MirrorPartition> owned = partitions(mirror).keySet().stream().filter(p -> p.topic().equals(topic)).toList();
-        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
-        owned.forEach(p -> request.put(new TopicPartition(p.topic(), p.partition()), OffsetSpec.latest()));
-        Map<TopicPartition, Long> source = runtime == null ? Map.of() : latest(runtime.sourceAdmin, request);
-        Map<TopicPartition, Long> destination = latest(destinationAdmin(), request);
-        for (MirrorPartition p : owned) {
-            TopicPartition tp = new TopicPartition(p.topic(), p.partition());
-            result.put(p, new long[] { source.getOrDefault(tp, -1L), destination.getOrDefault(tp, -1L) });
-        }
-        return result;
-    }
-
-    private Map<TopicPartition, Long> latest(Admin admin, Map<TopicPartition, OffsetSpec> request) {
-        Map<TopicPartition, Long> offsets = new HashMap<>();
-        try {
-            admin.listOffsets(request).all().get(5, TimeUnit.SECONDS).forEach((tp, info) -> offsets.put(tp, info.offset()));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            LOGGER.debugf("Offsets not available: %s", e.toString());
-        }
-        return offsets;
+    public Map<MirrorPartition, PartitionOffsets> offsets(String mirror, String topic) {
+        return runtimes.offsets(mirror, partitions(mirror).keySet().stream().filter(p -> p.topic().equals(topic)).toList());
     }
 
     /**
@@ -426,51 +408,24 @@ public class MirrorCoordinator {
         } catch (Exception e) {
             throw new MirrorException(MirrorError.SOURCE_METADATA_NOT_AVAILABLE, "Could not list the source topics: " + e);
         }
-        List<Pattern> mirrorExcludes = RegexList.compile(mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE));
-        java.util.function.Predicate<String> excluded = t -> excludes.stream().anyMatch(p -> p.matcher(t).matches())
-                || mirrorExcludes.stream().anyMatch(p -> p.matcher(t).matches());
-        Set<String> named = new TreeSet<>(selection.topics());
-        Set<String> wanted = new TreeSet<>(named);
-        sourceTopics.stream().filter(t -> includes.stream().anyMatch(p -> p.matcher(t).matches())).filter(excluded.negate())
-                .forEach(wanted::add);
+        List<Pattern> allExcludes = new ArrayList<>(excludes);
+        allExcludes.addAll(RegexList.compile(mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE)));
+        StartPlan plan = StartPlan.plan(mirror.name(), selection, includes, allExcludes, sourceTopics, config.state().topic().name(),
+                partitionStatuses);
         List<String> excludedProps = mirror.config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
-        String stateTopic = config.state().topic().name();
         Map<String, DestinationTopics.Prepared> ready = new TreeMap<>();
-        List<TopicOutcome> failed = new ArrayList<>();
-        for (String topic : wanted) {
-            String refusal = io.clustermirror.mirror.TopicNames.invalidReason(topic);
-            if (refusal == null) {
-                refusal = io.clustermirror.mirror.TopicNames.forbiddenReason(topic, stateTopic);
-            }
-            if (refusal != null) {
-                failed.add(TopicOutcome.error(topic, MirrorError.INVALID_TOPIC_EXCEPTION, refusal));
-                continue;
-            }
-            if (named.contains(topic) && !selection.overrideExclude() && excluded.test(topic)) {
-                failed.add(TopicOutcome.error(topic, MirrorError.INVALID_REQUEST, "topic matches mirror.topics.exclude ("
-                        + RegexList.abbreviate(mirror.config().get(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE))
-                        + ") or this request's exclude; to start it anyway, name it with \"overrideExclude\": true"));
-                continue;
-            }
-            if (!sourceTopics.contains(topic)) {
-                failed.add(TopicOutcome.error(topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster"));
-                continue;
-            }
-            String mirroredBy = mirroredBy(topic);
-            if (mirroredBy != null) {
-                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR, mirroredBy.equals(mirror.name())
-                        ? "topic is already mirrored" : "topic is already mirrored by mirror '" + mirroredBy + "'"));
-                continue;
-            }
+        List<TopicOutcome> failed = new ArrayList<>(plan.refusals().stream().map(r -> TopicOutcome.error(r.topic(), r.error(), r.reason()))
+                .toList());
+        for (StartPlan.Candidate candidate : plan.candidates()) {
+            String topic = candidate.topic();
             if (!starting.add(topic)) {
                 failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR,
                         "another request is starting this topic right now"));
                 continue;
             }
             reserved.add(topic);
-            boolean mayAdopt = selection.adoptExisting() || partitions(mirror.name()).keySet().stream().anyMatch(p -> p.topic().equals(topic));
             try {
-                runtime.topics.prepare(topic, excludedProps, mayAdopt).ifPresentOrElse(p -> ready.put(topic, p), () -> failed.add(
+                runtime.topics.prepare(topic, excludedProps, candidate.mayAdopt()).ifPresentOrElse(p -> ready.put(topic, p), () -> failed.add(
                         TopicOutcome.error(topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster")));
             } catch (DestinationTopics.TopicConflictException e) {
                 failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_EXISTS, e.getMessage()));
@@ -479,13 +434,6 @@ public class MirrorCoordinator {
             }
         }
         return new PreparedTopics(ready, failed);
-    }
-
-    /** The mirror whose partitions of {@code topic} are not all STOPPED, or null: a destination topic has one writer. */
-    private String mirroredBy(String topic) {
-        return partitionStatuses.entrySet().stream().filter(m -> m.getValue().entrySet().stream()
-                .anyMatch(e -> e.getKey().topic().equals(topic) && e.getValue().state() != MirrorPartitionState.STOPPED))
-                .map(Map.Entry::getKey).sorted().findFirst().orElse(null);
     }
 
     private List<TopicOutcome> startPrepared(String name, PreparedTopics prepared, TopicSelection selection) {
@@ -511,8 +459,6 @@ public class MirrorCoordinator {
             outcomes.add(TopicOutcome.ok(topic.topic(), topic.partitions(), "STARTED"));
         }
         persistPartitions(name, changed);
-        compacted.putAll(prepared.ready().values().stream().collect(java.util.stream.Collectors.toMap(
-                t -> name + "/" + t.topic(), DestinationTopics.Prepared::compacted)));
         changed.keySet().forEach(p -> truncate(name, p));
         outcomes.sort(java.util.Comparator.comparing(TopicOutcome::topic));
         return outcomes;
@@ -559,12 +505,11 @@ public class MirrorCoordinator {
             return;
         }
         int epoch = partitions(name).get(partition).stateEpoch();
-        boolean isCompacted = compacted.getOrDefault(name + "/" + partition.topic(), false);
         String key = name + "/" + partition;
         runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
             LogTruncation.Outcome outcome;
             try {
-                outcome = runtime.truncation.run(name, partition, isCompacted, note -> progress.put(key, note));
+                outcome = runtime.truncation.run(name, partition, note -> progress.put(key, note));
             } catch (Exception e) {
                 outcome = new LogTruncation.Unsupported("log truncation could not complete: " + e);
             }
@@ -666,11 +611,10 @@ public class MirrorCoordinator {
         }
         runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
             LogTruncation.Outcome outcome;
-            boolean isCompacted = compacted.getOrDefault(name + "/" + partition.topic(), false);
             java.util.function.Consumer<String> note = text -> progress.put(name + "/" + partition, text);
             try {
-                outcome = epochEndOffset >= 0 ? runtime.truncation.afterEpochFencing(name, partition, epochEndOffset, isCompacted, note)
-                        : runtime.truncation.run(name, partition, isCompacted, note);
+                outcome = epochEndOffset >= 0 ? runtime.truncation.afterEpochFencing(name, partition, epochEndOffset, note)
+                        : runtime.truncation.run(name, partition, note);
             } catch (Exception e) {
                 outcome = new LogTruncation.Unsupported("could not check the destination: " + e);
             }
@@ -741,12 +685,10 @@ public class MirrorCoordinator {
             failed = failed.withRetryAttempt(-1);
         }
         persistPartitions(name, Map.of(partition, failed));
-        liveRuntime(name).ifPresent(r -> r.fetcher.remove(partition, false));
+        runtimes.live(name).ifPresent(r -> r.fetcher.remove(partition, false));
         LOGGER.errorf("Mirror %s: %s FAILED (retry attempt %d): %s", name, partition, failed.retryAttempt(), error);
         if (failed.retryAttempt() >= 0) {
-            long cap = Math.min(config.failed().retry().maxBackoffMs(),
-                    config.failed().retry().initialBackoffMs() * (1L << Math.min(20, failed.retryAttempt())));
-            long delay = java.util.concurrent.ThreadLocalRandom.current().nextLong(cap + 1);
+            long delay = retryBackoff.backoff(failed.retryAttempt());
             int epoch = failed.stateEpoch();
             thread.schedule(() -> run("retry of " + partition, () -> retry(name, partition, epoch)), delay, TimeUnit.MILLISECONDS);
         }
@@ -961,13 +903,13 @@ public class MirrorCoordinator {
         partitionStatuses = Map.copyOf(all);
     }
 
-    private final Map<String, Boolean> compacted = new ConcurrentHashMap<>();
     /** Topics a start is preparing right now (any mirror): a second start of one of them is refused, not run twice. */
     private final Set<String> starting = ConcurrentHashMap.newKeySet();
     /** Mirrors whose source answers with another cluster id: no data plane until it is the right cluster again. */
     private final Map<String, String> halted = new ConcurrentHashMap<>();
 
     /** Why the mirror is halted, or null. */
+    @Override
     public String haltedReason(String name) {
         return halted.get(name);
     }
@@ -976,6 +918,7 @@ public class MirrorCoordinator {
      * The source cluster's id is not the one the mirror was created for: take every partition out of the data
      * plane (persisted states stay as they are) until {@link #unhalt} finds the right cluster again.
      */
+    @Override
     public void halt(String name, String actualClusterId) {
         run("halt of " + name, () -> {
             Mirror mirror = mirrors.get(name);
@@ -988,31 +931,35 @@ public class MirrorCoordinator {
             halted.put(name, reason);
             metrics.mirrorHalted(name);
             LOGGER.errorf("Mirror %s: %s", name, reason);
-            liveRuntime(name).ifPresent(r -> partitions(name).keySet().forEach(p -> r.fetcher.remove(p, false)));
+            runtimes.live(name).ifPresent(r -> partitions(name).keySet().forEach(p -> r.fetcher.remove(p, false)));
         });
     }
 
     /** The source is the right cluster again: partitions continue from their persisted states. */
+    @Override
     public void unhalt(String name) {
         run("unhalt of " + name, () -> {
             if (halted.remove(name) != null) {
                 LOGGER.infof("Mirror %s: source cluster id matches again; mirroring resumes", name);
-                liveRuntime(name).ifPresent(r -> resume(name));
+                runtimes.live(name).ifPresent(r -> resume(name));
             }
         });
     }
 
     /** The source Admin of a mirror (its runtime is created on first use). */
+    @Override
     public Uni<Admin> sourceAdmin(String name) {
         return onCoordinator(() -> runtime(name).sourceAdmin);
     }
 
     /** The ACLs this mirror created on the destination. */
+    @Override
     public Set<io.clustermirror.mirror.AclEntry> createdAcls(String name) {
         return createdAcls.getOrDefault(name, Set.of());
     }
 
     /** Persists the ACLs this mirror has created (before they are relied on for deletion). */
+    @Override
     public Uni<Void> recordCreatedAcls(String name, Set<io.clustermirror.mirror.AclEntry> acls) {
         return onCoordinator(() -> {
             require(name);
@@ -1025,11 +972,13 @@ public class MirrorCoordinator {
     }
 
     /** The shared destination Admin. */
+    @Override
     public Admin destination() {
-        return destinationAdmin();
+        return runtimes.destinationAdmin();
     }
 
     /** The source topic has more partitions: the destination topic grows too and the new partitions are mirrored. */
+    @Override
     public Uni<Integer> expand(String name, String topic) {
         return onCoordinator(() -> runtime(name)).chain(runtime -> Uni.createFrom().item(() -> {
             try {
@@ -1057,67 +1006,65 @@ public class MirrorCoordinator {
         }));
     }
 
+    @Override
+    public boolean isActive() {
+        return status.isActive();
+    }
+
+    @Override
+    public Uni<List<String>> startDiscovered(String name, Set<String> topics) {
+        return startTopics(name, TopicSelection.named(topics)).map(MirrorCoordinator::failures);
+    }
+
     /** Topics gone from the source: their partitions are stopped (the destination topic stays, writable). */
-    public Uni<List<TopicOutcome>> stopDeletedTopics(String name, List<String> topics) {
-        return topicVerb(name, TopicVerb.STOP, topics, "source topic deleted; the destination topic is kept and writable");
-    }
-    private final Map<String, MirrorRuntime> liveRuntimes = new ConcurrentHashMap<>();
-
-    private java.util.Optional<MirrorRuntime> liveRuntime(String name) {
-        return java.util.Optional.ofNullable(liveRuntimes.get(name));
+    @Override
+    public Uni<List<String>> stopDeletedOnSource(String name, Set<String> topics) {
+        return topicVerb(name, TopicVerb.STOP, List.copyOf(topics), "source topic deleted; the destination topic is kept and writable")
+                .map(MirrorCoordinator::failures);
     }
 
+    /** The outcomes that failed, as "topic: reason"; a topic already mirrored is no failure for the sync. */
+    private static List<String> failures(List<TopicOutcome> outcomes) {
+        return outcomes.stream().filter(o -> o.errorCode() != null && !MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR.name().equals(o.errorCode()))
+                .map(o -> o.topic() + ": " + o.error()).toList();
+    }
     /** The mirror's runtime, created on first use (coordinator thread). */
     private MirrorRuntime runtime(String name) {
-        MirrorRuntime runtime = runtimes.get(name);
-        if (runtime == null) {
-            Mirror mirror = require(name);
-            runtime = new MirrorRuntime(mirror, clients.sourceAdmin(name, mirror.config(), config.destination().requestTimeoutMs()),
-                    clients.sourceConnection(mirror.config()), destinationAdmin(), clients.destinationConnection(), new MirrorFetcher.Listener() {
-                        @Override
-                        public void onFailed(MirrorPartition partition, String error) {
-                            onDataPlaneFailure(name, partition, error);
-                        }
-
-                        @Override
-                        public void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset) {
-                            run("epoch fencing of " + partition, () -> epochFencing(name, partition, reason, epochEndOffset));
-                        }
-
-                        @Override
-                        public void onAppended(MirrorPartition partition, int records, int bytes) {
-                            metrics.mirrored(name, records, bytes);
-                            PartitionStatus current = partitions(name).get(partition);
-                            if (current != null && current.retryAttempt() != 0) {
-                                run("retry reset of " + partition, () -> resetRetries(name, partition));
-                            }
-                        }
-
-                        @Override
-                        public void onSourceClusterChanged(String actualClusterId) {
-                            halt(name, actualClusterId);
-                        }
-
-                        @Override
-                        public void onRequest(String api, boolean failed) {
-                            metrics.request(name, api, failed);
-                        }
-                    }, config.destination().requestTimeoutMs());
-            runtimes.put(name, runtime);
-            liveRuntimes.put(name, runtime);
-            MirrorFetcher fetcher = runtime.fetcher;
-            metrics.registerMirror(name, new MirrorMetrics.MirrorGaugeSources(
-                    state -> partitions(name).values().stream().filter(s -> s.state() == state).count(), fetcher::maxLag, fetcher::lags,
-                    () -> fetcher.openTransactions().size(), () -> fetcher.openTransactions().stream()
-                            .mapToLong(t -> java.time.Duration.between(t.openSince(), Instant.now()).toSeconds()).max().orElse(0)));
-        }
-        return runtime;
+        return runtimes.live(name).orElseGet(() -> runtimes.getOrCreate(require(name), listener(name),
+                state -> partitions(name).values().stream().filter(s -> s.state() == state).count()));
     }
 
-    private synchronized Admin destinationAdmin() {
-        if (destinationAdmin == null) {
-            destinationAdmin = clients.destinationAdmin();
-        }
-        return destinationAdmin;
+    /** What the mirror's data plane reports, turned into partition transitions on the coordinator thread. */
+    private MirrorFetcher.Listener listener(String name) {
+        return new MirrorFetcher.Listener() {
+            @Override
+            public void onFailed(MirrorPartition partition, String error) {
+                onDataPlaneFailure(name, partition, error);
+            }
+
+            @Override
+            public void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset) {
+                run("epoch fencing of " + partition, () -> epochFencing(name, partition, reason, epochEndOffset));
+            }
+
+            @Override
+            public void onAppended(MirrorPartition partition, int records, int bytes) {
+                metrics.mirrored(name, records, bytes);
+                PartitionStatus current = partitions(name).get(partition);
+                if (current != null && current.retryAttempt() != 0) {
+                    run("retry reset of " + partition, () -> resetRetries(name, partition));
+                }
+            }
+
+            @Override
+            public void onSourceClusterChanged(String actualClusterId) {
+                halt(name, actualClusterId);
+            }
+
+            @Override
+            public void onRequest(String api, boolean failed) {
+                metrics.request(name, api, failed);
+            }
+        };
     }
 }

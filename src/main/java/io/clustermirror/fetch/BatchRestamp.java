@@ -28,7 +28,7 @@ public final class BatchRestamp {
     }
 
     private static ByteBuffer stamp(ByteBuffer copy, ProducerIdentity identity, int baseSequence) {
-        copy.putLong(0, 0L);
+        copy.putLong(org.apache.kafka.common.record.Records.OFFSET_OFFSET, 0L);
         copy.putLong(SourceBatch.PRODUCER_ID_OFFSET, identity.producerId());
         copy.putShort(SourceBatch.PRODUCER_EPOCH_OFFSET, identity.producerEpoch());
         copy.putInt(SourceBatch.BASE_SEQUENCE_OFFSET, baseSequence);

@@ -30,12 +30,10 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 public final class DestinationTopics {
 
     /** Configs the mirror owns on the destination while a topic is mirrored. */
-    public static final Set<String> OWNED = Set.of(TopicConfig.COMPRESSION_TYPE_CONFIG, TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG,
-            TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG,
-            TopicConfig.MAX_MESSAGE_BYTES_CONFIG);
+    public static final Set<String> OWNED = io.clustermirror.mirror.OwnedTopicConfigs.NAMES;
 
     /** What the data plane needs to know about a prepared topic. */
-    public record Prepared(String topic, int partitions, boolean compacted) {
+    public record Prepared(String topic, int partitions) {
     }
 
     /** The topic cannot be mirrored as asked (e.g. the destination has more partitions than the source). */
@@ -125,8 +123,7 @@ public final class DestinationTopics {
             alter(topic, owned, Set.of());
         }
         guard(topic, true);
-        String policy = sourceConfig.get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
-        return Optional.of(new Prepared(topic, partitions, policy.contains("compact") && !policy.contains("delete")));
+        return Optional.of(new Prepared(topic, partitions));
     }
 
     /** Hands the topic back: the mirror-owned configs return to the source's values (or to defaults). */
@@ -154,7 +151,7 @@ public final class DestinationTopics {
      * authorizer, where enforcement cannot be had and the offset check is the only guard.
      */
     public boolean guard(String topic, boolean enforce) throws Exception {
-        org.apache.kafka.common.acl.AclBinding binding = io.clustermirror.sync.AclConversions.binding(
+        org.apache.kafka.common.acl.AclBinding binding = io.clustermirror.kafka.AclConversions.binding(
                 io.clustermirror.mirror.AclEntry.readOnly(topic));
         try {
             if (enforce) {

@@ -2,6 +2,7 @@ package io.clustermirror.fetch;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -14,6 +15,8 @@ import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ProduceRequest;
@@ -69,10 +72,9 @@ public final class LogTruncation {
     }
 
     /**
-     * @param compacted whether the destination topic is compacted-only (DeleteRecords is refused there)
      * @param progress receives human-readable progress for describe
      */
-    public Outcome run(String mirror, MirrorPartition partition, boolean compacted, Consumer<String> progress) throws Exception {
+    public Outcome run(String mirror, MirrorPartition partition, Consumer<String> progress) throws Exception {
         TopicPartition tp = new TopicPartition(partition.topic(), partition.partition());
         long sourceStart = offset(sourceAdmin, tp, OffsetSpec.earliest());
         long sourceEnd = offset(sourceAdmin, tp, OffsetSpec.latest());
@@ -88,8 +90,7 @@ public final class LogTruncation {
             }
             ClusterView destinationView = view(destinationAdmin, destination, tp);
             if (destinationEnd == destinationStart) {
-                return alignEmpty(tp, sourceStart, sourceEnd, destinationEnd, compacted, source, sourceView, destination,
-                        destinationView, progress);
+                return alignEmpty(tp, sourceStart, sourceEnd, destinationEnd, source, sourceView, destination, destinationView, progress);
             }
             if (destinationEnd > sourceEnd) {
                 return new Diverged("destination log end " + destinationEnd + " is beyond the source high watermark " + sourceEnd);
@@ -111,14 +112,15 @@ public final class LogTruncation {
         }
     }
 
-    private Outcome alignEmpty(TopicPartition tp, long sourceStart, long sourceEnd, long destinationEnd, boolean compacted,
-            WireClient source, ClusterView sourceView, WireClient destination, ClusterView destinationView, Consumer<String> progress)
+    private Outcome alignEmpty(TopicPartition tp, long sourceStart, long sourceEnd, long destinationEnd, WireClient source, ClusterView sourceView, WireClient destination, ClusterView destinationView, Consumer<String> progress)
             throws Exception {
         if (destinationEnd > sourceStart) {
             return new Diverged("the destination is empty but its log starts at " + destinationEnd + ", after the source log start "
                     + sourceStart + "; it cannot be filled backwards");
         }
         if (destinationEnd == sourceStart) {
+            // the note describe shows for the step's outcome, not the offsets read before it
+            progress.accept("destination is empty at the source log start " + sourceStart + ": mirroring starts there");
             return new Ready(destinationEnd, -1);
         }
         Optional<SourceBatch> first = sourceStart < sourceEnd ? RawFetch.batchAt(source, sourceView, tp, sourceStart) : Optional.empty();
@@ -160,7 +162,7 @@ public final class LogTruncation {
             startOffset = plan.nextOffset();
             sourceEpoch = first.get().partitionLeaderEpoch();
         }
-        if (compacted) {
+        if (compactedOnly(tp.topic())) {
             LOGGER.infof("%s: compacted topic, %d filler tombstones below %d stay until the cleaner removes them", tp, fillTo - destinationEnd,
                     sourceStart);
         } else {
@@ -168,6 +170,17 @@ public final class LogTruncation {
         }
         progress.accept("aligned to the source log start " + sourceStart);
         return new Ready(startOffset, sourceEpoch);
+    }
+
+    /**
+     * Whether the destination topic is compacted without deletion, where brokers refuse DeleteRecords: read from the
+     * destination each time, since its policy follows the source's (metadata sync) and no cache survives a restart.
+     */
+    private boolean compactedOnly(String topic) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        String policy = destinationAdmin.describeConfigs(List.of(resource)).all().get(timeoutMs, TimeUnit.MILLISECONDS).get(resource)
+                .get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
+        return policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT) && !policy.contains(TopicConfig.CLEANUP_POLICY_DELETE);
     }
 
     private void append(WireClient destination, ClusterView view, Node leader, TopicPartition tp, SourceBatch batch, long expectedOffset,
@@ -217,14 +230,14 @@ public final class LogTruncation {
      * side. A destination ending beyond that holds records the source lost, whatever they look like (a marker of the
      * same kind at the same offset in the new history proves nothing); else the usual prefix check decides.
      */
-    public Outcome afterEpochFencing(String mirror, MirrorPartition partition, long epochEndOffset, boolean compacted,
+    public Outcome afterEpochFencing(String mirror, MirrorPartition partition, long epochEndOffset,
             Consumer<String> progress) throws Exception {
         long destinationEnd = offset(destinationAdmin, new TopicPartition(partition.topic(), partition.partition()), OffsetSpec.latest());
         if (destinationEnd > epochEndOffset) {
             return new Diverged("the destination holds offsets [" + epochEndOffset + ", " + destinationEnd + ") that the source no "
                     + "longer has");
         }
-        return run(mirror, partition, compacted, progress);
+        return run(mirror, partition, progress);
     }
 
     private long offset(Admin admin, TopicPartition tp, OffsetSpec spec) throws Exception {

@@ -34,6 +34,7 @@ import org.apache.kafka.common.requests.ProduceResponse;
 import org.jboss.logging.Logger;
 
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.OpenTransaction;
 
 /**
  * The data plane of one mirror: a fetch thread pulls raw record batches from the source partition
@@ -76,7 +77,7 @@ public final class MirrorFetcher implements AutoCloseable {
         /** The source answers with another cluster id than the mirror's: nothing is fetched from it. */
         void onSourceClusterChanged(String actualClusterId);
 
-        /** A Fetch went to a source broker ({@code errors}: it failed as a whole) or a Produce to a destination broker. */
+        /** A Fetch went to a source broker or a Produce to a destination broker ({@code failed}: it failed as a whole). */
         void onRequest(String api, boolean failed);
     }
 

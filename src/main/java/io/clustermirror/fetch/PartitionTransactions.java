@@ -7,6 +7,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.clustermirror.mirror.OpenTransaction;
+
 /**
  * The replay producers of one partition, by source producer id: those with a transaction open on the
  * destination, and a few idle ones kept for the next transaction of the same source producer (an

@@ -57,7 +57,8 @@ final class RawFetch {
     static boolean sameContent(SourceBatch a, SourceBatch b) {
         return a.baseOffset() == b.baseOffset() && a.lastOffset() == b.lastOffset() && a.recordCount() == b.recordCount()
                 && a.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET) == b.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET)
-                && a.bytes().getLong(27) == b.bytes().getLong(27) && a.bytes().getLong(35) == b.bytes().getLong(35)
+                && a.bytes().getLong(SourceBatch.FIRST_TIMESTAMP_OFFSET) == b.bytes().getLong(SourceBatch.FIRST_TIMESTAMP_OFFSET)
+                && a.bytes().getLong(SourceBatch.MAX_TIMESTAMP_OFFSET) == b.bytes().getLong(SourceBatch.MAX_TIMESTAMP_OFFSET)
                 && a.recordsSection().equals(b.recordsSection());
     }
 }

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 
 import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.Records;
 
 /**
  * One record batch as fetched from the source, kept as its original bytes (still compressed).
@@ -13,14 +14,18 @@ import org.apache.kafka.common.record.RecordBatch;
 public record SourceBatch(long baseOffset, long lastOffset, int recordCount, int partitionLeaderEpoch, boolean transactional,
         boolean control, byte magic, ByteBuffer bytes) {
 
-    /** Offset of the producer id field in a v2 batch header. */
+    // Fields of a v2 batch header that kafka-clients keeps package-private (DefaultRecordBatch); the public ones are used as is
+    static final int PARTITION_LEADER_EPOCH_OFFSET = 12;
+    static final int ATTRIBUTES_OFFSET = 21;
+    static final int FIRST_TIMESTAMP_OFFSET = 27;
+    static final int MAX_TIMESTAMP_OFFSET = 35;
     static final int PRODUCER_ID_OFFSET = 43;
     static final int PRODUCER_EPOCH_OFFSET = 51;
     static final int BASE_SEQUENCE_OFFSET = 53;
-    static final int CRC_OFFSET = 17;
-    static final int ATTRIBUTES_OFFSET = 21;
-    static final int RECORDS_OFFSET = 61;
-    static final int FIRST_TIMESTAMP_OFFSET = 27;
+    static final int CRC_OFFSET = DefaultRecordBatch.CRC_OFFSET;
+    static final int RECORDS_OFFSET = DefaultRecordBatch.RECORD_BATCH_OVERHEAD;
+    private static final int TRANSACTIONAL_FLAG = 0x10;
+    private static final int CONTROL_FLAG = 0x20;
 
     public static SourceBatch of(RecordBatch batch) {
         ByteBuffer bytes = ByteBuffer.allocate(batch.sizeInBytes());
@@ -40,20 +45,21 @@ public record SourceBatch(long baseOffset, long lastOffset, int recordCount, int
         java.util.List<SourceBatch> batches = new java.util.ArrayList<>();
         int position = buffer.position();
         int limit = buffer.limit();
-        while (position + 17 <= limit) {
-            int size = buffer.getInt(position + 8) + 12;
-            if (size < 17 || position + size > limit) {
+        while (position + Records.HEADER_SIZE_UP_TO_MAGIC <= limit) {
+            int size = buffer.getInt(position + Records.SIZE_OFFSET) + Records.LOG_OVERHEAD;
+            if (size < Records.HEADER_SIZE_UP_TO_MAGIC || position + size > limit) {
                 break; // a partial batch at the end of a fetch response
             }
             ByteBuffer bytes = buffer.duplicate().position(position).limit(position + size).slice();
-            byte magic = bytes.get(16);
-            long baseOffset = bytes.getLong(0);
+            byte magic = bytes.get(Records.MAGIC_OFFSET);
+            long baseOffset = bytes.getLong(Records.OFFSET_OFFSET);
             if (magic < RecordBatch.MAGIC_VALUE_V2 || size < DefaultRecordBatch.RECORD_BATCH_OVERHEAD) {
                 batches.add(new SourceBatch(baseOffset, baseOffset, 1, -1, false, false, magic, bytes));
             } else {
                 short attributes = bytes.getShort(ATTRIBUTES_OFFSET);
-                batches.add(new SourceBatch(baseOffset, baseOffset + bytes.getInt(23), bytes.getInt(57), bytes.getInt(12),
-                        (attributes & 0x10) != 0, (attributes & 0x20) != 0, magic, bytes));
+                batches.add(new SourceBatch(baseOffset, baseOffset + bytes.getInt(DefaultRecordBatch.LAST_OFFSET_DELTA_OFFSET),
+                        bytes.getInt(DefaultRecordBatch.RECORDS_COUNT_OFFSET), bytes.getInt(PARTITION_LEADER_EPOCH_OFFSET),
+                        (attributes & TRANSACTIONAL_FLAG) != 0, (attributes & CONTROL_FLAG) != 0, magic, bytes));
             }
             position += size;
         }

@@ -15,9 +15,9 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
+import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
-import io.clustermirror.state.MirrorStateStore;
 import io.smallrye.common.annotation.Identifier;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
@@ -26,7 +26,7 @@ import jakarta.inject.Singleton;
 
 /** The only place that builds Kafka clients: destination clients from {@code kafka.*}, source clients from a mirror's config. */
 @ApplicationScoped
-public class KafkaClients implements MirrorStateStore.Clients {
+public class KafkaClients {
 
     private final Map<String, Object> destination;
     private final MirrorServiceConfig config;
@@ -59,7 +59,6 @@ public class KafkaClients implements MirrorStateStore.Clients {
     }
 
     /** The coordinator's producer: transactional, so a second instance writing the same state fences this one. */
-    @Override
     public KafkaProducer<byte[], byte[]> stateProducer(String transactionalId) {
         Map<String, Object> props = destinationProps("state-writer");
         props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
@@ -73,7 +72,6 @@ public class KafkaClients implements MirrorStateStore.Clients {
     }
 
     /** A group-less consumer that reads committed state records only. */
-    @Override
     public KafkaConsumer<byte[], byte[]> stateReader() {
         Map<String, Object> props = destinationProps("state-reader");
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");

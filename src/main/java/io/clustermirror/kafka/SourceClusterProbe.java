@@ -9,6 +9,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.jboss.logging.Logger;
 
+import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;

@@ -13,6 +13,7 @@ import org.apache.kafka.common.config.provider.EnvVarConfigProvider;
 import org.apache.kafka.common.config.provider.FileConfigProvider;
 import org.jboss.logging.Logger;
 
+import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;

@@ -42,7 +42,8 @@ final class SourceSettingsCheck {
             }
         });
         String jaas = resolved.get(SaslConfigs.SASL_JAAS_CONFIG);
-        if (jaas != null) {
+        String protocol = resolved.getOrDefault(AdminClientConfig.SECURITY_PROTOCOL_CONFIG, "PLAINTEXT");
+        if (jaas != null && protocol.toUpperCase(java.util.Locale.ROOT).startsWith("SASL")) { // read only where SASL is used, as the client does
             try {
                 // parsed as the client will: one login module, Kafka's JAAS syntax
                 JaasContext.loadClientContext(Map.of(SaslConfigs.SASL_JAAS_CONFIG, new Password(jaas)));

@@ -32,11 +32,9 @@ import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.UnknownMemberIdException;
 import org.jboss.logging.Logger;
 
-import io.clustermirror.coordinator.MirrorCoordinator;
-import io.clustermirror.coordinator.TopicOutcome;
-import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.kafka.AclConversions;
 import io.clustermirror.kafka.KafkaUni;
-import io.clustermirror.kafka.MirrorServiceConfig;
+import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
@@ -45,7 +43,6 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.clustermirror.sync.plan.NameFilter;
-import io.clustermirror.coordinator.TopicSelection;
 import io.clustermirror.sync.plan.OffsetSyncPlan;
 import io.clustermirror.sync.plan.ShareOffsetReadBack;
 import io.clustermirror.sync.plan.TopicSyncPlan;
@@ -69,12 +66,12 @@ public class MirrorMetadataManager {
 
     private static final Logger LOGGER = Logger.getLogger(MirrorMetadataManager.class);
 
-    private final MirrorCoordinator coordinator;
+    private final SyncHost coordinator;
     private final MirrorServiceConfig config;
     private final MirrorMetrics metrics;
     private final Scheduler scheduler;
     private final Map<String, AtomicBoolean> running = new ConcurrentHashMap<>();
-    private final Map<String, SyncStatus> statuses = new ConcurrentHashMap<>();
+    private final Map<String, SyncReport> statuses = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> cycles = new ConcurrentHashMap<>();
     /** Mirrors whose destination, or source, has no authorizer (warned once). */
     private final Set<String> noAuthorizer = ConcurrentHashMap.newKeySet();
@@ -82,7 +79,7 @@ public class MirrorMetadataManager {
     /** Mirrors whose source was found without share groups (warned once). */
     private final Set<String> shareGroupsUnavailable = ConcurrentHashMap.newKeySet();
 
-    public MirrorMetadataManager(MirrorCoordinator coordinator, MirrorServiceConfig config, MirrorMetrics metrics, Scheduler scheduler) {
+    public MirrorMetadataManager(SyncHost coordinator, MirrorServiceConfig config, MirrorMetrics metrics, Scheduler scheduler) {
         this.coordinator = coordinator;
         this.config = config;
         this.metrics = metrics;
@@ -98,13 +95,13 @@ public class MirrorMetadataManager {
     }
 
     /** The last cycle's outcome for a mirror, or null before the first. */
-    public SyncStatus status(String mirror) {
+    public SyncReport status(String mirror) {
         return statuses.get(mirror);
     }
 
     /** Starts a cycle for every mirror whose previous cycle has finished. */
     void tick() {
-        if (!coordinator.status().isActive()) {
+        if (!coordinator.isActive()) {
             return;
         }
         Set<String> names = new HashSet<>();
@@ -196,7 +193,7 @@ public class MirrorMetadataManager {
 
         private Uni<Void> apply(TopicSyncPlan plan) {
             Uni<Void> start = plan.newTopics().isEmpty() ? Uni.createFrom().voidItem()
-                    : coordinator.startTopics(name, TopicSelection.named(plan.newTopics())).invoke(this::outcomes)
+                    : coordinator.startDiscovered(name, plan.newTopics()).invoke(errors::addAll)
                             .onFailure().recoverWithItem(e -> {
                                 error("MetadataRefreshError", "start " + plan.newTopics(), e);
                                 return null;
@@ -207,17 +204,12 @@ public class MirrorMetadataManager {
                         return 0;
                     })).collect().asList().replaceWithVoid();
             Uni<Void> stop = plan.deletedOnSource().isEmpty() ? Uni.createFrom().voidItem()
-                    : coordinator.stopDeletedTopics(name, List.copyOf(plan.deletedOnSource())).invoke(this::outcomes)
+                    : coordinator.stopDeletedOnSource(name, plan.deletedOnSource()).invoke(errors::addAll)
                             .onFailure().recoverWithItem(e -> {
                                 error("MetadataRefreshError", "stop deleted " + plan.deletedOnSource(), e);
                                 return null;
                             }).replaceWithVoid();
             return start.chain(() -> expand).chain(() -> stop);
-        }
-
-        private void outcomes(List<TopicOutcome> outcomes) {
-            outcomes.stream().filter(o -> o.errorCode() != null && !"TOPIC_ALREADY_IN_CLUSTER_MIRROR".equals(o.errorCode()))
-                    .forEach(o -> errors.add(o.topic() + ": " + o.error()));
         }
 
         /** Topic configs of every topic being mirrored, source -> destination, in two describes and one alter. */
@@ -238,7 +230,7 @@ public class MirrorMetadataManager {
                             if (from == null || to == null) {
                                 continue; // not there (yet) on one side: the topic steps handle it
                             }
-                            ConfigSyncPlan plan = ConfigSyncPlan.diff(explicit(from), explicit(to), excluded, DestinationTopics.OWNED);
+                            ConfigSyncPlan plan = ConfigSyncPlan.diff(explicit(from), explicit(to), excluded, io.clustermirror.mirror.OwnedTopicConfigs.NAMES);
                             if (!plan.isEmpty()) {
                                 List<AlterConfigOp> list = new ArrayList<>();
                                 plan.set().forEach((k, v) -> list.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
@@ -429,7 +421,7 @@ public class MirrorMetadataManager {
             errors.add(message);
             metrics.syncError(name, kind);
             // the same error as in the last cycle is counted and shown again, but logged at WARN only once
-            SyncStatus last = statuses.get(name);
+            SyncReport last = statuses.get(name);
             LOGGER.logf(last != null && last.errors().contains(message) ? Logger.Level.DEBUG : Logger.Level.WARN, "Mirror %s: %s (%s)", name,
                     message, kind);
         }
@@ -437,7 +429,7 @@ public class MirrorMetadataManager {
         private void finish() {
             Duration took = Duration.ofNanos(System.nanoTime() - started);
             long count = cycles.computeIfAbsent(name, n -> new AtomicLong()).incrementAndGet();
-            statuses.put(name, new SyncStatus(Instant.now(), took.toMillis(), errors, skippedGroups, count, aclStatus));
+            statuses.put(name, new SyncReport(Instant.now(), took.toMillis(), errors, skippedGroups, count, aclStatus));
             metrics.syncCycle(name, took);
             LOGGER.debugf("Mirror %s: metadata sync cycle %d in %d ms, %d error(s), %d group(s) skipped", name, count, took.toMillis(),
                     errors.size(), skippedGroups.size());
@@ -477,7 +469,7 @@ public class MirrorMetadataManager {
             Uni<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets) {
                 return KafkaUni.of(admin.alterShareGroupOffsets(group, offsets).all())
                         .chain(() -> KafkaUni.of(offsets(admin, Set.of(group), offsets.keySet())))
-                        .invoke(readBack -> ShareOffsetReadBack.verify(offsets, readBack.getOrDefault(group, Map.of())))
+                        .invoke(readBack -> ShareOffsetReadBack.verify(offsets, startOffsets(readBack.getOrDefault(group, Map.of()))))
                         .replaceWithVoid();
             }
         };
@@ -502,6 +494,13 @@ public class MirrorMetadataManager {
                 Set<TopicPartition> partitions);
 
         abstract Uni<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets);
+    }
+
+    /** The offsets of a listing, {@code null} where a partition has none. */
+    private static Map<TopicPartition, Long> startOffsets(Map<TopicPartition, OffsetAndMetadata> listed) {
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        listed.forEach((tp, offset) -> offsets.put(tp, offset == null ? null : offset.offset()));
+        return offsets;
     }
 
     private static Map<String, String> explicit(Config config) {

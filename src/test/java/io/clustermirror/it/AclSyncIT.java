@@ -253,7 +253,11 @@ class AclSyncIT extends ServiceIT {
             consumer.seekToBeginning(partitions);
             Map<org.apache.kafka.common.TopicPartition, Long> ends = consumer.endOffsets(partitions);
             List<String> records = new java.util.ArrayList<>();
+            long deadline = System.currentTimeMillis() + 30_000;
             while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new AssertionError("could not read " + STATE_TOPIC + " up to " + ends + " within 30 s");
+                }
                 consumer.poll(Duration.ofMillis(200)).forEach(r -> records.add(r.key() + " " + r.value()));
             }
             return records;

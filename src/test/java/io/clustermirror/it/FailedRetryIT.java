@@ -54,7 +54,8 @@ class FailedRetryIT extends ServiceIT {
         retryingApi().body(createBody(mirror, sourceConfig())).post("/v1/mirrors").then().statusCode(201);
 
         // When
-        retryingApi().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200);
+        retryingApi().body(Map.of("topics", List.of(topic), "adoptExisting", true)).post("/v1/mirrors/" + mirror + "/topics:start").then()
+                .statusCode(200).body("topics[0].result", org.hamcrest.Matchers.equalTo("STARTED"));
 
         // Then: three automatic retries, then it waits with retryAttempt -1
         await().atMost(Duration.ofSeconds(60)).until(() -> retryAttempt(mirror, topic) == -1);

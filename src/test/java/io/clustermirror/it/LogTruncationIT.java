@@ -2,7 +2,6 @@ package io.clustermirror.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -39,7 +38,7 @@ class LogTruncationIT extends ServiceIT {
         createMirror(mirror);
         divergentTopics(topic);
 
-        startTopics(mirror, topic);
+        startTopicsAdopting(mirror, topic);
 
         Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
         assertThat((String) failed.get("error")).contains("differs from the source at the same offsets").contains("divergence at or before offset");
@@ -55,7 +54,7 @@ class LogTruncationIT extends ServiceIT {
                 .post("/v1/mirrors").then().statusCode(201);
         divergentTopics(topic);
 
-        startTopics(mirror, topic);
+        startTopicsAdopting(mirror, topic);
 
         awaitConverged(mirror, topic);
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))

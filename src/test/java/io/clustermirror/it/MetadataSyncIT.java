@@ -161,6 +161,52 @@ class MetadataSyncIT extends ServiceIT {
     }
 
     @Test
+    void aCompactedTopicThatGrowsAfterARestartShouldAlignItsNewPartitionWithoutDeleteRecords() throws Exception {
+        // Given a mirrored topic whose destination copy is compacted only (the policy kept out of the sync, so the
+        // source may use DeleteRecords), and a service restart
+        String mirror = uniqueName("compact-grow");
+        String topic = uniqueName("compact-grow");
+        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.topic.properties.exclude",
+                "cleanup.policy"))).post("/v1/mirrors").then().statusCode(201);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "none", "c1");
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+        try (Admin admin = bed.destinationAdmin()) {
+            admin.incrementalAlterConfigs(Map.of(new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic), List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                            new org.apache.kafka.clients.admin.ConfigEntry("cleanup.policy", "compact"),
+                            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+        }
+        syncing.stop();
+
+        // When the source topic grows meanwhile, and its new partition's log starts above 0
+        org.apache.kafka.common.TopicPartition added = new org.apache.kafka.common.TopicPartition(topic, 1);
+        long logStart;
+        try (Admin admin = bed.sourceAdmin()) {
+            admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(2))).all().get();
+            Kafka.awaitLeaders(admin, topic);
+            Kafka.produce(bed.source().bootstrapServers(), topic, 400, "none", "c2");
+            long end = Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()).get(added);
+            logStart = end / 2;
+            admin.deleteRecords(Map.of(added, org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(logStart))).all().get();
+        }
+        assertThat(logStart).isPositive();
+        syncing.start();
+
+        // Then the new partition is aligned with fillers the cleaner will remove (DeleteRecords is refused on a compacted
+        // topic) and mirrored: the mirror reads the destination's policy, it does not remember the one it saw at start
+        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions").size() == 2);
+        awaitConverged(mirror, topic);
+        try (Admin admin = bed.destinationAdmin(); Admin source = bed.sourceAdmin()) {
+            assertThat(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()))
+                    .isEqualTo(Kafka.offsets(source, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()));
+        }
+    }
+
+    @Test
     void sourceConfigChangesShouldFollowWhileMirrorOwnedConfigsHold() throws Exception {
         String mirror = uniqueName("configs");
         String topic = uniqueName("configs");

@@ -61,7 +61,7 @@ class SecretsIT extends ServiceIT {
                 "security.protocol", "SASL_PLAINTEXT",
                 "sasl.mechanism", "PLAIN",
                 "sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\""
-                        + secret + "\"")))
+                        + secret + "\";")))
                 .post("/v1/mirrors").then().statusCode(422)
                 .body("errorCode", equalTo("SOURCE_METADATA_NOT_AVAILABLE"))
                 .extract().asString();

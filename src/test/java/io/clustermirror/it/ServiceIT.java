@@ -92,7 +92,10 @@ abstract class ServiceIT {
             mark.forEach(consumer::seek);
             Map<TopicPartition, Long> end = consumer.endOffsets(mark.keySet());
             long deadline = System.currentTimeMillis() + 30_000;
-            while (mark.keySet().stream().anyMatch(tp -> consumer.position(tp) < end.get(tp)) && System.currentTimeMillis() < deadline) {
+            while (mark.keySet().stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new AssertionError("could not read the state topic up to " + end + " within 30 s: a count now would be partial");
+                }
                 for (var record : consumer.poll(java.time.Duration.ofMillis(200))) {
                     if (mirror.equals(json.readTree(record.key()).path("mirror").asText(null))) {
                         count++;
@@ -105,6 +108,12 @@ abstract class ServiceIT {
 
     static void startTopics(String mirror, String... topics) {
         api().body(Map.of("topics", List.of(topics))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200);
+    }
+
+    /** Starts topics whose destination topics exist already, not created by the mirror (a test's diverged copy). */
+    static void startTopicsAdopting(String mirror, String... topics) {
+        api().body(Map.of("topics", List.of(topics), "adoptExisting", true)).post("/v1/mirrors/" + mirror + "/topics:start").then()
+                .statusCode(200).body("topics.result", org.hamcrest.Matchers.everyItem(org.hamcrest.Matchers.equalTo("STARTED")));
     }
 
     /** {@code POST /v1/mirrors/{mirror}/topics:{verb}} for one topic, expecting 200. */
@@ -156,6 +165,13 @@ abstract class ServiceIT {
                 .pollInterval(java.time.Duration.ofMillis(300))
                 .until(() -> describeTopic(mirror, topic).getList("partitions", Map.class).stream()
                         .filter(p -> state.equals(p.get("state"))).findFirst().orElse(null), java.util.Objects::nonNull);
+    }
+
+    /** A mirror's description as stored: without {@code metadataSync}, the live status of the sync cycles that run meanwhile. */
+    static Map<String, Object> stored(String describeJson) {
+        Map<String, Object> mirror = new HashMap<>(io.restassured.path.json.JsonPath.from(describeJson).getMap(""));
+        mirror.remove("metadataSync");
+        return mirror;
     }
 
     static List<String> mirrorNames() {

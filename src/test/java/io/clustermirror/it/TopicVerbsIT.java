@@ -30,6 +30,9 @@ class TopicVerbsIT extends ServiceIT {
                 .body("topics.find { it.topic == '" + missing + "' }.errorCode", equalTo("UNKNOWN_TOPIC_OR_PARTITION"))
                 .body("topics.find { it.topic == '" + missing + "' }.result", nullValue());
         awaitConverged(mirror, topic);
+        // describe's progress tells the outcome of LOG_TRUNCATION, not the offsets it read first ("destination [0, 0)")
+        org.assertj.core.api.Assertions.assertThat(describeTopic(mirror, topic).getList("partitions.progress", String.class))
+                .containsOnly("destination is empty at the source log start 0: mirroring starts there");
 
         // starting it again is an error for that topic
         api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200)

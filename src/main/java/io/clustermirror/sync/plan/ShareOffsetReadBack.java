@@ -3,9 +3,6 @@ package io.clustermirror.sync.plan;
 import java.util.Map;
 import java.util.TreeMap;
 
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.TopicPartition;
-
 /**
  * Share-group start offsets read back from the destination right after {@code AlterShareGroupOffsets}. A Kafka
  * 4.1.x broker answers that call with success and applies nothing (its group coordinator drops the share
@@ -18,24 +15,25 @@ public final class ShareOffsetReadBack {
     }
 
     /**
+     * @param <P> how a partition is named (its {@code toString} orders the answer)
      * @param written the start offsets just written, per partition
-     * @param readBack what the destination shows now ({@code null} values: no offset)
+     * @param readBack what the destination shows now (absent or {@code null}: no offset)
      * @return the partitions whose offset is not what was written, each as "wanted X, destination shows Y"
      */
-    public static Map<TopicPartition, String> unapplied(Map<TopicPartition, Long> written, Map<TopicPartition, OffsetAndMetadata> readBack) {
-        Map<TopicPartition, String> unapplied = new TreeMap<>(java.util.Comparator.comparing(TopicPartition::toString));
-        written.forEach((tp, offset) -> {
-            OffsetAndMetadata shown = readBack.get(tp);
-            if (shown == null || shown.offset() != offset) {
-                unapplied.put(tp, "wanted " + offset + ", destination shows " + (shown == null ? "none" : shown.offset()));
+    public static <P> Map<P, String> unapplied(Map<P, Long> written, Map<P, Long> readBack) {
+        Map<P, String> unapplied = new TreeMap<>(java.util.Comparator.comparing(Object::toString));
+        written.forEach((partition, offset) -> {
+            Long shown = readBack.get(partition);
+            if (shown == null || shown.longValue() != offset) {
+                unapplied.put(partition, "wanted " + offset + ", destination shows " + (shown == null ? "none" : shown));
             }
         });
         return unapplied;
     }
 
     /** Throws when something written did not apply, naming each partition and the likely cause. */
-    public static void verify(Map<TopicPartition, Long> written, Map<TopicPartition, OffsetAndMetadata> readBack) {
-        Map<TopicPartition, String> unapplied = unapplied(written, readBack);
+    public static <P> void verify(Map<P, Long> written, Map<P, Long> readBack) {
+        Map<P, String> unapplied = unapplied(written, readBack);
         if (!unapplied.isEmpty()) {
             throw new NotAppliedException("the destination accepted AlterShareGroupOffsets but did not apply it "
                     + unapplied + "; Kafka 4.1.x brokers do not apply it, share-group offset sync needs a 4.2.0 or newer destination");

@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.mirror;
 
 import java.time.Instant;
 

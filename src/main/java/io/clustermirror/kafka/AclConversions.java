@@ -1,4 +1,4 @@
-package io.clustermirror.sync;
+package io.clustermirror.kafka;
 
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AccessControlEntryFilter;

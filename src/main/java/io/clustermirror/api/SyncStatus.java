@@ -1,4 +1,4 @@
-package io.clustermirror.sync;
+package io.clustermirror.api;
 
 import java.time.Instant;
 import java.util.List;
@@ -24,5 +24,11 @@ public record SyncStatus(
     public SyncStatus {
         errors = List.copyOf(errors);
         groupsSkippedActive = List.copyOf(groupsSkippedActive);
+    }
+
+    /** The sync's report as the API shows it; null before the first cycle. */
+    public static SyncStatus of(io.clustermirror.sync.SyncReport report) {
+        return report == null ? null : new SyncStatus(report.lastCycleAt(), report.lastCycleMs(), report.errors(),
+                report.groupsSkippedActive(), report.cycles(), report.acls());
     }
 }

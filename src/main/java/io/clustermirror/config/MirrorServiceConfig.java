@@ -1,4 +1,4 @@
-package io.clustermirror.kafka;
+package io.clustermirror.config;
 
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.clustermirror.coordinator;
+package io.clustermirror.mirror;
 
 import java.util.Collection;
 import java.util.List;

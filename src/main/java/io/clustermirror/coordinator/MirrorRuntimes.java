@@ -1,0 +1,135 @@
+package io.clustermirror.coordinator;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToLongFunction;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+import org.jboss.logging.Logger;
+
+import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.kafka.KafkaClients;
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+
+/**
+ * The running parts of every mirror (its source clients, data plane and workers, built on first use) and the shared
+ * destination Admin; closed when the mirror is deleted, the state is replayed again, or this instance is fenced. Also
+ * the read side of what runs: live progress and the offsets of a topic. Created and closed on the coordinator thread
+ * only; read from any thread.
+ */
+final class MirrorRuntimes {
+
+    private static final Logger LOGGER = Logger.getLogger(MirrorRuntimes.class);
+
+    private final KafkaClients clients;
+    private final MirrorServiceConfig config;
+    private final MirrorMetrics metrics;
+    private final Map<String, MirrorRuntime> runtimes = new ConcurrentHashMap<>();
+    private Admin destinationAdmin;
+
+    MirrorRuntimes(KafkaClients clients, MirrorServiceConfig config, MirrorMetrics metrics) {
+        this.clients = clients;
+        this.config = config;
+        this.metrics = metrics;
+    }
+
+    Optional<MirrorRuntime> live(String name) {
+        return Optional.ofNullable(runtimes.get(name));
+    }
+
+    /**
+     * The mirror's runtime, built when it has none (its clients may fail to build: a config-provider reference that no
+     * longer resolves), with its gauges registered.
+     *
+     * @param partitionsIn how many of the mirror's partitions are in a state, for the per-state gauges
+     */
+    MirrorRuntime getOrCreate(Mirror mirror, MirrorFetcher.Listener listener, ToLongFunction<MirrorPartitionState> partitionsIn) {
+        MirrorRuntime existing = runtimes.get(mirror.name());
+        if (existing != null) {
+            return existing;
+        }
+        int timeoutMs = config.destination().requestTimeoutMs();
+        MirrorRuntime runtime = new MirrorRuntime(mirror, clients.sourceAdmin(mirror.name(), mirror.config(), timeoutMs),
+                clients.sourceConnection(mirror.config()), destinationAdmin(), clients.destinationConnection(), listener, timeoutMs);
+        runtimes.put(mirror.name(), runtime);
+        MirrorFetcher fetcher = runtime.fetcher;
+        metrics.registerMirror(mirror.name(), new MirrorMetrics.MirrorGaugeSources(partitionsIn::applyAsLong, fetcher::maxLag, fetcher::lags,
+                () -> fetcher.openTransactions().size(), () -> fetcher.openTransactions().stream()
+                        .mapToLong(t -> Duration.between(t.openSince(), Instant.now()).toSeconds()).max().orElse(0)));
+        return runtime;
+    }
+
+    /** Closes the mirror's runtime, if it has one. */
+    void close(String name) {
+        MirrorRuntime runtime = runtimes.remove(name);
+        if (runtime != null) {
+            runtime.close();
+        }
+    }
+
+    /** Closes every runtime: the data plane starts afresh from the state when it is next needed. */
+    void closeAll() {
+        runtimes.values().forEach(MirrorRuntime::close);
+        runtimes.clear();
+    }
+
+    /** At shutdown: every runtime and the destination Admin. */
+    synchronized void shutdown() {
+        closeAll();
+        if (destinationAdmin != null) {
+            destinationAdmin.close(Duration.ofSeconds(2));
+        }
+    }
+
+    synchronized Admin destinationAdmin() {
+        if (destinationAdmin == null) {
+            destinationAdmin = clients.destinationAdmin();
+        }
+        return destinationAdmin;
+    }
+
+    /** Live data-plane progress, when the partition is in the data plane. */
+    Optional<LiveProgress> liveProgress(String mirror, MirrorPartition partition) {
+        return live(mirror).flatMap(runtime -> runtime.fetcher.progress(partition))
+                .map(p -> new LiveProgress(p.lastMirroredEpoch(), p.openTransactions()));
+    }
+
+    /** Source high watermarks and destination log ends of the partitions (-1 where unknown); blocking, for a worker thread. */
+    Map<MirrorPartition, PartitionOffsets> offsets(String mirror, Collection<MirrorPartition> partitions) {
+        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+        partitions.forEach(p -> request.put(new TopicPartition(p.topic(), p.partition()), OffsetSpec.latest()));
+        Map<TopicPartition, Long> source = live(mirror).map(runtime -> latest(runtime.sourceAdmin, request)).orElse(Map.of());
+        Map<TopicPartition, Long> destination = latest(destinationAdmin(), request);
+        Map<MirrorPartition, PartitionOffsets> result = new TreeMap<>();
+        for (MirrorPartition p : partitions) {
+            TopicPartition tp = new TopicPartition(p.topic(), p.partition());
+            result.put(p, new PartitionOffsets(source.getOrDefault(tp, -1L), destination.getOrDefault(tp, -1L)));
+        }
+        return result;
+    }
+
+    private static Map<TopicPartition, Long> latest(Admin admin, Map<TopicPartition, OffsetSpec> request) {
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        try {
+            admin.listOffsets(request).all().get(5, TimeUnit.SECONDS).forEach((tp, info) -> offsets.put(tp, info.offset()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOGGER.debugf("Offsets not available: %s", e.toString());
+        }
+        return offsets;
+    }
+}
