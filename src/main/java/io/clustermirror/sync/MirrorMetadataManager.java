@@ -19,12 +19,8 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.GroupListing;
-import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
-import org.apache.kafka.clients.admin.ListGroupsOptions;
-import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
@@ -44,7 +40,6 @@ import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.clustermirror.sync.plan.NameFilter;
 import io.clustermirror.sync.plan.OffsetSyncPlan;
-import io.clustermirror.sync.plan.ShareOffsetReadBack;
 import io.clustermirror.sync.plan.TopicSyncPlan;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
@@ -284,8 +279,8 @@ public class MirrorMetadataManager {
                 return KafkaUni.of(kind.offsets(source, groups, mirrored.keySet()))
                         .chain(sourceOffsets -> KafkaUni.of(kind.offsets(destination, groups, mirrored.keySet()))
                                 .onFailure().recoverWithItem(e -> Map.of()) // groups unknown on the destination have nothing yet
-                                .chain(destinationOffsets -> commit(OffsetSyncPlan.plan(toMirror(sourceOffsets, mirrored), destinationEnds,
-                                        toMirror(destinationOffsets, mirrored), filter), kind.errorKind(),
+                                .chain(destinationOffsets -> commit(OffsetSyncPlan.plan(GroupKind.toMirror(sourceOffsets, mirrored), destinationEnds,
+                                        GroupKind.toMirror(destinationOffsets, mirrored), filter), kind.errorKind(),
                                         (group, offsets) -> kind.alter(destination, group, offsets))));
             });
         }
@@ -436,95 +431,10 @@ public class MirrorMetadataManager {
         }
     }
 
-    /** Consumer groups and share groups: how each is listed, read and written. The sync logic is the same. */
-    private enum GroupKind {
-        CONSUMER("ConsumerGroupOffsetSyncError", ListGroupsOptions.forConsumerGroups()) {
-            @Override
-            KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> offsets(Admin admin, Set<String> groups,
-                    Set<TopicPartition> partitions) {
-                Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
-                groups.forEach(g -> specs.put(g, new ListConsumerGroupOffsetsSpec().topicPartitions(partitions)));
-                return admin.listConsumerGroupOffsets(specs).all();
-            }
-
-            @Override
-            Uni<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets) {
-                Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
-                offsets.forEach((tp, o) -> committed.put(tp, new OffsetAndMetadata(o)));
-                return KafkaUni.of(admin.alterConsumerGroupOffsets(group, committed).all());
-            }
-        },
-        SHARE("ShareGroupOffsetSyncError", ListGroupsOptions.forShareGroups()) {
-            @Override
-            KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> offsets(Admin admin, Set<String> groups,
-                    Set<TopicPartition> partitions) {
-                // the partitions are named: an empty spec lists only those the share group has initialised
-                Map<String, ListShareGroupOffsetsSpec> specs = new HashMap<>();
-                groups.forEach(g -> specs.put(g, new ListShareGroupOffsetsSpec().topicPartitions(partitions)));
-                return admin.listShareGroupOffsets(specs).all();
-            }
-
-            /** Written, then read back: a 4.1.x destination answers success and applies nothing (see ShareOffsetReadBack). */
-            @Override
-            Uni<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets) {
-                return KafkaUni.of(admin.alterShareGroupOffsets(group, offsets).all())
-                        .chain(() -> KafkaUni.of(offsets(admin, Set.of(group), offsets.keySet())))
-                        .invoke(readBack -> ShareOffsetReadBack.verify(offsets, startOffsets(readBack.getOrDefault(group, Map.of()))))
-                        .replaceWithVoid();
-            }
-        };
-
-        private final String errorKind;
-        private final ListGroupsOptions listing;
-
-        GroupKind(String errorKind, ListGroupsOptions listing) {
-            this.errorKind = errorKind;
-            this.listing = listing;
-        }
-
-        String errorKind() {
-            return errorKind;
-        }
-
-        ListGroupsOptions listing() {
-            return listing;
-        }
-
-        abstract KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> offsets(Admin admin, Set<String> groups,
-                Set<TopicPartition> partitions);
-
-        abstract Uni<Void> alter(Admin admin, String group, Map<TopicPartition, Long> offsets);
-    }
-
-    /** The offsets of a listing, {@code null} where a partition has none. */
-    private static Map<TopicPartition, Long> startOffsets(Map<TopicPartition, OffsetAndMetadata> listed) {
-        Map<TopicPartition, Long> offsets = new HashMap<>();
-        listed.forEach((tp, offset) -> offsets.put(tp, offset == null ? null : offset.offset()));
-        return offsets;
-    }
-
     private static Map<String, String> explicit(Config config) {
         Map<String, String> values = new HashMap<>();
         config.entries().stream().filter(e -> e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG)
                 .forEach(e -> values.put(e.name(), e.value()));
         return values;
     }
-
-    private static Map<String, Map<MirrorPartition, Long>> toMirror(Map<String, Map<TopicPartition, OffsetAndMetadata>> offsets,
-            Map<TopicPartition, MirrorPartition> mirrored) {
-        Map<String, Map<MirrorPartition, Long>> result = new HashMap<>();
-        offsets.forEach((group, byPartition) -> {
-            Map<MirrorPartition, Long> converted = new HashMap<>();
-            if (byPartition != null) {
-                byPartition.forEach((tp, om) -> {
-                    if (om != null && mirrored.containsKey(tp)) {
-                        converted.put(mirrored.get(tp), om.offset());
-                    }
-                });
-            }
-            result.put(group, converted);
-        });
-        return result;
-    }
-
 }

@@ -81,8 +81,8 @@ class ArchitectureTest {
      */
     @Test
     void mainClassesShouldStaySmall() throws IOException {
-        Map<String, Integer> capped = Map.of("coordinator/MirrorCoordinator.java", 1074, "fetch/MirrorFetcher.java", 879,
-                "sync/MirrorMetadataManager.java", 530);
+        Map<String, Integer> capped = Map.of("coordinator/MirrorCoordinator.java", 1074, "coordinator/PartitionLifecycle.java", 1074,
+                "fetch/MirrorFetcher.java", 879);
         Path root = Path.of("src/main/java/io/clustermirror");
         Map<String, Long> over = new TreeMap<>();
         try (Stream<Path> files = Files.walk(root)) {

@@ -1,0 +1,75 @@
+package io.clustermirror.coordinator;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.state.StateSnapshot;
+
+/**
+ * Everything the coordinator knows, as one immutable value: the mirrors, each mirror's partition statuses and the ACLs
+ * each mirror created. A change is written to the state topic first, then a new value is swapped in, so readers on
+ * any thread see one consistent state without waiting.
+ */
+record CoordinatorState(Map<String, Mirror> mirrors, Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
+        Map<String, Set<AclEntry>> createdAcls) {
+
+    static final CoordinatorState EMPTY = new CoordinatorState(Map.of(), Map.of(), Map.of());
+
+    CoordinatorState {
+        mirrors = Map.copyOf(mirrors);
+        partitions = Map.copyOf(partitions);
+        createdAcls = Map.copyOf(createdAcls);
+    }
+
+    /** The state a replay of the state topic yields. */
+    static CoordinatorState of(StateSnapshot snapshot) {
+        return new CoordinatorState(snapshot.mirrors(), snapshot.partitions(), snapshot.createdAcls());
+    }
+
+    /** The mirror's partitions (none for an unknown mirror). */
+    Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
+        return partitions.getOrDefault(mirror, Map.of());
+    }
+
+    Set<AclEntry> createdAcls(String mirror) {
+        return createdAcls.getOrDefault(mirror, Set.of());
+    }
+
+    /** With the mirror added or replaced. */
+    CoordinatorState with(Mirror mirror) {
+        Map<String, Mirror> next = new HashMap<>(mirrors);
+        next.put(mirror.name(), mirror);
+        return new CoordinatorState(next, partitions, createdAcls);
+    }
+
+    /** Without the mirror, its partitions and its ACL bookkeeping. */
+    CoordinatorState without(String mirror) {
+        Map<String, Mirror> nextMirrors = new HashMap<>(mirrors);
+        nextMirrors.remove(mirror);
+        Map<String, Map<MirrorPartition, PartitionStatus>> nextPartitions = new HashMap<>(partitions);
+        nextPartitions.remove(mirror);
+        Map<String, Set<AclEntry>> nextAcls = new HashMap<>(createdAcls);
+        nextAcls.remove(mirror);
+        return new CoordinatorState(nextMirrors, nextPartitions, nextAcls);
+    }
+
+    /** With these partition statuses of the mirror changed (or added); the others as they are. */
+    CoordinatorState withPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
+        Map<MirrorPartition, PartitionStatus> ofMirror = new HashMap<>(partitions(mirror));
+        ofMirror.putAll(changed);
+        Map<String, Map<MirrorPartition, PartitionStatus>> next = new HashMap<>(partitions);
+        next.put(mirror, Map.copyOf(ofMirror));
+        return new CoordinatorState(mirrors, next, createdAcls);
+    }
+
+    CoordinatorState withCreatedAcls(String mirror, Set<AclEntry> acls) {
+        Map<String, Set<AclEntry>> next = new HashMap<>(createdAcls);
+        next.put(mirror, Set.copyOf(acls));
+        return new CoordinatorState(mirrors, partitions, next);
+    }
+}

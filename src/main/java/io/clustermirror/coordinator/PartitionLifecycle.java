@@ -1,0 +1,502 @@
+package io.clustermirror.coordinator;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.common.utils.ExponentialBackoff;
+import org.jboss.logging.Logger;
+
+import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.fetch.LogTruncation;
+import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
+
+/**
+ * The partition lifecycle of DESIGN §3 as it runs: LOG_TRUNCATION and its outcome, the data plane's reports (failure,
+ * EPOCH_FENCING), FAILED with its automatic retries, the topic verbs' effects (pause, resume, stop, recover), the
+ * recreate policy, halting a mirror whose source changed identity, and the restart of every partition from its
+ * persisted state. It decides and moves partitions through the coordinator's state ({@link Host}); blocking steps run on
+ * the mirror's workers, and every outcome comes back to the coordinator thread.
+ */
+final class PartitionLifecycle {
+
+    private static final Logger LOGGER = Logger.getLogger(PartitionLifecycle.class);
+    /** How often a stop that waits for the mirror's clients is tried again. */
+    private static final long STOP_RETRY_SECONDS = 3;
+
+    /** What the lifecycle needs from the coordinator: its state, the writer of that state, and the mirrors' runtimes. */
+    interface Host {
+        Map<MirrorPartition, PartitionStatus> partitions(String mirror);
+
+        /** Persists the changed statuses, then makes them the state (coordinator thread). */
+        void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed);
+
+        Optional<Mirror> mirror(String name);
+
+        /** The mirror, or UNKNOWN_CLUSTER_MIRROR. */
+        Mirror require(String name);
+
+        default boolean exists(String name) {
+            return mirror(name).isPresent();
+        }
+
+        boolean isActive();
+
+        /** The mirror's runtime, built on first use; throws when its clients cannot be built. */
+        MirrorRuntime runtime(String name);
+
+        Optional<MirrorRuntime> liveRuntime(String name);
+    }
+
+    private final Host host;
+    private final CoordinatorThread thread;
+    private final MirrorServiceConfig config;
+    private final MirrorMetrics metrics;
+    private final Clock clock = Clock.systemUTC();
+    /** A FAILED partition's automatic retries: doubling from the initial back-off up to the maximum, with 20% jitter. */
+    private final ExponentialBackoff retryBackoff;
+    /** Alignment and other progress notes per partition, for describe. */
+    private final Map<String, String> progress = new ConcurrentHashMap<>();
+
+    PartitionLifecycle(Host host, CoordinatorThread thread, MirrorServiceConfig config, MirrorMetrics metrics) {
+        this.host = host;
+        this.thread = thread;
+        this.config = config;
+        this.metrics = metrics;
+        this.retryBackoff = new ExponentialBackoff(config.failed().retry().initialBackoffMs(), 2, config.failed().retry().maxBackoffMs(),
+                0.2);
+    }
+
+    /** The progress note of the partition's current (or last) step, for describe. */
+    String progress(String mirror, MirrorPartition partition) {
+        return progress.get(mirror + "/" + partition);
+    }
+
+    /** A deleted mirror leaves nothing behind. */
+    void forget(String mirror) {
+        halted.remove(mirror);
+        progress.keySet().removeIf(key -> key.startsWith(mirror + "/"));
+    }
+
+    /** Runs LOG_TRUNCATION for a partition on a worker; its outcome moves the partition on. */
+    void truncate(String name, MirrorPartition partition) {
+        MirrorRuntime runtime = runtimeOrFail(name, partition);
+        if (runtime == null) {
+            return;
+        }
+        int epoch = host.partitions(name).get(partition).stateEpoch();
+        String key = name + "/" + partition;
+        runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
+            LogTruncation.Outcome outcome;
+            try {
+                outcome = runtime.truncation.run(name, partition, note -> progress.put(key, note));
+            } catch (Exception e) {
+                outcome = new LogTruncation.Unsupported("log truncation could not complete: " + e);
+            }
+            LogTruncation.Outcome result = outcome;
+            thread.run("after LOG_TRUNCATION of " + partition, () -> afterTruncation(name, partition, epoch, result));
+        }, runtime.workers);
+    }
+
+    private void afterTruncation(String name, MirrorPartition partition, int epoch, LogTruncation.Outcome outcome) {
+        PartitionStatus current = host.partitions(name).get(partition);
+        if (current == null || current.stateEpoch() != epoch || current.state() != MirrorPartitionState.LOG_TRUNCATION) {
+            return; // stopped or changed meanwhile
+        }
+        try {
+            if (outcome instanceof LogTruncation.Ready ready) {
+                host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
+                if (!halted.containsKey(name)) {
+                    host.runtime(name).fetcher.add(partition, ready.startOffset(), ready.sourceEpoch());
+                }
+                LOGGER.infof("Mirror %s: %s MIRRORING from offset %d", name, partition, ready.startOffset());
+            } else if (outcome instanceof LogTruncation.Diverged diverged) {
+                if (host.require(name).config().recreateOnDivergence()) {
+                    recreate(name, partition.topic(), diverged.reason());
+                } else {
+                    failPartition(name, partition, diverged.reason());
+                }
+            } else if (outcome instanceof LogTruncation.Unsupported unsupported) {
+                failPartition(name, partition, unsupported.reason());
+            }
+        } catch (RuntimeException e) {
+            LOGGER.errorf(e, "Mirror %s: %s could not leave LOG_TRUNCATION", name, partition);
+            failPartition(name, partition, "could not leave LOG_TRUNCATION: " + e);
+        }
+    }
+
+    /** Policy {@code recreate}: every partition of the topic leaves the data plane, the destination topic is recreated, all restart. */
+    private void recreate(String name, String topic, String reason) {
+        MirrorRuntime runtime = host.runtime(name);
+        Instant now = clock.instant();
+        Map<MirrorPartition, PartitionStatus> failed = new TreeMap<>();
+        host.partitions(name).forEach((p, s) -> {
+            if (p.topic().equals(topic) && s.state() != MirrorPartitionState.STOPPED && s.state() != MirrorPartitionState.STOPPING) {
+                failed.put(p, s.moveTo(MirrorPartitionState.FAILED, "destination diverged, recreating the topic: " + reason, now));
+            }
+        });
+        host.persistPartitions(name, failed);
+        LOGGER.warnf("Mirror %s: destination topic %s diverged (%s); recreating it (mirror.truncation.policy=recreate)", name, topic, reason);
+        CompletableFuture.allOf(failed.keySet().stream().map(p -> runtime.fetcher.remove(p, true)).toArray(CompletableFuture[]::new))
+                .thenRunAsync(() -> {
+                    String error = null;
+                    try {
+                        runtime.topics.recreate(topic, host.require(name).config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
+                                MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE));
+                    } catch (Exception e) {
+                        error = "recreating destination topic " + topic + " failed: " + e;
+                    }
+                    String recreateError = error;
+                    thread.run("restart after recreating " + topic, () -> {
+                        Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
+                        failed.keySet().forEach(p -> {
+                            PartitionStatus s = host.partitions(name).get(p);
+                            if (s != null && s.state() == MirrorPartitionState.FAILED) {
+                                restarted.put(p, recreateError == null ? s.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
+                                        : s.moveTo(MirrorPartitionState.FAILED, recreateError, clock.instant()));
+                            }
+                        });
+                        host.persistPartitions(name, restarted);
+                        if (recreateError == null) {
+                            restarted.keySet().forEach(p -> truncate(name, p));
+                        }
+                    });
+                }, runtime.workers);
+    }
+
+    private void onDataPlaneFailure(String name, MirrorPartition partition, String error) {
+        thread.run("data-plane failure of " + partition, () -> {
+            PartitionStatus current = host.partitions(name).get(partition);
+            if (current == null) {
+                return;
+            }
+            switch (current.state()) {
+                case MIRRORING, PAUSING -> failPartition(name, partition, error);
+                case STOPPING -> host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.STOPPING, error,
+                        clock.instant())));
+                default -> LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current.state(), error);
+            }
+        });
+    }
+
+    /**
+     * Checks the destination against the source (LOG_TRUNCATION's check, on a worker) once the partition has left
+     * the data plane, then mirrors on from the destination's end, or FAILS the partition with the reason. For a
+     * partition {@code waitingIn} MIRRORING (resume) or EPOCH_FENCING; nothing happens if it moved on meanwhile.
+     */
+    private void recheck(String name, MirrorPartition partition, MirrorPartitionState waitingIn, String why, long epochEndOffset) {
+        MirrorRuntime runtime = runtimeOrFail(name, partition);
+        if (runtime == null) {
+            return;
+        }
+        runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
+            LogTruncation.Outcome outcome;
+            java.util.function.Consumer<String> note = text -> progress.put(name + "/" + partition, text);
+            try {
+                outcome = epochEndOffset >= 0 ? runtime.truncation.afterEpochFencing(name, partition, epochEndOffset, note)
+                        : runtime.truncation.run(name, partition, note);
+            } catch (Exception e) {
+                outcome = new LogTruncation.Unsupported("could not check the destination: " + e);
+            }
+            LogTruncation.Outcome checked = outcome;
+            thread.run(why + " of " + partition, () -> {
+                PartitionStatus now = host.partitions(name).get(partition);
+                if (halted.containsKey(name) || now == null || now.state() != waitingIn) {
+                    return;
+                }
+                if (checked instanceof LogTruncation.Ready ready) {
+                    if (waitingIn != MirrorPartitionState.MIRRORING) {
+                        host.persistPartitions(name, Map.of(partition, now.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
+                        LOGGER.infof("Mirror %s: %s MIRRORING again from offset %d after %s", name, partition, ready.startOffset(), why);
+                    }
+                    try {
+                        host.runtime(name).fetcher.add(partition, ready.startOffset(), ready.sourceEpoch());
+                    } catch (IllegalStateException e) {
+                        failPartition(name, partition, why + ": could not mirror on: " + e.getMessage());
+                    }
+                } else if (checked instanceof LogTruncation.Diverged diverged) {
+                    failPartition(name, partition, why + ": " + diverged.reason());
+                } else if (checked instanceof LogTruncation.Unsupported unsupported) {
+                    failPartition(name, partition, why + ": " + unsupported.reason());
+                }
+            });
+        }, runtime.workers);
+    }
+
+    /**
+     * EPOCH_FENCING (DESIGN §3): the source leader's log no longer holds what was fetched from it. The partition
+     * leaves the data plane and the destination is checked against the source's new history: still a prefix of
+     * it, mirroring goes on; holding records the source lost, FAILED (and LOG_TRUNCATION's policy on retry).
+     */
+    private void epochFencing(String name, MirrorPartition partition, String reason, long epochEndOffset) {
+        PartitionStatus current = host.partitions(name).get(partition);
+        if (current == null || current.state() != MirrorPartitionState.MIRRORING) {
+            LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current == null ? "gone" : current.state(), reason);
+            return;
+        }
+        metrics.epochFenced(name);
+        host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.EPOCH_FENCING, reason, clock.instant())));
+        host.runtime(name).fetcher.remove(partition, false);
+        LOGGER.warnf("Mirror %s: %s EPOCH_FENCING: %s", name, partition, reason);
+        recheck(name, partition, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + reason + ")", epochEndOffset);
+    }
+
+    /**
+     * The mirror's runtime for a partition about to be checked or mirrored; when its clients cannot be built (e.g. a
+     * config-provider reference that no longer resolves after a restart), the partition goes FAILED with the reason
+     * and retries with back-off like any other failure, instead of waiting silently. Null then.
+     */
+    private MirrorRuntime runtimeOrFail(String name, MirrorPartition partition) {
+        try {
+            return host.runtime(name);
+        } catch (RuntimeException e) {
+            failPartition(name, partition, "the mirror's clients could not be built: " + e.getMessage());
+            return null;
+        }
+    }
+
+    /** Moves a partition to FAILED (persisted), takes it out of the data plane, and schedules the automatic retry. */
+    private void failPartition(String name, MirrorPartition partition, String error) {
+        PartitionStatus current = host.partitions(name).get(partition);
+        metrics.partitionFailed(name);
+        int attempt = current.retryAttempt();
+        PartitionStatus failed = current.moveTo(MirrorPartitionState.FAILED, error, clock.instant());
+        if (attempt < 0 || attempt >= config.failed().retry().maxAttempts()) {
+            failed = failed.withRetryAttempt(-1);
+        }
+        host.persistPartitions(name, Map.of(partition, failed));
+        host.liveRuntime(name).ifPresent(r -> r.fetcher.remove(partition, false));
+        LOGGER.errorf("Mirror %s: %s FAILED (retry attempt %d): %s", name, partition, failed.retryAttempt(), error);
+        if (failed.retryAttempt() >= 0) {
+            long delay = retryBackoff.backoff(failed.retryAttempt());
+            int epoch = failed.stateEpoch();
+            thread.schedule("retry of " + partition, delay, () -> retry(name, partition, epoch));
+        }
+    }
+
+    private void retry(String name, MirrorPartition partition, int epoch) {
+        PartitionStatus current = host.partitions(name).get(partition);
+        if (current == null || current.stateEpoch() != epoch || current.state() != MirrorPartitionState.FAILED || !host.isActive()) {
+            return;
+        }
+        try {
+            host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
+                    .withRetryAttempt(current.retryAttempt() + 1)));
+            truncate(name, partition);
+        } catch (RuntimeException e) {
+            LOGGER.warnf("Mirror %s: retry of %s failed: %s", name, partition, e.getMessage());
+        }
+    }
+
+    /** The partition mirrors data again: its automatic retries start from zero next time. */
+    private void resetRetries(String name, MirrorPartition partition) {
+        PartitionStatus current = host.partitions(name).get(partition);
+        if (current != null && current.retryAttempt() != 0 && current.state() == MirrorPartitionState.MIRRORING) {
+            host.persistPartitions(name, Map.of(partition, current.withRetryAttempt(0)));
+        }
+    }
+
+    void act(String name, TopicVerb verb, MirrorPartition partition) {
+        switch (verb) {
+            case PAUSE -> host.runtime(name).fetcher.remove(partition, false).thenAccept(last -> thread.run("pause of " + partition,
+                    () -> settle(name, partition, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, last)));
+            // the destination's end is the checkpoint, but only once its last batch is checked against the source:
+            // a write while the partition was paused (or the service down) must not be taken as mirrored data
+            case RESUME -> recheck(name, partition, MirrorPartitionState.MIRRORING, "resume", -1);
+            case RECOVER -> truncate(name, partition);
+            case STOP -> stopPartitions(name, List.of(partition));
+        }
+    }
+
+    /** Takes the partitions out of the data plane; once all of a topic's are out, restores its configs and settles them STOPPED. */
+    void stopPartitions(String name, Collection<MirrorPartition> stopping) {
+        MirrorRuntime runtime;
+        try {
+            runtime = host.runtime(name);
+        } catch (RuntimeException e) {
+            awaitClientsToStop(name, stopping, e);
+            return;
+        }
+        Map<String, List<MirrorPartition>> byTopic = new TreeMap<>();
+        stopping.forEach(p -> byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p));
+        byTopic.forEach((topic, ps) -> {
+            Map<MirrorPartition, CompletableFuture<MirrorFetcher.Progress>> removals = new HashMap<>();
+            Map<MirrorPartition, Integer> epochs = new HashMap<>();
+            ps.forEach(p -> {
+                removals.put(p, runtime.fetcher.remove(p, true)); // a stopped topic never shows uncommitted data as committed
+                epochs.put(p, host.partitions(name).get(p).stateEpoch());
+            });
+            CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new)).thenRunAsync(() -> {
+                boolean othersActive = host.partitions(name).entrySet().stream().anyMatch(e -> e.getKey().topic().equals(topic)
+                        && !removals.containsKey(e.getKey()) && e.getValue().state() != MirrorPartitionState.STOPPED);
+                String error = null;
+                if (!othersActive) {
+                    try {
+                        runtime.topics.restore(topic);
+                    } catch (Exception e) {
+                        error = "mirror-owned configs of the destination topic could not be restored: " + e;
+                    }
+                }
+                String restoreError = error;
+                thread.run("stop of " + topic, () -> removals.forEach((p, removal) -> {
+                    PartitionStatus now = host.partitions(name).get(p);
+                    if (now != null && now.stateEpoch() >= epochs.get(p)) {
+                        settle(name, p, MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPED, restoreError, removal.getNow(null));
+                    }
+                }));
+            }, runtime.workers);
+        });
+    }
+
+    private void settle(String name, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error,
+            MirrorFetcher.Progress last) {
+        PartitionStatus current = host.partitions(name).get(partition);
+        if (current != null && current.state() == from) {
+            PartitionStatus next = current.moveTo(to, error != null ? error : current.error(), clock.instant());
+            if (last != null && last.lastMirroredEpoch() >= 0) {
+                next = next.withLastMirroredEpoch(last.lastMirroredEpoch());
+            }
+            host.persistPartitions(name, Map.of(partition, next));
+            LOGGER.infof("Mirror %s: %s %s", name, partition, to);
+        }
+    }
+
+    /**
+     * A stop needs the mirror's clients (to restore the destination topic's configs from the source's and to abort
+     * the destination transactions it holds open); while they cannot be built, the partitions stay STOPPING with the
+     * reason in describe and the stop is tried again every few seconds.
+     */
+    private void awaitClientsToStop(String name, Collection<MirrorPartition> stopping, RuntimeException cause) {
+        String reason = "stopping waits for the mirror's clients: " + cause.getMessage();
+        Map<MirrorPartition, PartitionStatus> waiting = new TreeMap<>();
+        stopping.forEach(p -> {
+            PartitionStatus current = host.partitions(name).get(p);
+            if (current != null && current.state() == MirrorPartitionState.STOPPING && !reason.equals(current.error())) {
+                waiting.put(p, current.moveTo(MirrorPartitionState.STOPPING, reason, clock.instant()));
+            }
+        });
+        if (!waiting.isEmpty()) {
+            host.persistPartitions(name, waiting);
+            LOGGER.warnf("Mirror %s: %s", name, reason);
+        }
+        thread.schedule("stop of " + name, TimeUnit.SECONDS.toMillis(STOP_RETRY_SECONDS), () -> {
+            List<MirrorPartition> still = stopping.stream().filter(p -> host.partitions(name).containsKey(p)
+                    && host.partitions(name).get(p).state() == MirrorPartitionState.STOPPING).toList();
+            if (!still.isEmpty() && host.exists(name)) {
+                stopPartitions(name, still);
+            }
+        });
+    }
+
+    /** After a restart: every partition continues from its persisted state. */
+    void resume(String name) {
+        try {
+            host.partitions(name).forEach((p, s) -> {
+                switch (s.state()) {
+                    case LOG_TRUNCATION -> truncate(name, p);
+                    case MIRRORING -> act(name, TopicVerb.RESUME, p);
+                    // the epoch's end on the source is not persisted: after a restart the prefix check alone decides
+                    case EPOCH_FENCING -> recheck(name, p, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + s.error() + ")", -1);
+                    case PAUSING -> settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, null);
+                    case STOPPING -> stopPartitions(name, List.of(p));
+                    case FAILED -> {
+                        if (s.retryAttempt() >= 0) {
+                            thread.schedule("retry of " + p, config.failed().retry().initialBackoffMs(), () -> retry(name, p, s.stateEpoch()));
+                        }
+                    }
+                    default -> {
+                    }
+                }
+            });
+        } catch (RuntimeException e) {
+            LOGGER.errorf(e, "Mirror %s: could not resume its partitions", name);
+        }
+    }
+
+    /** Mirrors whose source answers with another cluster id: no data plane until it is the right cluster again. */
+    private final Map<String, String> halted = new ConcurrentHashMap<>();
+
+    /** Why the mirror is halted, or null. */
+    String haltedReason(String name) {
+        return halted.get(name);
+    }
+
+    /**
+     * The source cluster's id is not the one the mirror was created for: take every partition out of the data
+     * plane (persisted states stay as they are) until {@link #unhalt} finds the right cluster again.
+     */
+    void halt(String name, String actualClusterId) {
+        thread.run("halt of " + name, () -> {
+            Mirror mirror = host.mirror(name).orElse(null);
+            if (mirror == null || halted.containsKey(name)) {
+                return;
+            }
+            String reason = "source cluster id is " + actualClusterId + ", but mirror '" + name + "' mirrors cluster "
+                    + mirror.sourceClusterId() + " (bootstrap " + mirror.config().bootstrapServers()
+                    + "): mirroring halted; point bootstrap.servers back at that cluster, or delete the mirror";
+            halted.put(name, reason);
+            metrics.mirrorHalted(name);
+            LOGGER.errorf("Mirror %s: %s", name, reason);
+            host.liveRuntime(name).ifPresent(r -> host.partitions(name).keySet().forEach(p -> r.fetcher.remove(p, false)));
+        });
+    }
+
+    /** The source is the right cluster again: partitions continue from their persisted states. */
+    void unhalt(String name) {
+        thread.run("unhalt of " + name, () -> {
+            if (halted.remove(name) != null) {
+                LOGGER.infof("Mirror %s: source cluster id matches again; mirroring resumes", name);
+                host.liveRuntime(name).ifPresent(r -> resume(name));
+            }
+        });
+    }
+
+    /** What the mirror's data plane reports, turned into partition transitions on the coordinator thread. */
+    MirrorFetcher.Listener listener(String name) {
+        return new MirrorFetcher.Listener() {
+            @Override
+            public void onFailed(MirrorPartition partition, String error) {
+                onDataPlaneFailure(name, partition, error);
+            }
+
+            @Override
+            public void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset) {
+                thread.run("epoch fencing of " + partition, () -> epochFencing(name, partition, reason, epochEndOffset));
+            }
+
+            @Override
+            public void onAppended(MirrorPartition partition, int records, int bytes) {
+                metrics.mirrored(name, records, bytes);
+                PartitionStatus current = host.partitions(name).get(partition);
+                if (current != null && current.retryAttempt() != 0) {
+                    thread.run("retry reset of " + partition, () -> resetRetries(name, partition));
+                }
+            }
+
+            @Override
+            public void onSourceClusterChanged(String actualClusterId) {
+                halt(name, actualClusterId);
+            }
+
+            @Override
+            public void onRequest(String api, boolean failed) {
+                metrics.request(name, api, failed);
+            }
+        };
+    }
+}
