@@ -3,20 +3,15 @@ package io.clustermirror.coordinator;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.ArrayList;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
 
 
-import io.clustermirror.fetch.DestinationTopics;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.jboss.logging.Logger;
@@ -32,8 +27,6 @@ import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
-import io.clustermirror.mirror.RegexList;
-import io.clustermirror.mirror.StartPlan;
 import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.state.MirrorStateStore;
 import io.clustermirror.state.MirrorStateStore.CoordinatorFencedException;
@@ -78,6 +71,7 @@ public class MirrorCoordinator implements SyncHost {
     private MirrorStateStore store;
     private final MirrorRuntimes runtimes;
     private final PartitionLifecycle lifecycle;
+    private final TopicStarts starts;
 
     public MirrorCoordinator(KafkaClients clients, MirrorServiceConfig config, MirrorConfigRules rules,
             SourceClusterProbe probe, MirrorMetrics metrics) {
@@ -88,6 +82,7 @@ public class MirrorCoordinator implements SyncHost {
         this.metrics = metrics;
         this.runtimes = new MirrorRuntimes(clients, config, metrics);
         this.lifecycle = new PartitionLifecycle(new LifecycleHost(), thread, config, metrics);
+        this.starts = new TopicStarts(new StartsHost(), rules, config.state().topic().name());
     }
 
     void onStart(@Observes StartupEvent event) {
@@ -318,130 +313,9 @@ public class MirrorCoordinator implements SyncHost {
         return runtimes.offsets(mirror, partitions(mirror).keySet().stream().filter(p -> p.topic().equals(topic)).toList());
     }
 
-    /**
-     * StartMirrorTopics: named topics and/or include/exclude patterns; one outcome per topic. Patterns are compiled
-     * and the config they extend is validated on a worker thread, never on the caller's (an HTTP event loop).
-     */
+    /** StartMirrorTopics: see {@link TopicStarts}. */
     public Uni<List<TopicOutcome>> startTopics(String name, TopicSelection selection) {
-        return Uni.createFrom().deferred(() -> {
-            requireActive();
-            Mirror mirror = require(name);
-            List<Pattern> includes = patterns(selection.include(), "include");
-            List<Pattern> excludes = patterns(selection.exclude(), "exclude");
-            if (selection.topics().isEmpty() && includes.isEmpty()) {
-                throw new MirrorException(MirrorError.INVALID_REQUEST, "Name topics and/or give include patterns", "topics");
-            }
-            withPatterns(mirror, selection); // the mirror's lists with these patterns added must be valid too
-            long started = System.nanoTime();
-            Set<String> reserved = ConcurrentHashMap.newKeySet();
-            return onCoordinator(() -> runtime(name)).chain(runtime -> Uni.createFrom().item(() -> prepareTopics(mirror, runtime, selection,
-                    includes, excludes, reserved)).runSubscriptionOn(runtime.workers))
-                    .invoke(prepared -> LOGGER.infof("Mirror %s: prepared %d destination topic(s) in %d ms", name, prepared.ready().size(),
-                            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)))
-                    .chain(prepared -> onCoordinator(() -> startPrepared(name, prepared, selection)))
-                    .onTermination().invoke(() -> starting.removeAll(reserved));
-        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
-    }
-
-    private record PreparedTopics(Map<String, DestinationTopics.Prepared> ready, List<TopicOutcome> failed) {
-    }
-
-    private PreparedTopics prepareTopics(Mirror mirror, MirrorRuntime runtime, TopicSelection selection, List<Pattern> includes,
-            List<Pattern> excludes, Set<String> reserved) {
-        Set<String> sourceTopics;
-        try {
-            sourceTopics = runtime.topics.sourceTopics();
-        } catch (Exception e) {
-            throw new MirrorException(MirrorError.SOURCE_METADATA_NOT_AVAILABLE, "Could not list the source topics: " + e);
-        }
-        List<Pattern> allExcludes = new ArrayList<>(excludes);
-        allExcludes.addAll(RegexList.compile(mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE)));
-        StartPlan plan = StartPlan.plan(mirror.name(), selection, includes, allExcludes, sourceTopics, config.state().topic().name(),
-                state.partitions());
-        List<String> excludedProps = mirror.config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
-        Map<String, DestinationTopics.Prepared> ready = new TreeMap<>();
-        List<TopicOutcome> failed = new ArrayList<>(plan.refusals().stream().map(r -> TopicOutcome.error(r.topic(), r.error(), r.reason()))
-                .toList());
-        for (StartPlan.Candidate candidate : plan.candidates()) {
-            String topic = candidate.topic();
-            if (!starting.add(topic)) {
-                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR,
-                        "another request is starting this topic right now"));
-                continue;
-            }
-            reserved.add(topic);
-            try {
-                runtime.topics.prepare(topic, excludedProps, candidate.mayAdopt()).ifPresentOrElse(p -> ready.put(topic, p), () -> failed.add(
-                        TopicOutcome.error(topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster")));
-            } catch (DestinationTopics.TopicConflictException e) {
-                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_EXISTS, e.getMessage()));
-            } catch (Exception e) {
-                failed.add(TopicOutcome.error(topic, MirrorError.INVALID_CONFIG, "could not prepare the destination topic: " + e.getMessage()));
-            }
-        }
-        return new PreparedTopics(ready, failed);
-    }
-
-    private List<TopicOutcome> startPrepared(String name, PreparedTopics prepared, TopicSelection selection) {
-        requireActive();
-        Mirror mirror = require(name);
-        List<TopicOutcome> outcomes = new ArrayList<>(prepared.failed());
-        if (!selection.include().isEmpty() || !selection.exclude().isEmpty()) {
-            Mirror updated = mirror.withConfig(withPatterns(mirror, selection), clock.instant());
-            persist(() -> store.putMirror(updated));
-            state = state.with(updated);
-        }
-        Map<MirrorPartition, PartitionStatus> changed = new TreeMap<>();
-        Instant now = clock.instant();
-        for (DestinationTopics.Prepared topic : prepared.ready().values()) {
-            for (int p = 0; p < topic.partitions(); p++) {
-                MirrorPartition partition = new MirrorPartition(topic.topic(), p);
-                PartitionStatus current = partitions(name).getOrDefault(partition, PartitionStatus.initial(now));
-                if (current.state() != MirrorPartitionState.UNKNOWN && current.state() != MirrorPartitionState.STOPPED) {
-                    continue;
-                }
-                changed.put(partition, current.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now));
-            }
-            outcomes.add(TopicOutcome.ok(topic.topic(), topic.partitions(), "STARTED"));
-        }
-        persistPartitions(name, changed);
-        changed.keySet().forEach(p -> lifecycle.truncate(name, p));
-        outcomes.sort(java.util.Comparator.comparing(TopicOutcome::topic));
-        return outcomes;
-    }
-
-    /** The mirror's config with the selection's include/exclude patterns added, validated (INVALID_REQUEST naming the list). */
-    private MirrorConfig withPatterns(Mirror mirror, TopicSelection selection) {
-        Map<String, String> set = new HashMap<>();
-        appendPatterns(mirror, MirrorConfig.TOPICS_INCLUDE, selection.include(), "", set);
-        appendPatterns(mirror, MirrorConfig.TOPICS_EXCLUDE, selection.exclude(), MirrorConfig.DEFAULT_TOPICS_EXCLUDE, set);
-        if (set.isEmpty()) {
-            return mirror.config();
-        }
-        try {
-            return rules.alter(mirror.config(), set, Set.of());
-        } catch (MirrorException e) {
-            String field = e.field() != null && e.field().endsWith(MirrorConfig.TOPICS_EXCLUDE) ? "exclude" : "include";
-            throw new MirrorException(MirrorError.INVALID_REQUEST, "The mirror's patterns with this request's added would be invalid: "
-                    + e.getMessage(), field);
-        }
-    }
-
-    private static void appendPatterns(Mirror mirror, String key, List<String> added, String defaultValue, Map<String, String> set) {
-        if (added.isEmpty()) {
-            return;
-        }
-        Set<String> all = new java.util.LinkedHashSet<>(mirror.config().list(key, defaultValue));
-        all.addAll(added);
-        set.put(key, String.join(",", all));
-    }
-
-    private static List<Pattern> patterns(List<String> regexes, String field) {
-        try {
-            return RegexList.compile(regexes);
-        } catch (IllegalArgumentException e) {
-            throw new MirrorException(MirrorError.INVALID_REQUEST, "'" + field + "': " + e.getMessage(), field);
-        }
+        return starts.start(name, selection);
     }
 
     /** Pause, resume, stop or recover the named topics; all-or-nothing validation against the transition table. */
@@ -509,8 +383,6 @@ public class MirrorCoordinator implements SyncHost {
         state = state.withPartitions(name, changed);
     }
 
-    /** Topics a start is preparing right now (any mirror): a second start of one of them is refused, not run twice. */
-    private final Set<String> starting = ConcurrentHashMap.newKeySet();
     @Override
     public String haltedReason(String name) {
         return lifecycle.haltedReason(name);
@@ -647,6 +519,46 @@ public class MirrorCoordinator implements SyncHost {
         @Override
         public java.util.Optional<MirrorRuntime> liveRuntime(String name) {
             return runtimes.live(name);
+        }
+    }
+
+    /** The coordinator as a start sees it. */
+    private final class StartsHost implements TopicStarts.Host {
+        @Override
+        public Mirror require(String name) {
+            requireActive();
+            return MirrorCoordinator.this.require(name);
+        }
+
+        @Override
+        public <T> Uni<T> onCoordinator(Supplier<T> action) {
+            return MirrorCoordinator.this.onCoordinator(action);
+        }
+
+        @Override
+        public MirrorRuntime runtime(String name) {
+            return MirrorCoordinator.this.runtime(name);
+        }
+
+        @Override
+        public Map<String, Map<MirrorPartition, PartitionStatus>> allPartitions() {
+            return state.partitions();
+        }
+
+        @Override
+        public void persistMirror(Mirror updated) {
+            persist(() -> store.putMirror(updated));
+            state = state.with(updated);
+        }
+
+        @Override
+        public void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
+            MirrorCoordinator.this.persistPartitions(mirror, changed);
+        }
+
+        @Override
+        public void truncate(String mirror, MirrorPartition partition) {
+            lifecycle.truncate(mirror, partition);
         }
     }
 }

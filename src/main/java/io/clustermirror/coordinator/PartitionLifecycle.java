@@ -2,16 +2,13 @@ package io.clustermirror.coordinator;
 
 import java.time.Clock;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.common.utils.ExponentialBackoff;
 import org.jboss.logging.Logger;
@@ -36,8 +33,6 @@ import io.clustermirror.mirror.PartitionStatus;
 final class PartitionLifecycle {
 
     private static final Logger LOGGER = Logger.getLogger(PartitionLifecycle.class);
-    /** How often a stop that waits for the mirror's clients is tried again. */
-    private static final long STOP_RETRY_SECONDS = 3;
 
     /** What the lifecycle needs from the coordinator: its state, the writer of that state, and the mirrors' runtimes. */
     interface Host {
@@ -72,14 +67,21 @@ final class PartitionLifecycle {
     private final ExponentialBackoff retryBackoff;
     /** Alignment and other progress notes per partition, for describe. */
     private final Map<String, String> progress = new ConcurrentHashMap<>();
+    private final TopicStops stops;
 
     PartitionLifecycle(Host host, CoordinatorThread thread, MirrorServiceConfig config, MirrorMetrics metrics) {
         this.host = host;
         this.thread = thread;
         this.config = config;
         this.metrics = metrics;
+        this.stops = new TopicStops(host, thread, this::settle);
         this.retryBackoff = new ExponentialBackoff(config.failed().retry().initialBackoffMs(), 2, config.failed().retry().maxBackoffMs(),
                 0.2);
+    }
+
+    /** Stops the partitions (STOPPING to STOPPED): see {@link TopicStops}. */
+    void stopPartitions(String name, Collection<MirrorPartition> stopping) {
+        stops.stop(name, stopping);
     }
 
     /** The progress note of the partition's current (or last) step, for describe. */
@@ -319,51 +321,12 @@ final class PartitionLifecycle {
             // a write while the partition was paused (or the service down) must not be taken as mirrored data
             case RESUME -> recheck(name, partition, MirrorPartitionState.MIRRORING, "resume", -1);
             case RECOVER -> truncate(name, partition);
-            case STOP -> stopPartitions(name, List.of(partition));
+            case STOP -> stops.stop(name, List.of(partition));
         }
     }
 
-    /** Takes the partitions out of the data plane; once all of a topic's are out, restores its configs and settles them STOPPED. */
-    void stopPartitions(String name, Collection<MirrorPartition> stopping) {
-        MirrorRuntime runtime;
-        try {
-            runtime = host.runtime(name);
-        } catch (RuntimeException e) {
-            awaitClientsToStop(name, stopping, e);
-            return;
-        }
-        Map<String, List<MirrorPartition>> byTopic = new TreeMap<>();
-        stopping.forEach(p -> byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p));
-        byTopic.forEach((topic, ps) -> {
-            Map<MirrorPartition, CompletableFuture<MirrorFetcher.Progress>> removals = new HashMap<>();
-            Map<MirrorPartition, Integer> epochs = new HashMap<>();
-            ps.forEach(p -> {
-                removals.put(p, runtime.fetcher.remove(p, true)); // a stopped topic never shows uncommitted data as committed
-                epochs.put(p, host.partitions(name).get(p).stateEpoch());
-            });
-            CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new)).thenRunAsync(() -> {
-                boolean othersActive = host.partitions(name).entrySet().stream().anyMatch(e -> e.getKey().topic().equals(topic)
-                        && !removals.containsKey(e.getKey()) && e.getValue().state() != MirrorPartitionState.STOPPED);
-                String error = null;
-                if (!othersActive) {
-                    try {
-                        runtime.topics.restore(topic);
-                    } catch (Exception e) {
-                        error = "mirror-owned configs of the destination topic could not be restored: " + e;
-                    }
-                }
-                String restoreError = error;
-                thread.run("stop of " + topic, () -> removals.forEach((p, removal) -> {
-                    PartitionStatus now = host.partitions(name).get(p);
-                    if (now != null && now.stateEpoch() >= epochs.get(p)) {
-                        settle(name, p, MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPED, restoreError, removal.getNow(null));
-                    }
-                }));
-            }, runtime.workers);
-        });
-    }
-
-    private void settle(String name, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error,
+    /** Moves a partition that is still {@code from} on to {@code to}, keeping the last mirrored epoch the data plane reached. */
+    void settle(String name, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error,
             MirrorFetcher.Progress last) {
         PartitionStatus current = host.partitions(name).get(partition);
         if (current != null && current.state() == from) {
@@ -376,33 +339,6 @@ final class PartitionLifecycle {
         }
     }
 
-    /**
-     * A stop needs the mirror's clients (to restore the destination topic's configs from the source's and to abort
-     * the destination transactions it holds open); while they cannot be built, the partitions stay STOPPING with the
-     * reason in describe and the stop is tried again every few seconds.
-     */
-    private void awaitClientsToStop(String name, Collection<MirrorPartition> stopping, RuntimeException cause) {
-        String reason = "stopping waits for the mirror's clients: " + cause.getMessage();
-        Map<MirrorPartition, PartitionStatus> waiting = new TreeMap<>();
-        stopping.forEach(p -> {
-            PartitionStatus current = host.partitions(name).get(p);
-            if (current != null && current.state() == MirrorPartitionState.STOPPING && !reason.equals(current.error())) {
-                waiting.put(p, current.moveTo(MirrorPartitionState.STOPPING, reason, clock.instant()));
-            }
-        });
-        if (!waiting.isEmpty()) {
-            host.persistPartitions(name, waiting);
-            LOGGER.warnf("Mirror %s: %s", name, reason);
-        }
-        thread.schedule("stop of " + name, TimeUnit.SECONDS.toMillis(STOP_RETRY_SECONDS), () -> {
-            List<MirrorPartition> still = stopping.stream().filter(p -> host.partitions(name).containsKey(p)
-                    && host.partitions(name).get(p).state() == MirrorPartitionState.STOPPING).toList();
-            if (!still.isEmpty() && host.exists(name)) {
-                stopPartitions(name, still);
-            }
-        });
-    }
-
     /** After a restart: every partition continues from its persisted state. */
     void resume(String name) {
         try {
@@ -413,7 +349,7 @@ final class PartitionLifecycle {
                     // the epoch's end on the source is not persisted: after a restart the prefix check alone decides
                     case EPOCH_FENCING -> recheck(name, p, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + s.error() + ")", -1);
                     case PAUSING -> settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, null);
-                    case STOPPING -> stopPartitions(name, List.of(p));
+                    case STOPPING -> stops.stop(name, List.of(p));
                     case FAILED -> {
                         if (s.retryAttempt() >= 0) {
                             thread.schedule("retry of " + p, config.failed().retry().initialBackoffMs(), () -> retry(name, p, s.stateEpoch()));

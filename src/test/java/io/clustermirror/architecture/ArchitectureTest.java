@@ -76,13 +76,13 @@ class ArchitectureTest {
     }
 
     /**
-     * No main class past ~450 lines. The classes that issue 10 is splitting are capped at their size when it was filed (MirrorFetcher: plus the import of a record that moved out of its package), so that they
-     * can only shrink; the cap goes when they are split.
+     * No main class past ~450 lines. The two that issue 10 has still to split are capped at their size now (the
+     * coordinator was 1,074 lines when it was filed; MirrorFetcher holds one more import than then), so that they can
+     * only shrink; the caps go when they are split.
      */
     @Test
     void mainClassesShouldStaySmall() throws IOException {
-        Map<String, Integer> capped = Map.of("coordinator/MirrorCoordinator.java", 1074, "coordinator/PartitionLifecycle.java", 1074,
-                "fetch/MirrorFetcher.java", 879);
+        Map<String, Integer> capped = Map.of("coordinator/MirrorCoordinator.java", 564, "fetch/MirrorFetcher.java", 879);
         Path root = Path.of("src/main/java/io/clustermirror");
         Map<String, Long> over = new TreeMap<>();
         try (Stream<Path> files = Files.walk(root)) {

@@ -1,0 +1,199 @@
+package io.clustermirror.coordinator;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+
+import org.jboss.logging.Logger;
+
+import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorConfigRules;
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.RegexList;
+import io.clustermirror.mirror.StartPlan;
+import io.clustermirror.mirror.TopicSelection;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
+
+/**
+ * StartMirrorTopics: the selection is checked (patterns bounded and compiled, the mirror's lists with the new ones
+ * valid), planned ({@link StartPlan}), each candidate is reserved (overlapping starts of a topic have one winner) and
+ * its destination topic prepared on the mirror's workers, then the new patterns and the partitions' LOG_TRUNCATION are
+ * persisted on the coordinator thread, and LOG_TRUNCATION starts.
+ */
+final class TopicStarts {
+
+    private static final Logger LOGGER = Logger.getLogger(TopicStarts.class);
+
+    /** What a start needs from the coordinator. */
+    interface Host {
+        /** The mirror, or UNKNOWN_CLUSTER_MIRROR (COORDINATOR_NOT_AVAILABLE while the state is not loaded). */
+        Mirror require(String name);
+
+        <T> Uni<T> onCoordinator(Supplier<T> action);
+
+        /** The mirror's runtime, built on first use (coordinator thread). */
+        MirrorRuntime runtime(String name);
+
+        Map<String, Map<MirrorPartition, PartitionStatus>> allPartitions();
+
+        /** Persists the mirror (its patterns grew), then makes it the state (coordinator thread). */
+        void persistMirror(Mirror updated);
+
+        void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed);
+
+        /** Starts LOG_TRUNCATION of a partition just persisted in that state. */
+        void truncate(String mirror, MirrorPartition partition);
+    }
+
+    private final Host host;
+    private final MirrorConfigRules rules;
+    private final String stateTopic;
+    private final Clock clock = Clock.systemUTC();
+    /** Topics a start is preparing right now (any mirror): a second start of one of them is refused, not run twice. */
+    private final Set<String> starting = ConcurrentHashMap.newKeySet();
+
+    TopicStarts(Host host, MirrorConfigRules rules, String stateTopic) {
+        this.host = host;
+        this.rules = rules;
+        this.stateTopic = stateTopic;
+    }
+
+    /** One outcome per topic; patterns are compiled and checked on a worker thread, never on the caller's (an HTTP event loop). */
+    Uni<List<TopicOutcome>> start(String name, TopicSelection selection) {
+        return Uni.createFrom().deferred(() -> {
+            Mirror mirror = host.require(name);
+            List<Pattern> includes = patterns(selection.include(), "include");
+            List<Pattern> excludes = patterns(selection.exclude(), "exclude");
+            if (selection.topics().isEmpty() && includes.isEmpty()) {
+                throw new MirrorException(MirrorError.INVALID_REQUEST, "Name topics and/or give include patterns", "topics");
+            }
+            withPatterns(mirror, selection); // the mirror's lists with these patterns added must be valid too
+            long started = System.nanoTime();
+            Set<String> reserved = ConcurrentHashMap.newKeySet();
+            return host.onCoordinator(() -> host.runtime(name)).chain(runtime -> Uni.createFrom().item(() -> prepareTopics(mirror, runtime, selection,
+                    includes, excludes, reserved)).runSubscriptionOn(runtime.workers))
+                    .invoke(prepared -> LOGGER.infof("Mirror %s: prepared %d destination topic(s) in %d ms", name, prepared.ready().size(),
+                            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)))
+                    .chain(prepared -> host.onCoordinator(() -> startPrepared(name, prepared, selection)))
+                    .onTermination().invoke(() -> starting.removeAll(reserved));
+        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
+    }
+
+    private record PreparedTopics(Map<String, DestinationTopics.Prepared> ready, List<TopicOutcome> failed) {
+    }
+
+    private PreparedTopics prepareTopics(Mirror mirror, MirrorRuntime runtime, TopicSelection selection, List<Pattern> includes,
+            List<Pattern> excludes, Set<String> reserved) {
+        Set<String> sourceTopics;
+        try {
+            sourceTopics = runtime.topics.sourceTopics();
+        } catch (Exception e) {
+            throw new MirrorException(MirrorError.SOURCE_METADATA_NOT_AVAILABLE, "Could not list the source topics: " + e);
+        }
+        List<Pattern> allExcludes = new ArrayList<>(excludes);
+        allExcludes.addAll(RegexList.compile(mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE)));
+        StartPlan plan = StartPlan.plan(mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic,
+                host.allPartitions());
+        List<String> excludedProps = mirror.config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
+        Map<String, DestinationTopics.Prepared> ready = new TreeMap<>();
+        List<TopicOutcome> failed = new ArrayList<>(plan.refusals().stream().map(r -> TopicOutcome.error(r.topic(), r.error(), r.reason()))
+                .toList());
+        for (StartPlan.Candidate candidate : plan.candidates()) {
+            String topic = candidate.topic();
+            if (!starting.add(topic)) {
+                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR,
+                        "another request is starting this topic right now"));
+                continue;
+            }
+            reserved.add(topic);
+            try {
+                runtime.topics.prepare(topic, excludedProps, candidate.mayAdopt()).ifPresentOrElse(p -> ready.put(topic, p), () -> failed.add(
+                        TopicOutcome.error(topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster")));
+            } catch (DestinationTopics.TopicConflictException e) {
+                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_EXISTS, e.getMessage()));
+            } catch (Exception e) {
+                failed.add(TopicOutcome.error(topic, MirrorError.INVALID_CONFIG, "could not prepare the destination topic: " + e.getMessage()));
+            }
+        }
+        return new PreparedTopics(ready, failed);
+    }
+
+    private List<TopicOutcome> startPrepared(String name, PreparedTopics prepared, TopicSelection selection) {
+        Mirror mirror = host.require(name);
+        List<TopicOutcome> outcomes = new ArrayList<>(prepared.failed());
+        if (!selection.include().isEmpty() || !selection.exclude().isEmpty()) {
+            Mirror updated = mirror.withConfig(withPatterns(mirror, selection), clock.instant());
+            host.persistMirror(updated);
+        }
+        Map<MirrorPartition, PartitionStatus> changed = new TreeMap<>();
+        Instant now = clock.instant();
+        Map<MirrorPartition, PartitionStatus> current = host.allPartitions().getOrDefault(name, Map.of());
+        for (DestinationTopics.Prepared topic : prepared.ready().values()) {
+            int before = changed.size();
+            for (int p = 0; p < topic.partitions(); p++) {
+                MirrorPartition partition = new MirrorPartition(topic.topic(), p);
+                PartitionStatus status = current.getOrDefault(partition, PartitionStatus.initial(now));
+                if (status.state() == MirrorPartitionState.UNKNOWN || status.state() == MirrorPartitionState.STOPPED) {
+                    changed.put(partition, status.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now));
+                }
+            }
+            // decided here, on the coordinator thread: a start that planned before another one persisted its start loses
+            outcomes.add(changed.size() > before ? TopicOutcome.ok(topic.topic(), topic.partitions(), "STARTED")
+                    : TopicOutcome.error(topic.topic(), MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR, "topic is already mirrored"));
+        }
+        host.persistPartitions(name, changed);
+        changed.keySet().forEach(p -> host.truncate(name, p));
+        outcomes.sort(java.util.Comparator.comparing(TopicOutcome::topic));
+        return outcomes;
+    }
+
+    /** The mirror's config with the selection's include/exclude patterns added, validated (INVALID_REQUEST naming the list). */
+    private MirrorConfig withPatterns(Mirror mirror, TopicSelection selection) {
+        Map<String, String> set = new HashMap<>();
+        appendPatterns(mirror, MirrorConfig.TOPICS_INCLUDE, selection.include(), "", set);
+        appendPatterns(mirror, MirrorConfig.TOPICS_EXCLUDE, selection.exclude(), MirrorConfig.DEFAULT_TOPICS_EXCLUDE, set);
+        if (set.isEmpty()) {
+            return mirror.config();
+        }
+        try {
+            return rules.alter(mirror.config(), set, Set.of());
+        } catch (MirrorException e) {
+            String field = e.field() != null && e.field().endsWith(MirrorConfig.TOPICS_EXCLUDE) ? "exclude" : "include";
+            throw new MirrorException(MirrorError.INVALID_REQUEST, "The mirror's patterns with this request's added would be invalid: "
+                    + e.getMessage(), field);
+        }
+    }
+
+    private static void appendPatterns(Mirror mirror, String key, List<String> added, String defaultValue, Map<String, String> set) {
+        if (added.isEmpty()) {
+            return;
+        }
+        Set<String> all = new java.util.LinkedHashSet<>(mirror.config().list(key, defaultValue));
+        all.addAll(added);
+        set.put(key, String.join(",", all));
+    }
+
+    private static List<Pattern> patterns(List<String> regexes, String field) {
+        try {
+            return RegexList.compile(regexes);
+        } catch (IllegalArgumentException e) {
+            throw new MirrorException(MirrorError.INVALID_REQUEST, "'" + field + "': " + e.getMessage(), field);
+        }
+    }
+}

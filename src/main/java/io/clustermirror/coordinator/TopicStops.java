@@ -1,0 +1,116 @@
+package io.clustermirror.coordinator;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.jboss.logging.Logger;
+
+import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
+
+/**
+ * StopMirrorTopics once the partitions are STOPPING: each leaves the data plane (open destination transactions are
+ * aborted: a stopped topic never shows uncommitted data as committed); once a topic has no active partition left, its
+ * mirror-owned configs go back to the source's values and its read-only guard is lifted, and the partitions settle
+ * STOPPED. While the mirror's clients cannot be built, the stop waits, saying why, and is tried again.
+ */
+final class TopicStops {
+
+    private static final Logger LOGGER = Logger.getLogger(TopicStops.class);
+    /** How often a stop that waits for the mirror's clients is tried again. */
+    private static final long RETRY_SECONDS = 3;
+
+    /** Moves a partition still in {@code from} to {@code to}, with the data plane's last progress. */
+    @FunctionalInterface
+    interface Settler {
+        void settle(String mirror, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error,
+                MirrorFetcher.Progress last);
+    }
+
+    private final PartitionLifecycle.Host host;
+    private final CoordinatorThread thread;
+    private final Settler settler;
+    private final Clock clock = Clock.systemUTC();
+
+    TopicStops(PartitionLifecycle.Host host, CoordinatorThread thread, Settler settler) {
+        this.host = host;
+        this.thread = thread;
+        this.settler = settler;
+    }
+
+    /** Takes the partitions out of the data plane; once all of a topic's are out, restores its configs and settles them STOPPED. */
+    void stop(String name, Collection<MirrorPartition> stopping) {
+        MirrorRuntime runtime;
+        try {
+            runtime = host.runtime(name);
+        } catch (RuntimeException e) {
+            awaitClientsToStop(name, stopping, e);
+            return;
+        }
+        Map<String, List<MirrorPartition>> byTopic = new TreeMap<>();
+        stopping.forEach(p -> byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p));
+        byTopic.forEach((topic, ps) -> {
+            Map<MirrorPartition, CompletableFuture<MirrorFetcher.Progress>> removals = new HashMap<>();
+            Map<MirrorPartition, Integer> epochs = new HashMap<>();
+            ps.forEach(p -> {
+                removals.put(p, runtime.fetcher.remove(p, true)); // a stopped topic never shows uncommitted data as committed
+                epochs.put(p, host.partitions(name).get(p).stateEpoch());
+            });
+            CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new)).thenRunAsync(() -> {
+                boolean othersActive = host.partitions(name).entrySet().stream().anyMatch(e -> e.getKey().topic().equals(topic)
+                        && !removals.containsKey(e.getKey()) && e.getValue().state() != MirrorPartitionState.STOPPED);
+                String error = null;
+                if (!othersActive) {
+                    try {
+                        runtime.topics.restore(topic);
+                    } catch (Exception e) {
+                        error = "mirror-owned configs of the destination topic could not be restored: " + e;
+                    }
+                }
+                String restoreError = error;
+                thread.run("stop of " + topic, () -> removals.forEach((p, removal) -> {
+                    PartitionStatus now = host.partitions(name).get(p);
+                    if (now != null && now.stateEpoch() >= epochs.get(p)) {
+                        settler.settle(name, p, MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPED, restoreError, removal.getNow(null));
+                    }
+                }));
+            }, runtime.workers);
+        });
+    }
+
+    /**
+     * A stop needs the mirror's clients (to restore the destination topic's configs from the source's and to abort
+     * the destination transactions it holds open); while they cannot be built, the partitions stay STOPPING with the
+     * reason in describe and the stop is tried again every few seconds.
+     */
+    private void awaitClientsToStop(String name, Collection<MirrorPartition> stopping, RuntimeException cause) {
+        String reason = "stopping waits for the mirror's clients: " + cause.getMessage();
+        Map<MirrorPartition, PartitionStatus> waiting = new TreeMap<>();
+        stopping.forEach(p -> {
+            PartitionStatus current = host.partitions(name).get(p);
+            if (current != null && current.state() == MirrorPartitionState.STOPPING && !reason.equals(current.error())) {
+                waiting.put(p, current.moveTo(MirrorPartitionState.STOPPING, reason, clock.instant()));
+            }
+        });
+        if (!waiting.isEmpty()) {
+            host.persistPartitions(name, waiting);
+            LOGGER.warnf("Mirror %s: %s", name, reason);
+        }
+        thread.schedule("stop of " + name, TimeUnit.SECONDS.toMillis(RETRY_SECONDS), () -> {
+            List<MirrorPartition> still = stopping.stream().filter(p -> host.partitions(name).containsKey(p)
+                    && host.partitions(name).get(p).state() == MirrorPartitionState.STOPPING).toList();
+            if (!still.isEmpty() && host.exists(name)) {
+                stop(name, still);
+            }
+        });
+    }
+}
