@@ -35,7 +35,7 @@ public class RequestBodies implements ReaderInterceptor {
         if (body.length > 0) {
             JsonNode tree = json.readTree(body);
             if (tree != null && tree.isObject()) {
-                tree.fields().forEachRemaining(field -> {
+                tree.properties().forEach(field -> {
                     if (field.getValue().isNull()) {
                         throw new MirrorException(MirrorError.INVALID_REQUEST, "Field '" + field.getKey()
                                 + "' must not be null; leave it out instead", field.getKey());

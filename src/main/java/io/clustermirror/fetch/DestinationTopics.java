@@ -38,6 +38,8 @@ public final class DestinationTopics {
 
     /** The topic cannot be mirrored as asked (e.g. the destination has more partitions than the source). */
     public static final class TopicMismatchException extends Exception {
+        private static final long serialVersionUID = 1L;
+
         public TopicMismatchException(String message) {
             super(message);
         }
@@ -48,6 +50,8 @@ public final class DestinationTopics {
      * untouched, no guard ACL, no config change, never recreated.
      */
     public static final class TopicConflictException extends Exception {
+        private static final long serialVersionUID = 1L;
+
         public TopicConflictException(String topic) {
             super("destination topic " + topic + " already exists and was not created by this mirror; it was left untouched. "
                     + "To mirror into it (it gets the read-only guard and the mirror-owned configs, and with "

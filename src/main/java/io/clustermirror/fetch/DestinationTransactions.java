@@ -114,6 +114,8 @@ final class DestinationTransactions {
 
     /** The destination refused a transaction step for a reason retrying will not change. */
     static final class Refused extends IOException {
+        private static final long serialVersionUID = 1L;
+
         Refused(String message) {
             super(message);
         }

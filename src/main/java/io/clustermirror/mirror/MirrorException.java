@@ -7,6 +7,8 @@ import java.util.Objects;
  * errors, the request field at fault.
  */
 public class MirrorException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
 
     private final MirrorError error;
     private final String field;

@@ -259,6 +259,8 @@ public final class MirrorStateStore implements AutoCloseable {
      * so the caller re-opens the store and takes the replayed state as the truth.
      */
     public static final class StateWriteException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
         StateWriteException(String topic, Throwable cause) {
             super("Could not write to " + topic + ": " + cause, cause);
         }
@@ -266,6 +268,8 @@ public final class MirrorStateStore implements AutoCloseable {
 
     /** Another instance now owns the state topic; this one must stop writing. */
     public static final class CoordinatorFencedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
         CoordinatorFencedException(String topic, Throwable cause) {
             super("Another Cluster Mirror instance has taken over " + topic + " (this one is fenced): " + cause.getMessage(), cause);
         }
