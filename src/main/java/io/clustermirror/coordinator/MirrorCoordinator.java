@@ -50,6 +50,10 @@ import jakarta.enterprise.event.Observes;
  * applied in memory, all on one coordinator thread, so concurrent requests are serialised the way a
  * Kafka coordinator serialises its partition's events. Reads see an immutable snapshot and never wait.
  * Slow remote calls (contacting a source cluster) happen before entering the coordinator thread.
+ * Its rooms: {@link CoordinatorThread} (the thread), {@link CoordinatorState} (the snapshot), {@link TopicStarts} and
+ * {@link TopicStops} (the verbs that take and hand back destination topics), {@link PartitionLifecycle} (the partition
+ * state machine as it runs) and {@link MirrorRuntimes} (each mirror's clients and data plane); this class boots and
+ * replays the state, serves mirror CRUD and the topic verbs, and is the metadata manager's {@link SyncHost}.
  */
 @ApplicationScoped
 public class MirrorCoordinator implements SyncHost {
