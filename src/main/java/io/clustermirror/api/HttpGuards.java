@@ -27,7 +27,7 @@ import jakarta.ws.rs.Path;
  * <ul>
  * <li>request line or headers over the service's limits: 414, 431 (Vert.x's own decoder answers only past
  * {@code quarkus.http.limits.*}, which are set far above these, with an empty body);</li>
- * <li>a body over {@link #MAX_BODY_BYTES} by its Content-Length: 413 (a chunked body is counted by {@link BodyLimit});</li>
+ * <li>a body over {@link #MAX_BODY_BYTES} by its Content-Length: 413 (a chunked body is counted by {@link RequestBodies});</li>
  * <li>a body that is not {@code application/json}, or has no Content-Type: 415, so that a browser cannot send a
  * cross-site "simple" request without a CORS preflight;</li>
  * <li>the methods of each API path, from the resources' own annotations: OPTIONS answers their {@code Allow}, any
@@ -171,8 +171,7 @@ public class HttpGuards {
     private void problem(RoutingContext context, int status, String detail, Map<String, String> headers) {
         MirrorError error = status == 404 ? MirrorError.NOT_FOUND : MirrorError.INVALID_REQUEST;
         metrics.apiError(error);
-        Problem of = Problem.of(error, detail, context.normalizedPath(), null);
-        Problem problem = new Problem(of.type(), of.title(), status, detail, of.instance(), of.errorCode(), null);
+        Problem problem = Problem.of(error, status, detail, context.normalizedPath());
         String body;
         try {
             body = json.writeValueAsString(problem);

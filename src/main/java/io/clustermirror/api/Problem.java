@@ -19,6 +19,12 @@ public record Problem(
 
     public static final String MEDIA_TYPE = "application/problem+json";
 
+    /** A problem for an HTTP-level refusal (405, 413, 415, ...) whose status is not the error's own. */
+    public static Problem of(MirrorError error, int status, String detail, String instance) {
+        Problem problem = of(error, detail, instance, null);
+        return new Problem(problem.type(), problem.title(), status, detail, instance, problem.errorCode(), null);
+    }
+
     public static Problem of(MirrorError error, String detail, String instance, String field) {
         return new Problem("urn:cluster-mirror:problem:" + error.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
                 error.title(), error.httpStatus(), detail, instance, error.name(), field);

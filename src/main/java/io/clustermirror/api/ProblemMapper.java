@@ -24,8 +24,6 @@ public class ProblemMapper {
 
     private static final Logger LOGGER = Logger.getLogger(ProblemMapper.class);
 
-    private static final java.util.regex.Pattern DUPLICATE = java.util.regex.Pattern.compile("Duplicate field '(.*)'", java.util.regex.Pattern.DOTALL);
-
     private final MirrorMetrics metrics;
 
     public ProblemMapper(MirrorMetrics metrics) {
@@ -48,17 +46,12 @@ public class ProblemMapper {
         if (e.getCause() instanceof MirrorException mirror) {
             return mirror(mirror, request);
         }
-        if (e.getCause() instanceof WebApplicationException web) { // e.g. the body limit, hit while Jackson read a value
-            return web(web, request);
-        }
         String field = e instanceof JsonMappingException mapping ? path(mapping) : null;
         String detail;
-        var duplicate = DUPLICATE.matcher(String.valueOf(e.getCause() instanceof JsonParseException cause ? cause.getOriginalMessage()
-                : e.getOriginalMessage()));
-        if (duplicate.matches()) {
-            // wrapped, the path names the enclosing object; raw, the parser's context names the key itself
-            field = field != null ? field + "." + duplicate.group(1)
-                    : e instanceof JsonParseException parse && parse.getProcessor() != null ? duplicatePath(parse) : duplicate.group(1);
+        if (e instanceof JsonParseException parse && parse.getProcessor() != null
+                && String.valueOf(e.getOriginalMessage()).startsWith("Duplicate field")) {
+            // found by RequestBodies' read of the whole body, before any mapping: the parser's context names the key
+            field = duplicatePath(parse);
             detail = "Key '" + field + "' appears more than once; give each key once";
         } else if (e instanceof UnrecognizedPropertyException unknown) {
             detail = "Unknown field '" + unknown.getPropertyName() + "'; accepted: "
@@ -88,8 +81,7 @@ public class ProblemMapper {
         if (status >= 500) {
             LOGGER.error("Request failed", e);
         }
-        Problem problem = Problem.of(error, e.getMessage(), request.path(), null);
-        problem = new Problem(problem.type(), problem.title(), status, problem.detail(), problem.instance(), problem.errorCode(), null);
+        Problem problem = Problem.of(error, status, e.getMessage(), request.path());
         metrics.apiError(error);
         return Response.status(status).type(Problem.MEDIA_TYPE).entity(problem).build();
     }

@@ -21,6 +21,8 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
+import io.clustermirror.mirror.OwnedTopicConfigs;
+
 /**
  * Destination topics of a mirror: created like the source's (same partitions, the source's non-default
  * configs, the destination's default replication factor) plus the mirror-owned configs that keep the
@@ -28,9 +30,6 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  * Blocking: call on a worker thread.
  */
 public final class DestinationTopics {
-
-    /** Configs the mirror owns on the destination while a topic is mirrored. */
-    public static final Set<String> OWNED = io.clustermirror.mirror.OwnedTopicConfigs.NAMES;
 
     /** What the data plane needs to know about a prepared topic. */
     public record Prepared(String topic, int partitions) {
@@ -92,7 +91,7 @@ public final class DestinationTopics {
         Map<String, String> copied = new HashMap<>();
         for (ConfigEntry entry : sourceConfig.entries()) {
             if (entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG && !excludedProperties.contains(entry.name())
-                    && !OWNED.contains(entry.name())) {
+                    && !OwnedTopicConfigs.NAMES.contains(entry.name())) {
                 copied.put(entry.name(), entry.value());
             }
         }
@@ -134,10 +133,10 @@ public final class DestinationTopics {
     public void restore(String topic) throws Exception {
         Optional<TopicDescription> sourceTopic = describe(source, topic);
         Map<String, String> set = new HashMap<>();
-        Set<String> delete = new java.util.HashSet<>(OWNED);
+        Set<String> delete = new java.util.HashSet<>(OwnedTopicConfigs.NAMES);
         if (sourceTopic.isPresent()) {
             for (ConfigEntry entry : configs(source, topic).entries()) {
-                if (OWNED.contains(entry.name()) && entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) {
+                if (OwnedTopicConfigs.NAMES.contains(entry.name()) && entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) {
                     set.put(entry.name(), entry.value());
                     delete.remove(entry.name());
                 }

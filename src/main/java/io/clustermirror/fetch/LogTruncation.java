@@ -112,7 +112,8 @@ public final class LogTruncation {
         }
     }
 
-    private Outcome alignEmpty(TopicPartition tp, long sourceStart, long sourceEnd, long destinationEnd, WireClient source, ClusterView sourceView, WireClient destination, ClusterView destinationView, Consumer<String> progress)
+    private Outcome alignEmpty(TopicPartition tp, long sourceStart, long sourceEnd, long destinationEnd, WireClient source,
+            ClusterView sourceView, WireClient destination, ClusterView destinationView, Consumer<String> progress)
             throws Exception {
         if (destinationEnd > sourceStart) {
             return new Diverged("the destination is empty but its log starts at " + destinationEnd + ", after the source log start "

@@ -46,8 +46,8 @@ public record AclRule(String resourceType, Pattern resourceName, String operatio
         String permissionType = oneOf(parts.get(3), PERMISSION_TYPES, "permission type", rule);
         String principal = parts.get(4).trim();
         if (!principal.equals(ANY) && !principal.matches("[^:]+:.+")) {
-            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule) + "' has principal '" + RegexList.abbreviate(principal)
-                    + "'; expected '*' or 'Type:name' (e.g. User:alice)");
+            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule) + "' has principal '"
+                    + RegexList.abbreviate(principal) + "'; expected '*' or 'Type:name' (e.g. User:alice)");
         }
         return new AclRule(resourceType, resourceName, operation, permissionType, principal);
     }
@@ -55,8 +55,8 @@ public record AclRule(String resourceType, Pattern resourceName, String operatio
     private static String oneOf(String raw, Set<String> allowed, String what, String rule) {
         String value = raw.trim().toUpperCase(Locale.ROOT);
         if (!value.equals(ANY) && !allowed.contains(value)) {
-            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule) + "' has unknown " + what + " '" + RegexList.abbreviate(raw.trim())
-                    + "'; expected '*' or one of " + allowed.stream().sorted().toList());
+            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule) + "' has unknown " + what + " '"
+                    + RegexList.abbreviate(raw.trim()) + "'; expected '*' or one of " + allowed.stream().sorted().toList());
         }
         return value;
     }

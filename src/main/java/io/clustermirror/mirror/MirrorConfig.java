@@ -47,7 +47,12 @@ public record MirrorConfig(Map<String, String> values) {
 
     /** A comma-separated list setting as a list, blanks dropped. */
     public java.util.List<String> list(String key, String defaultValue) {
-        return java.util.Arrays.stream(get(key, defaultValue).split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+        return split(get(key, defaultValue));
+    }
+
+    /** A comma-separated list value as a list, blanks dropped. */
+    public static java.util.List<String> split(String value) {
+        return java.util.Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
     }
 
     public boolean recreateOnDivergence() {

@@ -139,7 +139,7 @@ public final class MirrorConfigRules {
             default -> {
                 if (REGEX_LIST_KEYS.contains(key)) {
                     try {
-                        RegexList.compile(new MirrorConfig(Map.of(key, value)).list(key, ""));
+                        RegexList.compile(MirrorConfig.split(value));
                     } catch (IllegalArgumentException e) {
                         throw MirrorException.invalidConfig(key, "'" + key + "': " + e.getMessage());
                     }
@@ -193,7 +193,7 @@ public final class MirrorConfigRules {
     /** A list setting holding regexes: bounded in count and length before anything is compiled. */
     private static void bounded(String key, String value) {
         try {
-            RegexList.checkBounds(new MirrorConfig(Map.of(key, value)).list(key, ""));
+            RegexList.checkBounds(MirrorConfig.split(value));
         } catch (IllegalArgumentException e) {
             throw MirrorException.invalidConfig(key, "'" + key + "': " + e.getMessage());
         }

@@ -81,8 +81,7 @@ class DestinationSafetyIT extends ServiceIT {
         // Given a destination topic of the same name that holds someone else's records, and a mirror that recreates on divergence
         String mirror = uniqueName("foreign");
         String topic = uniqueName("foreign");
-        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.truncation.policy", "recreate")))
-                .post("/v1/mirrors").then().statusCode(201);
+        createMirror(mirror, "mirror.truncation.policy", "recreate");
         try (Admin admin = bed.sourceAdmin()) {
             Kafka.createTopic(admin, topic, 1, Map.of());
         }

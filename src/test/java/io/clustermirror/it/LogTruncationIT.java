@@ -50,8 +50,7 @@ class LogTruncationIT extends ServiceIT {
     void divergedDestinationShouldBeRecreatedUnderPolicyRecreate() throws Exception {
         String mirror = uniqueName("recreate");
         String topic = uniqueName("recreate");
-        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.truncation.policy", "recreate")))
-                .post("/v1/mirrors").then().statusCode(201);
+        createMirror(mirror, "mirror.truncation.policy", "recreate");
         divergentTopics(topic);
 
         startTopicsAdopting(mirror, topic);

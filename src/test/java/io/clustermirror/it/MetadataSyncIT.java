@@ -54,8 +54,7 @@ class MetadataSyncIT extends ServiceIT {
         // Given a mirror with nearly the largest pattern list accepted (compiling it takes seconds)
         String mirror = uniqueName("compiled");
         String groups = String.join(",", java.util.Collections.nCopies(99, "g".repeat(990) + uniqueName("x")));
-        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.groups.exclude", groups,
-                "mirror.topics.include", uniqueName("none") + ".*"))).post("/v1/mirrors").then().statusCode(201);
+        createMirror(mirror, "mirror.groups.exclude", groups, "mirror.topics.include", uniqueName("none") + ".*");
         long cycle = awaitCycles(mirror, 2);
         double compiled = compilations();
 
@@ -87,8 +86,7 @@ class MetadataSyncIT extends ServiceIT {
         try (Admin admin = bed.sourceAdmin()) {
             Kafka.createTopic(admin, topic, 1, Map.of());
         }
-        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.topics.exclude", "nothing",
-                "mirror.topics.include", "__mirror_stat[e]," + topic.replace("-", "\\-")))).post("/v1/mirrors").then().statusCode(201);
+        createMirror(mirror, "mirror.topics.exclude", "nothing", "mirror.topics.include", "__mirror_stat[e]," + topic.replace("-", "\\-"));
 
         // Then the sync cycles start the other topic, never the state topic, and report nothing about it
         await().atMost(Duration.ofSeconds(30)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
@@ -118,8 +116,7 @@ class MetadataSyncIT extends ServiceIT {
     void newSourceTopicMatchingTheIncludePatternShouldBeMirrored() throws Exception {
         String prefix = uniqueName("auto");
         String mirror = uniqueName("auto");
-        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.topics.include",
-                prefix.replace("-", "\\-") + "\\..*"))).post("/v1/mirrors").then().statusCode(201);
+        createMirror(mirror, "mirror.topics.include", prefix.replace("-", "\\-") + "\\..*");
 
         // When topics appear on the source after the mirror exists
         String matching = prefix + ".orders";
@@ -166,8 +163,7 @@ class MetadataSyncIT extends ServiceIT {
         // source may use DeleteRecords), and a service restart
         String mirror = uniqueName("compact-grow");
         String topic = uniqueName("compact-grow");
-        api().body(createBody(mirror, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.topic.properties.exclude",
-                "cleanup.policy"))).post("/v1/mirrors").then().statusCode(201);
+        createMirror(mirror, "mirror.topic.properties.exclude", "cleanup.policy");
         try (Admin admin = bed.sourceAdmin()) {
             Kafka.createTopic(admin, topic, 1, Map.of());
         }

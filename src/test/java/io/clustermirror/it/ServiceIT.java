@@ -56,6 +56,15 @@ abstract class ServiceIT {
         return api().body(createBody(name, sourceConfig())).post("/v1/mirrors").then().statusCode(201);
     }
 
+    /** A new mirror of the test bed's source with these further settings, as key, value, key, value... */
+    static ValidatableResponse createMirror(String name, String... settings) {
+        Map<String, String> config = new HashMap<>(sourceConfig());
+        for (int i = 0; i < settings.length; i += 2) {
+            config.put(settings[i], settings[i + 1]);
+        }
+        return api().body(createBody(name, config)).post("/v1/mirrors").then().statusCode(201);
+    }
+
     static String sourceClusterId() throws Exception {
         try (Admin admin = bed.sourceAdmin()) {
             return admin.describeCluster().clusterId().get();
