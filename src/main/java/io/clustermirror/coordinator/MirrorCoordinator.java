@@ -85,7 +85,7 @@ public class MirrorCoordinator implements SyncHost {
         this.probe = probe;
         this.metrics = metrics;
         this.runtimes = new MirrorRuntimes(clients, config, metrics);
-        this.lifecycle = new PartitionLifecycle(new LifecycleHost(), thread, config, metrics);
+        this.lifecycle = new PartitionLifecycle(new LifecycleHost(), thread, RetryPolicy.of(config.failed().retry()), metrics, clock);
         this.starts = new TopicStarts(new StartsHost(), rules, config.state().topic().name());
     }
 

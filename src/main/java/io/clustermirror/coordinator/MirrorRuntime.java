@@ -1,23 +1,27 @@
 package io.clustermirror.coordinator;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.kafka.clients.admin.Admin;
 
+import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.DestinationTopics;
 import io.clustermirror.fetch.LogTruncation;
 import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.mirror.Mirror;
 
 /**
  * The running parts of one mirror: its source Admin, its data plane ({@link MirrorFetcher}), and a small
  * pool of worker threads for blocking steps (topic preparation, LOG_TRUNCATION, offset look-ups).
  */
-final class MirrorRuntime implements AutoCloseable {
+final class MirrorRuntime implements MirrorParts, AutoCloseable {
 
     final Mirror mirror;
     final Admin sourceAdmin;
@@ -27,7 +31,7 @@ final class MirrorRuntime implements AutoCloseable {
     final ExecutorService workers;
 
     MirrorRuntime(Mirror mirror, Admin sourceAdmin, Map<String, String> sourceConnection, Admin destinationAdmin,
-            Map<String, ?> destinationConnection, MirrorFetcher.Listener listener, int timeoutMs) {
+            Map<String, ?> destinationConnection, DataPlane.Listener listener, int timeoutMs) {
         this.mirror = mirror;
         this.sourceAdmin = sourceAdmin;
         this.topics = new DestinationTopics(sourceAdmin, destinationAdmin, timeoutMs);
@@ -40,6 +44,31 @@ final class MirrorRuntime implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+    }
+
+    @Override
+    public DataPlane dataPlane() {
+        return fetcher;
+    }
+
+    @Override
+    public PrefixCheck prefixCheck() {
+        return truncation;
+    }
+
+    @Override
+    public void recreateTopic(String topic, Collection<String> excludedProperties) throws Exception {
+        topics.recreate(topic, excludedProperties);
+    }
+
+    @Override
+    public void restoreTopic(String topic) throws Exception {
+        topics.restore(topic);
+    }
+
+    @Override
+    public Executor workers() {
+        return workers;
     }
 
     @Override

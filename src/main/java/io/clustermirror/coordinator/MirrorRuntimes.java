@@ -17,6 +17,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.jboss.logging.Logger;
 
 import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.metrics.MirrorMetrics;
@@ -56,7 +57,7 @@ final class MirrorRuntimes {
      *
      * @param partitionsIn how many of the mirror's partitions are in a state, for the per-state gauges
      */
-    MirrorRuntime getOrCreate(Mirror mirror, MirrorFetcher.Listener listener, ToLongFunction<MirrorPartitionState> partitionsIn) {
+    MirrorRuntime getOrCreate(Mirror mirror, DataPlane.Listener listener, ToLongFunction<MirrorPartitionState> partitionsIn) {
         MirrorRuntime existing = runtimes.get(mirror.name());
         if (existing != null) {
             return existing;

@@ -10,12 +10,10 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
-import org.apache.kafka.common.utils.ExponentialBackoff;
 import org.jboss.logging.Logger;
 
-import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.fetch.LogTruncation;
-import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
@@ -52,31 +50,28 @@ final class PartitionLifecycle {
 
         boolean isActive();
 
-        /** The mirror's runtime, built on first use; throws when its clients cannot be built. */
-        MirrorRuntime runtime(String name);
+        /** The mirror's running parts, built on first use; throws when its clients cannot be built. */
+        MirrorParts runtime(String name);
 
-        Optional<MirrorRuntime> liveRuntime(String name);
+        Optional<? extends MirrorParts> liveRuntime(String name);
     }
 
     private final Host host;
     private final CoordinatorThread thread;
-    private final MirrorServiceConfig config;
+    private final RetryPolicy retries;
     private final MirrorMetrics metrics;
-    private final Clock clock = Clock.systemUTC();
-    /** A FAILED partition's automatic retries: doubling from the initial back-off up to the maximum, with 20% jitter. */
-    private final ExponentialBackoff retryBackoff;
+    private final Clock clock;
     /** Alignment and other progress notes per partition, for describe. */
     private final Map<String, String> progress = new ConcurrentHashMap<>();
     private final TopicStops stops;
 
-    PartitionLifecycle(Host host, CoordinatorThread thread, MirrorServiceConfig config, MirrorMetrics metrics) {
+    PartitionLifecycle(Host host, CoordinatorThread thread, RetryPolicy retries, MirrorMetrics metrics, Clock clock) {
         this.host = host;
         this.thread = thread;
-        this.config = config;
+        this.retries = retries;
         this.metrics = metrics;
-        this.stops = new TopicStops(host, thread, this::settle);
-        this.retryBackoff = new ExponentialBackoff(config.failed().retry().initialBackoffMs(), 2, config.failed().retry().maxBackoffMs(),
-                0.2);
+        this.clock = clock;
+        this.stops = new TopicStops(host, thread, this::settle, clock);
     }
 
     /** Stops the partitions (STOPPING to STOPPED): see {@link TopicStops}. */
@@ -97,22 +92,22 @@ final class PartitionLifecycle {
 
     /** Runs LOG_TRUNCATION for a partition on a worker; its outcome moves the partition on. */
     void truncate(String name, MirrorPartition partition) {
-        MirrorRuntime runtime = runtimeOrFail(name, partition);
+        MirrorParts runtime = runtimeOrFail(name, partition);
         if (runtime == null) {
             return;
         }
         int epoch = host.partitions(name).get(partition).stateEpoch();
         String key = name + "/" + partition;
-        runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
+        runtime.dataPlane().whenGone(partition).thenRunAsync(() -> {
             LogTruncation.Outcome outcome;
             try {
-                outcome = runtime.truncation.run(name, partition, note -> progress.put(key, note));
+                outcome = runtime.prefixCheck().run(name, partition, note -> progress.put(key, note));
             } catch (Exception e) {
                 outcome = new LogTruncation.Unsupported("log truncation could not complete: " + e);
             }
             LogTruncation.Outcome result = outcome;
             thread.run("after LOG_TRUNCATION of " + partition, () -> afterTruncation(name, partition, epoch, result));
-        }, runtime.workers);
+        }, runtime.workers());
     }
 
     private void afterTruncation(String name, MirrorPartition partition, int epoch, LogTruncation.Outcome outcome) {
@@ -124,7 +119,7 @@ final class PartitionLifecycle {
             if (outcome instanceof LogTruncation.Ready ready) {
                 host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
                 if (!halted.containsKey(name)) {
-                    host.runtime(name).fetcher.add(partition, ready.startOffset(), ready.sourceEpoch());
+                    host.runtime(name).dataPlane().add(partition, ready.startOffset(), ready.sourceEpoch());
                 }
                 LOGGER.infof("Mirror %s: %s MIRRORING from offset %d", name, partition, ready.startOffset());
             } else if (outcome instanceof LogTruncation.Diverged diverged) {
@@ -144,7 +139,7 @@ final class PartitionLifecycle {
 
     /** Policy {@code recreate}: every partition of the topic leaves the data plane, the destination topic is recreated, all restart. */
     private void recreate(String name, String topic, String reason) {
-        MirrorRuntime runtime = host.runtime(name);
+        MirrorParts runtime = host.runtime(name);
         Instant now = clock.instant();
         Map<MirrorPartition, PartitionStatus> failed = new TreeMap<>();
         host.partitions(name).forEach((p, s) -> {
@@ -154,11 +149,11 @@ final class PartitionLifecycle {
         });
         host.persistPartitions(name, failed);
         LOGGER.warnf("Mirror %s: destination topic %s diverged (%s); recreating it (mirror.truncation.policy=recreate)", name, topic, reason);
-        CompletableFuture.allOf(failed.keySet().stream().map(p -> runtime.fetcher.remove(p, true)).toArray(CompletableFuture[]::new))
+        CompletableFuture.allOf(failed.keySet().stream().map(p -> runtime.dataPlane().remove(p, true)).toArray(CompletableFuture[]::new))
                 .thenRunAsync(() -> {
                     String error = null;
                     try {
-                        runtime.topics.recreate(topic, host.require(name).config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
+                        runtime.recreateTopic(topic, host.require(name).config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
                                 MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE));
                     } catch (Exception e) {
                         error = "recreating destination topic " + topic + " failed: " + e;
@@ -178,7 +173,7 @@ final class PartitionLifecycle {
                             restarted.keySet().forEach(p -> truncate(name, p));
                         }
                     });
-                }, runtime.workers);
+                }, runtime.workers());
     }
 
     private void onDataPlaneFailure(String name, MirrorPartition partition, String error) {
@@ -202,16 +197,16 @@ final class PartitionLifecycle {
      * partition {@code waitingIn} MIRRORING (resume) or EPOCH_FENCING; nothing happens if it moved on meanwhile.
      */
     private void recheck(String name, MirrorPartition partition, MirrorPartitionState waitingIn, String why, long epochEndOffset) {
-        MirrorRuntime runtime = runtimeOrFail(name, partition);
+        MirrorParts runtime = runtimeOrFail(name, partition);
         if (runtime == null) {
             return;
         }
-        runtime.fetcher.whenGone(partition).thenRunAsync(() -> {
+        runtime.dataPlane().whenGone(partition).thenRunAsync(() -> {
             LogTruncation.Outcome outcome;
             java.util.function.Consumer<String> note = text -> progress.put(name + "/" + partition, text);
             try {
-                outcome = epochEndOffset >= 0 ? runtime.truncation.afterEpochFencing(name, partition, epochEndOffset, note)
-                        : runtime.truncation.run(name, partition, note);
+                outcome = epochEndOffset >= 0 ? runtime.prefixCheck().afterEpochFencing(name, partition, epochEndOffset, note)
+                        : runtime.prefixCheck().run(name, partition, note);
             } catch (Exception e) {
                 outcome = new LogTruncation.Unsupported("could not check the destination: " + e);
             }
@@ -227,7 +222,7 @@ final class PartitionLifecycle {
                         LOGGER.infof("Mirror %s: %s MIRRORING again from offset %d after %s", name, partition, ready.startOffset(), why);
                     }
                     try {
-                        host.runtime(name).fetcher.add(partition, ready.startOffset(), ready.sourceEpoch());
+                        host.runtime(name).dataPlane().add(partition, ready.startOffset(), ready.sourceEpoch());
                     } catch (IllegalStateException e) {
                         failPartition(name, partition, why + ": could not mirror on: " + e.getMessage());
                     }
@@ -237,7 +232,7 @@ final class PartitionLifecycle {
                     failPartition(name, partition, why + ": " + unsupported.reason());
                 }
             });
-        }, runtime.workers);
+        }, runtime.workers());
     }
 
     /**
@@ -253,7 +248,7 @@ final class PartitionLifecycle {
         }
         metrics.epochFenced(name);
         host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.EPOCH_FENCING, reason, clock.instant())));
-        host.runtime(name).fetcher.remove(partition, false);
+        host.runtime(name).dataPlane().remove(partition, false);
         LOGGER.warnf("Mirror %s: %s EPOCH_FENCING: %s", name, partition, reason);
         recheck(name, partition, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + reason + ")", epochEndOffset);
     }
@@ -263,7 +258,7 @@ final class PartitionLifecycle {
      * config-provider reference that no longer resolves after a restart), the partition goes FAILED with the reason
      * and retries with back-off like any other failure, instead of waiting silently. Null then.
      */
-    private MirrorRuntime runtimeOrFail(String name, MirrorPartition partition) {
+    private MirrorParts runtimeOrFail(String name, MirrorPartition partition) {
         try {
             return host.runtime(name);
         } catch (RuntimeException e) {
@@ -276,16 +271,13 @@ final class PartitionLifecycle {
     private void failPartition(String name, MirrorPartition partition, String error) {
         PartitionStatus current = host.partitions(name).get(partition);
         metrics.partitionFailed(name);
-        int attempt = current.retryAttempt();
-        PartitionStatus failed = current.moveTo(MirrorPartitionState.FAILED, error, clock.instant());
-        if (attempt < 0 || attempt >= config.failed().retry().maxAttempts()) {
-            failed = failed.withRetryAttempt(-1);
-        }
+        PartitionStatus failed = current.moveTo(MirrorPartitionState.FAILED, error, clock.instant())
+                .withRetryAttempt(retries.afterFailure(current.retryAttempt()));
         host.persistPartitions(name, Map.of(partition, failed));
-        host.liveRuntime(name).ifPresent(r -> r.fetcher.remove(partition, false));
+        host.liveRuntime(name).ifPresent(r -> r.dataPlane().remove(partition, false));
         LOGGER.errorf("Mirror %s: %s FAILED (retry attempt %d): %s", name, partition, failed.retryAttempt(), error);
         if (failed.retryAttempt() >= 0) {
-            long delay = retryBackoff.backoff(failed.retryAttempt());
+            long delay = retries.delayMs(failed.retryAttempt());
             int epoch = failed.stateEpoch();
             thread.schedule("retry of " + partition, delay, () -> retry(name, partition, epoch));
         }
@@ -315,7 +307,7 @@ final class PartitionLifecycle {
 
     void act(String name, TopicVerb verb, MirrorPartition partition) {
         switch (verb) {
-            case PAUSE -> host.runtime(name).fetcher.remove(partition, false).thenAccept(last -> thread.run("pause of " + partition,
+            case PAUSE -> host.runtime(name).dataPlane().remove(partition, false).thenAccept(last -> thread.run("pause of " + partition,
                     () -> settle(name, partition, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, last)));
             // the destination's end is the checkpoint, but only once its last batch is checked against the source:
             // a write while the partition was paused (or the service down) must not be taken as mirrored data
@@ -327,7 +319,7 @@ final class PartitionLifecycle {
 
     /** Moves a partition that is still {@code from} on to {@code to}, keeping the last mirrored epoch the data plane reached. */
     void settle(String name, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error,
-            MirrorFetcher.Progress last) {
+            DataPlane.Progress last) {
         PartitionStatus current = host.partitions(name).get(partition);
         if (current != null && current.state() == from) {
             PartitionStatus next = current.moveTo(to, error != null ? error : current.error(), clock.instant());
@@ -352,7 +344,7 @@ final class PartitionLifecycle {
                     case STOPPING -> stops.stop(name, List.of(p));
                     case FAILED -> {
                         if (s.retryAttempt() >= 0) {
-                            thread.schedule("retry of " + p, config.failed().retry().initialBackoffMs(), () -> retry(name, p, s.stateEpoch()));
+                            thread.schedule("retry of " + p, retries.delayAfterRestartMs(), () -> retry(name, p, s.stateEpoch()));
                         }
                     }
                     default -> {
@@ -388,7 +380,7 @@ final class PartitionLifecycle {
             halted.put(name, reason);
             metrics.mirrorHalted(name);
             LOGGER.errorf("Mirror %s: %s", name, reason);
-            host.liveRuntime(name).ifPresent(r -> host.partitions(name).keySet().forEach(p -> r.fetcher.remove(p, false)));
+            host.liveRuntime(name).ifPresent(r -> host.partitions(name).keySet().forEach(p -> r.dataPlane().remove(p, false)));
         });
     }
 
@@ -403,8 +395,8 @@ final class PartitionLifecycle {
     }
 
     /** What the mirror's data plane reports, turned into partition transitions on the coordinator thread. */
-    MirrorFetcher.Listener listener(String name) {
-        return new MirrorFetcher.Listener() {
+    DataPlane.Listener listener(String name) {
+        return new DataPlane.Listener() {
             @Override
             public void onFailed(MirrorPartition partition, String error) {
                 onDataPlaneFailure(name, partition, error);

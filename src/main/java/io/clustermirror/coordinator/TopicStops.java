@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.jboss.logging.Logger;
 
-import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
@@ -33,23 +33,24 @@ final class TopicStops {
     @FunctionalInterface
     interface Settler {
         void settle(String mirror, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error,
-                MirrorFetcher.Progress last);
+                DataPlane.Progress last);
     }
 
     private final PartitionLifecycle.Host host;
     private final CoordinatorThread thread;
     private final Settler settler;
-    private final Clock clock = Clock.systemUTC();
+    private final Clock clock;
 
-    TopicStops(PartitionLifecycle.Host host, CoordinatorThread thread, Settler settler) {
+    TopicStops(PartitionLifecycle.Host host, CoordinatorThread thread, Settler settler, Clock clock) {
         this.host = host;
         this.thread = thread;
         this.settler = settler;
+        this.clock = clock;
     }
 
     /** Takes the partitions out of the data plane; once all of a topic's are out, restores its configs and settles them STOPPED. */
     void stop(String name, Collection<MirrorPartition> stopping) {
-        MirrorRuntime runtime;
+        MirrorParts runtime;
         try {
             runtime = host.runtime(name);
         } catch (RuntimeException e) {
@@ -59,10 +60,10 @@ final class TopicStops {
         Map<String, List<MirrorPartition>> byTopic = new TreeMap<>();
         stopping.forEach(p -> byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p));
         byTopic.forEach((topic, ps) -> {
-            Map<MirrorPartition, CompletableFuture<MirrorFetcher.Progress>> removals = new HashMap<>();
+            Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> removals = new HashMap<>();
             Map<MirrorPartition, Integer> epochs = new HashMap<>();
             ps.forEach(p -> {
-                removals.put(p, runtime.fetcher.remove(p, true)); // a stopped topic never shows uncommitted data as committed
+                removals.put(p, runtime.dataPlane().remove(p, true)); // a stopped topic never shows uncommitted data as committed
                 epochs.put(p, host.partitions(name).get(p).stateEpoch());
             });
             CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new)).thenRunAsync(() -> {
@@ -71,7 +72,7 @@ final class TopicStops {
                 String error = null;
                 if (!othersActive) {
                     try {
-                        runtime.topics.restore(topic);
+                        runtime.restoreTopic(topic);
                     } catch (Exception e) {
                         error = "mirror-owned configs of the destination topic could not be restored: " + e;
                     }
@@ -83,7 +84,7 @@ final class TopicStops {
                         settler.settle(name, p, MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPED, restoreError, removal.getNow(null));
                     }
                 }));
-            }, runtime.workers);
+            }, runtime.workers());
         });
     }
 

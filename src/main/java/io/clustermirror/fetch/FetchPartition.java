@@ -57,7 +57,7 @@ final class FetchPartition {
     final PartitionTransactions transactions = new PartitionTransactions();
 
     /** Completes, with the last progress, once the partition has left the data plane. */
-    final CompletableFuture<MirrorFetcher.Progress> removed = new CompletableFuture<>();
+    final CompletableFuture<DataPlane.Progress> removed = new CompletableFuture<>();
 
     // read by anyone
     volatile long ackedEnd;
@@ -123,7 +123,7 @@ final class FetchPartition {
         return plainSendable() ? pollQueue() : null;
     }
 
-    MirrorFetcher.Progress progress() {
-        return new MirrorFetcher.Progress(sourceHighWatermark, ackedEnd, lastEpoch, transactions.snapshot());
+    DataPlane.Progress progress() {
+        return new DataPlane.Progress(sourceHighWatermark, ackedEnd, lastEpoch, transactions.snapshot());
     }
 }

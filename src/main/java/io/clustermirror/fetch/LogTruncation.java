@@ -31,7 +31,7 @@ import io.clustermirror.mirror.MirrorPartition;
  * DeleteRecords; a non-empty one is checked by content (its last batch against the source's batch at
  * the same offsets). Blocking: runs on a worker thread, with its own connections.
  */
-public final class LogTruncation {
+public final class LogTruncation implements PrefixCheck {
 
     private static final Logger LOGGER = Logger.getLogger(LogTruncation.class);
 
@@ -74,6 +74,7 @@ public final class LogTruncation {
     /**
      * @param progress receives human-readable progress for describe
      */
+    @Override
     public Outcome run(String mirror, MirrorPartition partition, Consumer<String> progress) throws Exception {
         TopicPartition tp = new TopicPartition(partition.topic(), partition.partition());
         long sourceStart = offset(sourceAdmin, tp, OffsetSpec.earliest());
@@ -231,6 +232,7 @@ public final class LogTruncation {
      * side. A destination ending beyond that holds records the source lost, whatever they look like (a marker of the
      * same kind at the same offset in the new history proves nothing); else the usual prefix check decides.
      */
+    @Override
     public Outcome afterEpochFencing(String mirror, MirrorPartition partition, long epochEndOffset,
             Consumer<String> progress) throws Exception {
         long destinationEnd = offset(destinationAdmin, new TopicPartition(partition.topic(), partition.partition()), OffsetSpec.latest());

@@ -43,7 +43,7 @@ import io.clustermirror.mirror.OpenTransaction;
  * {@value #MAX_IN_FLIGHT_PER_PARTITION} in flight per partition under the partition's own idempotent
  * producer id), and checks that every batch lands at its source offset. Neither thread is an event loop.
  */
-public final class MirrorFetcher implements AutoCloseable {
+public final class MirrorFetcher implements DataPlane, AutoCloseable {
 
     private static final Logger LOGGER = Logger.getLogger(MirrorFetcher.class);
 
@@ -61,29 +61,6 @@ public final class MirrorFetcher implements AutoCloseable {
             Errors.INCONSISTENT_TOPIC_ID, Errors.UNKNOWN_SERVER_ERROR);
     private static final Set<Errors> NEW_IDENTITY_ERRORS = Set.of(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID,
             Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED, Errors.DUPLICATE_SEQUENCE_NUMBER);
-
-    /** What the data plane tells its owner; called from fetcher threads, must not block. */
-    public interface Listener {
-        void onFailed(MirrorPartition partition, String error);
-
-        /**
-         * The source leader no longer holds what was fetched with its last epoch (an unclean leader election on
-         * the source): the partition has stopped fetching and waits for EPOCH_FENCING to check the destination.
-         */
-        void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset);
-
-        void onAppended(MirrorPartition partition, int records, int bytes);
-
-        /** The source answers with another cluster id than the mirror's: nothing is fetched from it. */
-        void onSourceClusterChanged(String actualClusterId);
-
-        /** A Fetch went to a source broker or a Produce to a destination broker ({@code failed}: it failed as a whole). */
-        void onRequest(String api, boolean failed);
-    }
-
-    /** Live progress of a partition in the data plane. */
-    public record Progress(long sourceHighWatermark, long destinationEnd, int lastMirroredEpoch, List<OpenTransaction> openTransactions) {
-    }
 
     private final String mirror;
     private final String sourceClusterId;
@@ -168,11 +145,7 @@ public final class MirrorFetcher implements AutoCloseable {
         appendThread.start();
     }
 
-    /**
-     * Starts mirroring the partition at {@code startOffset} (the destination's log end, equal to the source offset);
-     * {@code sourceEpoch} is the source leader epoch of the
-     * batch just before it (-1: none or unknown), checked by the source leader on every fetch.
-     */
+    @Override
     public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
         FetchPartition state = new FetchPartition(partition, startOffset, sourceEpoch, generations.incrementAndGet());
         FetchPartition previous = partitions.putIfAbsent(state.tp, state);
@@ -185,11 +158,7 @@ public final class MirrorFetcher implements AutoCloseable {
         destination.wakeup();
     }
 
-    /**
-     * Stops fetching the partition; completes, with its last progress, once nothing of it is in flight any
-     * more (null when it was not in the data plane). With {@code abortTransactions} (stop), the destination
-     * transactions held open for it are aborted first; without (pause), they stay open to be continued.
-     */
+    @Override
     public CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
         if (state == null && abortTransactions) {
@@ -240,7 +209,7 @@ public final class MirrorFetcher implements AutoCloseable {
         }
     }
 
-    /** Completes once the partition is out of the data plane (at once when it is not in it). */
+    @Override
     public CompletableFuture<Progress> whenGone(MirrorPartition partition) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
         return state == null ? CompletableFuture.completedFuture(null) : state.removed;

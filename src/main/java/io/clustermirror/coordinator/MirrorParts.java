@@ -1,0 +1,28 @@
+package io.clustermirror.coordinator;
+
+import java.util.Collection;
+import java.util.concurrent.Executor;
+
+import io.clustermirror.fetch.DataPlane;
+import io.clustermirror.fetch.PrefixCheck;
+
+/**
+ * One mirror's running parts as the partition lifecycle and the stop flow use them: its data plane, LOG_TRUNCATION's
+ * prefix check, the two destination-topic operations they need, and the workers that run the blocking ones.
+ * {@link MirrorRuntime} is the real one; {@code PartitionLifecycleTest} drives the lifecycle with fakes.
+ */
+interface MirrorParts {
+
+    DataPlane dataPlane();
+
+    PrefixCheck prefixCheck();
+
+    /** Deletes and recreates the destination topic like the source's (policy {@code recreate}); blocking. */
+    void recreateTopic(String topic, Collection<String> excludedProperties) throws Exception;
+
+    /** Gives the mirror-owned configs of a stopped destination topic back the source's values and lifts its guard; blocking. */
+    void restoreTopic(String topic) throws Exception;
+
+    /** Where the blocking steps run. */
+    Executor workers();
+}

@@ -1,0 +1,55 @@
+package io.clustermirror.fetch;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.OpenTransaction;
+
+/**
+ * One mirror's data plane as its owner drives it: partitions enter at an offset and leave again; what happens to them
+ * meanwhile comes back through a {@link Listener}. {@link MirrorFetcher} is the real one; the partition lifecycle is
+ * unit-tested against fakes of this interface.
+ */
+public interface DataPlane {
+
+    /**
+     * Starts mirroring the partition at {@code startOffset} (the destination's log end, equal to the source offset);
+     * {@code sourceEpoch} is the source leader epoch of the batch just before it (-1: none or unknown), checked by the
+     * source leader on every fetch. Throws IllegalStateException while the partition is still in the data plane.
+     */
+    void add(MirrorPartition partition, long startOffset, int sourceEpoch);
+
+    /**
+     * Stops fetching the partition; completes, with its last progress, once nothing of it is in flight any more (null
+     * when it was not in the data plane). With {@code abortTransactions} (stop), the destination transactions held open
+     * for it are aborted first; without (pause), they stay open to be continued.
+     */
+    CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions);
+
+    /** Completes once the partition is out of the data plane (at once when it is not in it). */
+    CompletableFuture<Progress> whenGone(MirrorPartition partition);
+
+    /** What the data plane tells its owner; called from data-plane threads, must not block. */
+    interface Listener {
+        void onFailed(MirrorPartition partition, String error);
+
+        /**
+         * The source leader no longer holds what was fetched with its last epoch (an unclean leader election on
+         * the source): the partition has stopped fetching and waits for EPOCH_FENCING to check the destination.
+         */
+        void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset);
+
+        void onAppended(MirrorPartition partition, int records, int bytes);
+
+        /** The source answers with another cluster id than the mirror's: nothing is fetched from it. */
+        void onSourceClusterChanged(String actualClusterId);
+
+        /** A Fetch went to a source broker or a Produce to a destination broker ({@code failed}: it failed as a whole). */
+        void onRequest(String api, boolean failed);
+    }
+
+    /** Live progress of a partition in the data plane. */
+    record Progress(long sourceHighWatermark, long destinationEnd, int lastMirroredEpoch, List<OpenTransaction> openTransactions) {
+    }
+}

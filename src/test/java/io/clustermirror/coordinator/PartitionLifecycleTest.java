@@ -1,0 +1,506 @@
+package io.clustermirror.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.clustermirror.fetch.DataPlane;
+import io.clustermirror.fetch.LogTruncation;
+import io.clustermirror.fetch.PrefixCheck;
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+/**
+ * The partition lifecycle's transitions, driven through fakes of the coordinator's state ({@link PartitionLifecycle.Host})
+ * and of a mirror's running parts ({@link MirrorParts}): no cluster, no Quarkus, milliseconds. The coordinator thread is
+ * the real one; blocking steps run inline on it (the fakes never block).
+ */
+class PartitionLifecycleTest {
+
+    private static final Instant NOW = Instant.parse("2026-12-01T00:00:00Z");
+    private static final MirrorPartition T0 = new MirrorPartition("t", 0);
+    private static final MirrorPartition T1 = new MirrorPartition("t", 1);
+    private static final MirrorPartition U0 = new MirrorPartition("u", 0);
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final CoordinatorThread thread = new CoordinatorThread();
+    private final FakeHost host = new FakeHost();
+    private final FakeParts parts = new FakeParts();
+    /** No automatic retries unless a test asks for them: a FAILED partition stays as it is. */
+    private PartitionLifecycle lifecycle = lifecycle(0);
+
+    @AfterEach
+    void stopThread() {
+        thread.shutdown(() -> {
+        });
+    }
+
+    @Test
+    void aPrefixShouldStartMirroringAtTheDestinationsEnd() {
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Ready(42, 7));
+
+        lifecycle.truncate("m", T0);
+        drain();
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.MIRRORING);
+        assertThat(parts.data.calls).containsExactly("add t-0 at 42 epoch 7");
+    }
+
+    @Test
+    void aDivergedDestinationUnderPolicyFailShouldFailWithTheReasonAndRetryUntilTheAttemptsAreUsedUp() {
+        lifecycle = lifecycle(2);
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Diverged("offset 3 differs"));
+
+        lifecycle.truncate("m", T0);
+        // attempts 0, 1 and 2 (RetryPolicy max 2) each fail again; then the partition waits for an operator
+        until(() -> host.status(T0).retryAttempt() == -1);
+
+        PartitionStatus failed = host.status(T0);
+        assertThat(failed.state()).isEqualTo(MirrorPartitionState.FAILED);
+        assertThat(failed.error()).isEqualTo("offset 3 differs");
+        assertThat(parts.checks).hasSize(3);
+        assertThat(parts.data.calls).doesNotContain("add t-0 at 0 epoch -1");
+        assertThat(registry.get("cluster.mirror.partition.failures").counter().count()).isEqualTo(3);
+        assertThat(parts.recreated).isEmpty();
+    }
+
+    @Test
+    void aFailedPartitionThatMirrorsAgainShouldStartItsRetriesFromZero() {
+        lifecycle = lifecycle(2);
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Unsupported("source unreachable"), new LogTruncation.Ready(5, 0));
+
+        lifecycle.truncate("m", T0);
+        until(() -> host.state(T0) == MirrorPartitionState.MIRRORING);
+        lifecycle.listener("m").onAppended(T0, 1, 100);
+        drain();
+
+        assertThat(host.status(T0).retryAttempt()).isZero();
+        assertThat(parts.data.calls).containsExactly("remove t-0 keeping", "add t-0 at 5 epoch 0");
+    }
+
+    @Test
+    void aCheckThatThrowsShouldFailThePartitionWithTheCause() {
+        host.put(T0, truncating());
+        parts.failing = new IllegalStateException("broker gone");
+
+        lifecycle.truncate("m", T0);
+        drain();
+
+        assertThat(host.status(T0).error()).isEqualTo("log truncation could not complete: java.lang.IllegalStateException: broker gone");
+    }
+
+    @Test
+    void aPolicyRecreateShouldTakeTheWholeTopicOutRecreateItAndStartEveryPartitionAgain() {
+        host.mirror = mirrorWith(Map.of(MirrorConfig.TRUNCATION_POLICY, "recreate"));
+        host.put(T0, truncating());
+        host.put(T1, mirroring());
+        host.put(U0, mirroring());
+        parts.answer(T0, new LogTruncation.Diverged("offset 3 differs"), new LogTruncation.Ready(0, -1));
+        parts.answer(T1, new LogTruncation.Ready(0, -1));
+
+        lifecycle.truncate("m", T0);
+        until(() -> host.state(T0) == MirrorPartitionState.MIRRORING && host.state(T1) == MirrorPartitionState.MIRRORING);
+
+        assertThat(parts.recreated).containsExactly("t");
+        assertThat(parts.data.calls).contains("remove t-0 aborting", "remove t-1 aborting", "add t-0 at 0 epoch -1", "add t-1 at 0 epoch -1");
+        assertThat(host.history(T1)).containsSubsequence(MirrorPartitionState.FAILED, MirrorPartitionState.LOG_TRUNCATION,
+                MirrorPartitionState.MIRRORING);
+        assertThat(host.history(U0)).isEmpty(); // another topic is not touched
+    }
+
+    @Test
+    void aRecreateThatFailsShouldLeaveThePartitionsFailedNamingIt() {
+        host.mirror = mirrorWith(Map.of(MirrorConfig.TRUNCATION_POLICY, "recreate"));
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Diverged("offset 3 differs"));
+        parts.recreateFailure = new IllegalStateException("not authorized");
+
+        lifecycle.truncate("m", T0);
+        until(() -> host.status(T0).error() != null && host.status(T0).error().startsWith("recreating"));
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.FAILED);
+        assertThat(host.status(T0).error()).isEqualTo("recreating destination topic t failed: java.lang.IllegalStateException: not authorized");
+    }
+
+    @Test
+    void aDataPlaneFailureShouldFailAMirroringPartitionButKeepAStoppingOneStopping() {
+        host.put(T0, mirroring());
+        host.put(T1, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+
+        lifecycle.listener("m").onFailed(T0, "record at 9 landed at 10");
+        lifecycle.listener("m").onFailed(T1, "produce failed");
+        drain();
+
+        assertThat(host.status(T0).state()).isEqualTo(MirrorPartitionState.FAILED);
+        assertThat(host.status(T0).error()).isEqualTo("record at 9 landed at 10");
+        assertThat(parts.data.calls).contains("remove t-0 keeping");
+        assertThat(host.status(T1).state()).isEqualTo(MirrorPartitionState.STOPPING);
+        assertThat(host.status(T1).error()).isEqualTo("produce failed");
+    }
+
+    @Test
+    void epochFencingShouldCheckAgainstTheEpochsEndAndMirrorOnWhenTheDestinationIsStillAPrefix() {
+        host.put(T0, mirroring());
+        parts.data.add(T0, 10, 3);
+        parts.fencedOutcome = new LogTruncation.Ready(20, 4);
+
+        lifecycle.listener("m").onEpochFenced(T0, "epoch 3 ends at 20 on the source", 20);
+        drain();
+
+        assertThat(host.history(T0)).containsExactly(MirrorPartitionState.EPOCH_FENCING, MirrorPartitionState.MIRRORING);
+        assertThat(parts.fencingEnds).containsExactly(20L);
+        assertThat(parts.data.calls).containsExactly("add t-0 at 10 epoch 3", "remove t-0 keeping", "add t-0 at 20 epoch 4");
+        assertThat(registry.get("cluster.mirror.partition.epoch.fencings").counter().count()).isEqualTo(1);
+    }
+
+    @Test
+    void epochFencingShouldFailThePartitionWhenTheDestinationHoldsWhatTheSourceLost() {
+        host.put(T0, mirroring());
+        parts.fencedOutcome = new LogTruncation.Diverged("the destination holds offsets [20, 25) that the source no longer has");
+
+        lifecycle.listener("m").onEpochFenced(T0, "unclean election", 20);
+        drain();
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.FAILED);
+        assertThat(host.status(T0).error()).startsWith("epoch fencing (unclean election): the destination holds offsets [20, 25)");
+    }
+
+    @Test
+    void pauseShouldKeepTheLastMirroredEpochAndResumeShouldCheckBeforeMirroringOn() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.PAUSING, null, NOW));
+        parts.data.lastProgress = new DataPlane.Progress(50, 40, 6, List.of());
+
+        lifecycle.act("m", TopicVerb.PAUSE, T0);
+        drain();
+        assertThat(host.status(T0).state()).isEqualTo(MirrorPartitionState.PAUSED);
+        assertThat(host.status(T0).lastMirroredEpoch()).isEqualTo(6);
+        assertThat(parts.data.calls).containsExactly("remove t-0 keeping");
+
+        host.put(T0, host.status(T0).moveTo(MirrorPartitionState.MIRRORING, null, NOW));
+        parts.answer(T0, new LogTruncation.Ready(40, 6));
+        lifecycle.act("m", TopicVerb.RESUME, T0);
+        drain();
+
+        assertThat(parts.checks).containsExactly(T0);
+        assertThat(parts.data.calls).containsExactly("remove t-0 keeping", "add t-0 at 40 epoch 6");
+    }
+
+    @Test
+    void aStopShouldRestoreTheTopicOnceItsLastPartitionIsOutAndSettleStopped() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(T1, mirroring());
+
+        lifecycle.stopPartitions("m", List.of(T0));
+        drain();
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
+        assertThat(parts.restored).isEmpty(); // t-1 still mirrors: the topic keeps its guard
+
+        host.put(T1, host.status(T1).moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        parts.restoreFailure = new IllegalStateException("configs not writable");
+        lifecycle.stopPartitions("m", List.of(T1));
+        drain();
+
+        assertThat(parts.restored).containsExactly("t");
+        assertThat(host.state(T1)).isEqualTo(MirrorPartitionState.STOPPED);
+        assertThat(host.status(T1).error()).isEqualTo(
+                "mirror-owned configs of the destination topic could not be restored: java.lang.IllegalStateException: configs not writable");
+        assertThat(parts.data.calls).containsExactly("remove t-0 aborting", "remove t-1 aborting");
+    }
+
+    @Test
+    void aHaltedMirrorShouldLeaveTheDataPlaneAndComeBackFromThePersistedStatesWhenUnhalted() {
+        host.put(T0, mirroring());
+        parts.answer(T0, new LogTruncation.Ready(8, 1));
+        host.live = true;
+
+        lifecycle.listener("m").onSourceClusterChanged("other-cluster");
+        drain();
+        assertThat(lifecycle.haltedReason("m")).startsWith("source cluster id is other-cluster, but mirror 'm' mirrors cluster source-id");
+        assertThat(parts.data.calls).containsExactly("remove t-0 keeping");
+        assertThat(registry.get("cluster.mirror.halts").counter().count()).isEqualTo(1);
+
+        lifecycle.act("m", TopicVerb.RESUME, T0); // e.g. a resume meanwhile: nothing enters the data plane
+        drain();
+        assertThat(parts.data.calls).containsExactly("remove t-0 keeping");
+
+        lifecycle.unhalt("m");
+        drain();
+        assertThat(lifecycle.haltedReason("m")).isNull();
+        assertThat(parts.data.calls).containsExactly("remove t-0 keeping", "add t-0 at 8 epoch 1");
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.MIRRORING);
+    }
+
+    @Test
+    void clientsThatCannotBeBuiltShouldFailThePartitionWithTheReason() {
+        host.put(T0, truncating());
+        host.clientsBroken = new IllegalStateException("config provider 'vault' cannot resolve ${vault:pw}");
+
+        lifecycle.truncate("m", T0);
+        drain();
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.FAILED);
+        assertThat(host.status(T0).error()).isEqualTo(
+                "the mirror's clients could not be built: config provider 'vault' cannot resolve ${vault:pw}");
+    }
+
+    @Test
+    void anOutcomeForAPartitionThatMovedOnMeanwhileShouldBeIgnored() {
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Ready(42, 7));
+        parts.beforeAnswer = () -> host.put(T0, host.status(T0).moveTo(MirrorPartitionState.STOPPING, null, NOW));
+
+        lifecycle.truncate("m", T0);
+        drain();
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPING);
+        assertThat(parts.data.calls).isEmpty();
+    }
+
+    @Test
+    void aRestartShouldContinueEveryPartitionFromItsPersistedState() {
+        host.put(T0, truncating());
+        host.put(T1, mirroring());
+        host.put(U0, mirroring().moveTo(MirrorPartitionState.FAILED, "earlier", NOW));
+        parts.answer(T0, new LogTruncation.Ready(1, 0));
+        parts.answer(T1, new LogTruncation.Ready(2, 0));
+        parts.answer(U0, new LogTruncation.Ready(3, 0));
+
+        lifecycle.resume("m");
+        until(() -> host.state(U0) == MirrorPartitionState.MIRRORING);
+        drain();
+
+        assertThat(parts.data.calls).containsExactlyInAnyOrder("add t-0 at 1 epoch 0", "add t-1 at 2 epoch 0", "add u-0 at 3 epoch 0");
+        assertThat(host.status(U0).retryAttempt()).isEqualTo(1);
+    }
+
+    // ================================================================ helpers and fakes
+
+    private static PartitionStatus truncating() {
+        return PartitionStatus.initial(NOW).moveTo(MirrorPartitionState.LOG_TRUNCATION, null, NOW);
+    }
+
+    private static PartitionStatus mirroring() {
+        return truncating().moveTo(MirrorPartitionState.MIRRORING, null, NOW);
+    }
+
+    private static Mirror mirrorWith(Map<String, String> settings) {
+        Map<String, String> values = new java.util.HashMap<>(settings);
+        values.put(MirrorConfig.BOOTSTRAP_SERVERS, "source:9092");
+        return new Mirror("m", new MirrorConfig(values), "source-id", NOW, NOW);
+    }
+
+    private PartitionLifecycle lifecycle(int maxAttempts) {
+        return new PartitionLifecycle(host, thread, new RetryPolicy(1, 4, maxAttempts), new MirrorMetrics(registry), Clock.systemUTC());
+    }
+
+    /** Lets every task chained on the coordinator thread run (each hop queues the next before it ends). */
+    private void drain() {
+        for (int i = 0; i < 20; i++) {
+            thread.call(() -> null).await().atMost(Duration.ofSeconds(5));
+        }
+    }
+
+    /** For scheduled tasks (retries): waits, with a deadline, until the condition holds on the coordinator thread. */
+    private void until(BooleanSupplier condition) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (!thread.call(condition::getAsBoolean).await().atMost(Duration.ofSeconds(5))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("condition not met within 5 s; partitions " + host.partitions("m"));
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    private final class FakeHost implements PartitionLifecycle.Host {
+        volatile Mirror mirror = mirrorWith(Map.of());
+        volatile RuntimeException clientsBroken;
+        volatile boolean live = true;
+        private final Map<MirrorPartition, PartitionStatus> statuses = new ConcurrentHashMap<>();
+        private final Map<MirrorPartition, List<MirrorPartitionState>> history = new ConcurrentHashMap<>();
+
+        void put(MirrorPartition partition, PartitionStatus status) {
+            statuses.put(partition, status);
+        }
+
+        PartitionStatus status(MirrorPartition partition) {
+            return statuses.get(partition);
+        }
+
+        MirrorPartitionState state(MirrorPartition partition) {
+            return statuses.get(partition).state();
+        }
+
+        /** The states persisted for the partition, in order. */
+        List<MirrorPartitionState> history(MirrorPartition partition) {
+            return history.getOrDefault(partition, List.of());
+        }
+
+        @Override
+        public Map<MirrorPartition, PartitionStatus> partitions(String name) {
+            return Map.copyOf(statuses);
+        }
+
+        @Override
+        public void persistPartitions(String name, Map<MirrorPartition, PartitionStatus> changed) {
+            changed.forEach((p, s) -> {
+                statuses.put(p, s);
+                history.computeIfAbsent(p, k -> Collections.synchronizedList(new ArrayList<>())).add(s.state());
+            });
+        }
+
+        @Override
+        public Optional<Mirror> mirror(String name) {
+            return Optional.of(mirror).filter(m -> m.name().equals(name));
+        }
+
+        @Override
+        public Mirror require(String name) {
+            return mirror(name).orElseThrow(() -> MirrorException.unknownMirror(name));
+        }
+
+        @Override
+        public boolean isActive() {
+            return true;
+        }
+
+        @Override
+        public MirrorParts runtime(String name) {
+            if (clientsBroken != null) {
+                throw clientsBroken;
+            }
+            return parts;
+        }
+
+        @Override
+        public Optional<MirrorParts> liveRuntime(String name) {
+            return live && clientsBroken == null ? Optional.of(parts) : Optional.empty();
+        }
+    }
+
+    private static final class FakeDataPlane implements DataPlane {
+        final List<String> calls = Collections.synchronizedList(new ArrayList<>());
+        private final Map<MirrorPartition, Long> in = new ConcurrentHashMap<>();
+        volatile Progress lastProgress;
+
+        @Override
+        public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
+            if (in.putIfAbsent(partition, startOffset) != null) {
+                throw new IllegalStateException(partition + " is still in the data plane");
+            }
+            calls.add("add " + partition + " at " + startOffset + " epoch " + sourceEpoch);
+        }
+
+        @Override
+        public CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions) {
+            calls.add("remove " + partition + (abortTransactions ? " aborting" : " keeping"));
+            in.remove(partition);
+            return CompletableFuture.completedFuture(lastProgress);
+        }
+
+        @Override
+        public CompletableFuture<Progress> whenGone(MirrorPartition partition) {
+            return CompletableFuture.completedFuture(null);
+        }
+    }
+
+    private static final class FakeParts implements MirrorParts, PrefixCheck {
+        final FakeDataPlane data = new FakeDataPlane();
+        /** Per partition, the answers of its checks in turn; the last one repeats. */
+        private final Map<MirrorPartition, List<LogTruncation.Outcome>> outcomes = new ConcurrentHashMap<>();
+        final List<MirrorPartition> checks = Collections.synchronizedList(new ArrayList<>());
+        final List<Long> fencingEnds = Collections.synchronizedList(new ArrayList<>());
+        final List<String> recreated = Collections.synchronizedList(new ArrayList<>());
+        final List<String> restored = Collections.synchronizedList(new ArrayList<>());
+        volatile LogTruncation.Outcome fencedOutcome;
+        volatile RuntimeException failing;
+        volatile RuntimeException recreateFailure;
+        volatile RuntimeException restoreFailure;
+        volatile Runnable beforeAnswer = () -> {
+        };
+
+        @Override
+        public DataPlane dataPlane() {
+            return data;
+        }
+
+        @Override
+        public PrefixCheck prefixCheck() {
+            return this;
+        }
+
+        @Override
+        public LogTruncation.Outcome run(String mirror, MirrorPartition partition, Consumer<String> progress) {
+            checks.add(partition);
+            return answer(partition, p -> {
+                List<LogTruncation.Outcome> script = outcomes.get(p);
+                return script.size() > 1 ? script.remove(0) : script.get(0);
+            });
+        }
+
+        void answer(MirrorPartition partition, LogTruncation.Outcome... answers) {
+            outcomes.put(partition, Collections.synchronizedList(new ArrayList<>(List.of(answers))));
+        }
+
+        @Override
+        public LogTruncation.Outcome afterEpochFencing(String mirror, MirrorPartition partition, long epochEndOffset,
+                Consumer<String> progress) {
+            fencingEnds.add(epochEndOffset);
+            return answer(partition, p -> fencedOutcome);
+        }
+
+        private LogTruncation.Outcome answer(MirrorPartition partition, Function<MirrorPartition, LogTruncation.Outcome> outcome) {
+            beforeAnswer.run();
+            if (failing != null) {
+                throw failing;
+            }
+            return outcome.apply(partition);
+        }
+
+        @Override
+        public void recreateTopic(String topic, Collection<String> excludedProperties) {
+            recreated.add(topic);
+            if (recreateFailure != null) {
+                throw recreateFailure;
+            }
+        }
+
+        @Override
+        public void restoreTopic(String topic) {
+            restored.add(topic);
+            if (restoreFailure != null) {
+                throw restoreFailure;
+            }
+        }
+
+        @Override
+        public Executor workers() {
+            return Runnable::run;
+        }
+    }
+}
