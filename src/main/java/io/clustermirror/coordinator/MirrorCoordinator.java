@@ -17,7 +17,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.jboss.logging.Logger;
 
 import io.clustermirror.kafka.KafkaClients;
-import io.clustermirror.sync.SyncHost;
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.kafka.SourceClusterProbe;
 import io.clustermirror.metrics.MirrorMetrics;
@@ -53,10 +52,10 @@ import jakarta.enterprise.event.Observes;
  * Its rooms: {@link CoordinatorThread} (the thread), {@link CoordinatorState} (the snapshot), {@link TopicStarts} and
  * {@link TopicStops} (the verbs that take and hand back destination topics), {@link PartitionLifecycle} (the partition
  * state machine as it runs) and {@link MirrorRuntimes} (each mirror's clients and data plane); this class boots and
- * replays the state, serves mirror CRUD and the topic verbs, and is the metadata manager's {@link SyncHost}.
+ * replays the state and serves mirror CRUD and the topic verbs; {@link MetadataSyncHost} applies what the metadata sync asks.
  */
 @ApplicationScoped
-public class MirrorCoordinator implements SyncHost {
+public class MirrorCoordinator {
 
     private static final Logger LOGGER = Logger.getLogger(MirrorCoordinator.class);
 
@@ -149,7 +148,6 @@ public class MirrorCoordinator implements SyncHost {
         return status;
     }
 
-    @Override
     public List<Mirror> list() {
         requireActive();
         return state.mirrors().values().stream().sorted(Comparator.comparing(Mirror::name)).toList();
@@ -236,7 +234,7 @@ public class MirrorCoordinator implements SyncHost {
         });
     }
 
-    private <T> Uni<T> onCoordinator(Supplier<T> action) {
+    <T> Uni<T> onCoordinator(Supplier<T> action) {
         return thread.call(() -> {
             requireActive();
             return action.get();
@@ -298,7 +296,6 @@ public class MirrorCoordinator implements SyncHost {
     }
 
     /** Per-partition status of a mirror, as persisted. */
-    @Override
     public Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
         return state.partitions(mirror);
     }
@@ -327,7 +324,7 @@ public class MirrorCoordinator implements SyncHost {
         return topicVerb(name, verb, topics, null);
     }
 
-    private Uni<List<TopicOutcome>> topicVerb(String name, TopicVerb verb, List<String> topics, String reason) {
+    Uni<List<TopicOutcome>> topicVerb(String name, TopicVerb verb, List<String> topics, String reason) {
         return onCoordinator(() -> {
             Mirror mirror = require(name);
             if (topics.isEmpty()) {
@@ -379,7 +376,7 @@ public class MirrorCoordinator implements SyncHost {
         });
     }
 
-    private void persistPartitions(String name, Map<MirrorPartition, PartitionStatus> changed) {
+    void persistPartitions(String name, Map<MirrorPartition, PartitionStatus> changed) {
         if (changed.isEmpty()) {
             return;
         }
@@ -387,35 +384,17 @@ public class MirrorCoordinator implements SyncHost {
         state = state.withPartitions(name, changed);
     }
 
-    @Override
+    /** Why the mirror is halted (its source changed identity), or null. */
     public String haltedReason(String name) {
         return lifecycle.haltedReason(name);
     }
 
-    @Override
-    public void halt(String name, String actualClusterId) {
-        lifecycle.halt(name, actualClusterId);
-    }
-
-    @Override
-    public void unhalt(String name) {
-        lifecycle.unhalt(name);
-    }
-
-    /** The source Admin of a mirror (its runtime is created on first use). */
-    @Override
-    public Uni<Admin> sourceAdmin(String name) {
-        return onCoordinator(() -> runtime(name).sourceAdmin);
-    }
-
     /** The ACLs this mirror created on the destination. */
-    @Override
     public Set<io.clustermirror.mirror.AclEntry> createdAcls(String name) {
         return state.createdAcls(name);
     }
 
     /** Persists the ACLs this mirror has created (before they are relied on for deletion). */
-    @Override
     public Uni<Void> recordCreatedAcls(String name, Set<io.clustermirror.mirror.AclEntry> acls) {
         return onCoordinator(() -> {
             require(name);
@@ -426,64 +405,16 @@ public class MirrorCoordinator implements SyncHost {
     }
 
     /** The shared destination Admin. */
-    @Override
-    public Admin destination() {
+    Admin destinationAdmin() {
         return runtimes.destinationAdmin();
     }
 
-    /** The source topic has more partitions: the destination topic grows too and the new partitions are mirrored. */
-    @Override
-    public Uni<Integer> expand(String name, String topic) {
-        return onCoordinator(() -> runtime(name)).chain(runtime -> Uni.createFrom().item(() -> {
-            try {
-                return runtime.topics.prepare(topic, require(name).config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
-                        MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE), true).orElseThrow(
-                                () -> new MirrorException(MirrorError.UNKNOWN_TOPIC_OR_PARTITION, topic + " vanished from the source"));
-            } catch (MirrorException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new MirrorException(MirrorError.UNKNOWN_SERVER_ERROR, "expanding " + topic + " failed: " + e);
-            }
-        }).runSubscriptionOn(runtime.workers)).chain(prepared -> onCoordinator(() -> {
-            Map<MirrorPartition, PartitionStatus> added = new TreeMap<>();
-            Instant now = clock.instant();
-            for (int p = 0; p < prepared.partitions(); p++) {
-                MirrorPartition partition = new MirrorPartition(topic, p);
-                if (!partitions(name).containsKey(partition)) {
-                    added.put(partition, PartitionStatus.initial(now).moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now));
-                }
-            }
-            persistPartitions(name, added);
-            added.keySet().forEach(p -> lifecycle.truncate(name, p));
-            LOGGER.infof("Mirror %s: topic %s grew to %d partitions; mirroring %d new", name, topic, prepared.partitions(), added.size());
-            return added.size();
-        }));
+    PartitionLifecycle lifecycle() {
+        return lifecycle;
     }
 
-    @Override
-    public boolean isActive() {
-        return status.isActive();
-    }
-
-    @Override
-    public Uni<List<String>> startDiscovered(String name, Set<String> topics) {
-        return startTopics(name, TopicSelection.named(topics)).map(MirrorCoordinator::failures);
-    }
-
-    /** Topics gone from the source: their partitions are stopped (the destination topic stays, writable). */
-    @Override
-    public Uni<List<String>> stopDeletedOnSource(String name, Set<String> topics) {
-        return topicVerb(name, TopicVerb.STOP, List.copyOf(topics), "source topic deleted; the destination topic is kept and writable")
-                .map(MirrorCoordinator::failures);
-    }
-
-    /** The outcomes that failed, as "topic: reason"; a topic already mirrored is no failure for the sync. */
-    private static List<String> failures(List<TopicOutcome> outcomes) {
-        return outcomes.stream().filter(o -> o.errorCode() != null && !MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR.name().equals(o.errorCode()))
-                .map(o -> o.topic() + ": " + o.error()).toList();
-    }
     /** The mirror's runtime, created on first use (coordinator thread). */
-    private MirrorRuntime runtime(String name) {
+    MirrorRuntime runtime(String name) {
         return runtimes.live(name).orElseGet(() -> runtimes.getOrCreate(require(name), lifecycle.listener(name),
                 state -> partitions(name).values().stream().filter(s -> s.state() == state).count()));
     }

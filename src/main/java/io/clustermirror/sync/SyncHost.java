@@ -4,8 +4,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import org.apache.kafka.clients.admin.Admin;
-
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
@@ -14,8 +12,8 @@ import io.smallrye.mutiny.Uni;
 
 /**
  * What the metadata manager needs from the owner of the mirrors (the coordinator, which implements it): their state to
- * read, the clients to reach both clusters, and the changes a sync cycle asks for, which the owner validates, persists
- * and applies. The arrow points from the coordinator to the sync, never back.
+ * read, both clusters' metadata, and someone to apply the {@link SyncAction}s a cycle asks for, validated, persisted and
+ * applied there. The arrow points from the coordinator to the sync, never back.
  */
 public interface SyncHost {
 
@@ -26,27 +24,16 @@ public interface SyncHost {
 
     Map<MirrorPartition, PartitionStatus> partitions(String mirror);
 
-    /** The mirror's source Admin (its data plane's). */
-    Uni<Admin> sourceAdmin(String mirror);
-
-    Admin destination();
-
-    /** The source answers with another cluster id: the mirror stops mirroring until {@link #unhalt} finds the right one. */
-    void halt(String mirror, String actualClusterId);
-
-    void unhalt(String mirror);
-
     /** Why the mirror is halted, or null. */
     String haltedReason(String mirror);
 
-    /** Starts source topics the include patterns matched; the topics that could not be started, as "topic: reason". */
-    Uni<List<String>> startDiscovered(String mirror, Set<String> topics);
+    /** The mirror's source cluster (through its data plane's Admin, built on first use). */
+    Uni<ClusterMetadata> source(String mirror);
 
-    /** The source topic has more partitions: the destination's grow and the new ones are mirrored; how many were added. */
-    Uni<Integer> expand(String mirror, String topic);
+    ClusterMetadata destination();
 
-    /** Mirrored topics deleted on the source are stopped (kept, writable); the topics that could not be, as "topic: reason". */
-    Uni<List<String>> stopDeletedOnSource(String mirror, Set<String> topics);
+    /** Applies the action; what could not be done, item by item, as "topic: reason" (empty when all was done). */
+    Uni<List<String>> apply(String mirror, SyncAction action);
 
     /** The ACLs this mirror created on the destination (tracked in the state topic). */
     Set<AclEntry> createdAcls(String mirror);

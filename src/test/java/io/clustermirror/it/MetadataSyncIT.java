@@ -229,6 +229,9 @@ class MetadataSyncIT extends ServiceIT {
         await().atMost(Duration.ofSeconds(20)).until(() -> destinationConfigs(topic).get("retention.ms").source()
                 != ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
         assertThat(destinationConfigs(topic).get("compression.type").value()).isEqualTo("producer");
+        // and a config change that was applied is no error (an alter's result used to be counted as one)
+        assertThat(api().get("/q/metrics").then().extract().asString())
+                .doesNotContain("cluster_mirror_sync_errors_total{kind=\"TopicConfigMetadataSyncError\",mirror=\"" + mirror + "\"}");
     }
 
     @Test

@@ -1,0 +1,97 @@
+package io.clustermirror.sync;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.kafka.common.errors.SecurityDisabledException;
+import org.jboss.logging.Logger;
+
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.AclRule;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.sync.plan.AclSyncPlan;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * ACLs: every mirrored topic keeps its read-only guard on the destination; ACLs matching {@code mirror.acl.include} are
+ * copied from the source, and the ones this mirror created that the source no longer has are deleted. What the mirror
+ * creates is recorded in its {@link Ledger} before it is created, so a crash never leaves ACLs it would not delete. A
+ * side without an authorizer is reported once (in describe and a metric), not retried with noise.
+ */
+final class AclStep {
+
+    private static final Logger LOGGER = Logger.getLogger(AclStep.class);
+
+    /** The ACLs a mirror created on the destination, kept in the state topic by the coordinator. */
+    interface Ledger {
+        Set<AclEntry> created();
+
+        Uni<Void> record(Set<AclEntry> acls);
+    }
+
+    private final MirrorMetrics metrics;
+    /** Mirrors whose destination, or source, has no authorizer (warned once). */
+    private final Set<String> noAuthorizer = ConcurrentHashMap.newKeySet();
+    private final Set<String> sourceNoAuthorizer = ConcurrentHashMap.newKeySet();
+
+    AclStep(MirrorMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    Uni<Void> sync(Mirror mirror, Set<String> activeTopics, ClusterMetadata source, ClusterMetadata destination, Ledger ledger, CycleLog log) {
+        String name = mirror.name();
+        List<AclRule> rules = mirror.config().list(MirrorConfig.ACL_INCLUDE, "").stream().map(AclRule::parse).toList();
+        return destination.acls()
+                .chain(existing -> guards(activeTopics, existing, destination, ledger, log)
+                        .chain(() -> rules.isEmpty() ? Uni.createFrom().voidItem() : copy(name, rules, existing, source, destination, ledger, log)))
+                .onFailure(SecurityDisabledException.class).recoverWithItem(e -> {
+                    log.acls("destination has no authorizer: ACL sync and read-only enforcement inactive");
+                    if (noAuthorizer.add(name)) {
+                        metrics.syncError(name, "AclSyncError");
+                        LOGGER.warnf("Mirror %s: destination has no authorizer: ACL sync and read-only enforcement inactive", name);
+                    }
+                    return null;
+                })
+                .onFailure().recoverWithItem(e -> {
+                    log.error("AclSyncError", "ACL sync", e);
+                    return null;
+                });
+    }
+
+    private static Uni<Void> guards(Set<String> activeTopics, Set<AclEntry> existing, ClusterMetadata destination, Ledger ledger, CycleLog log) {
+        List<AclEntry> missing = activeTopics.stream().map(AclEntry::readOnly).filter(guard -> !existing.contains(guard)).toList();
+        log.acls(enforced(ledger.created().size()));
+        return destination.createAcls(missing);
+    }
+
+    private Uni<Void> copy(String name, List<AclRule> rules, Set<AclEntry> existing, ClusterMetadata source, ClusterMetadata destination,
+            Ledger ledger, CycleLog log) {
+        return source.acls().chain(sourceAcls -> {
+            AclSyncPlan plan = AclSyncPlan.plan(sourceAcls, existing, ledger.created(), rules);
+            if (plan.isEmpty()) {
+                return Uni.createFrom().voidItem();
+            }
+            LOGGER.debugf("Mirror %s: ACLs create %s, delete %s", name, plan.create(), plan.delete());
+            Set<AclEntry> owned = new TreeSet<>(ledger.created());
+            owned.addAll(plan.create());
+            return ledger.record(owned)
+                    .chain(() -> destination.createAcls(plan.create()))
+                    .chain(() -> destination.deleteAcls(plan.delete()))
+                    .chain(() -> ledger.record(plan.created()))
+                    .invoke(() -> log.acls(enforced(plan.created().size())));
+        }).onFailure(SecurityDisabledException.class).recoverWithItem(e -> {
+            if (sourceNoAuthorizer.add(name)) {
+                LOGGER.warnf("Mirror %s: the source has no authorizer; there are no ACLs to copy", name);
+            }
+            return null;
+        });
+    }
+
+    private static String enforced(int created) {
+        return "read-only enforced; " + created + " ACL(s) created by this mirror";
+    }
+}

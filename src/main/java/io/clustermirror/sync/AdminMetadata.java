@@ -1,0 +1,210 @@
+package io.clustermirror.sync;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.config.ConfigResource;
+
+import io.clustermirror.kafka.AclConversions;
+import io.clustermirror.kafka.KafkaUni;
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.sync.plan.ConfigSyncPlan;
+import io.clustermirror.sync.plan.ShareOffsetReadBack;
+import io.smallrye.mutiny.Uni;
+
+/** {@link ClusterMetadata} over an Admin client: every call is asynchronous, completing on the Admin's network thread. */
+public final class AdminMetadata implements ClusterMetadata {
+
+    private static final String CONFIG_ERROR = "TopicConfigMetadataSyncError";
+
+    private final Admin admin;
+
+    public AdminMetadata(Admin admin) {
+        this.admin = admin;
+    }
+
+    @Override
+    public Uni<String> clusterId() {
+        return KafkaUni.of(admin.describeCluster().clusterId());
+    }
+
+    @Override
+    public Uni<Map<String, Integer>> partitionCounts() {
+        return KafkaUni.of(admin.listTopics().names()).chain(names -> names.isEmpty() ? Uni.createFrom().item(Map.<String, Integer>of())
+                : KafkaUni.of(admin.describeTopics(names).allTopicNames()).map(descriptions -> {
+                    Map<String, Integer> counts = new HashMap<>();
+                    descriptions.forEach((t, d) -> counts.put(t, d.partitions().size()));
+                    return counts;
+                }));
+    }
+
+    @Override
+    public Uni<Map<String, Map<String, String>>> topicConfigs(Set<String> topics, CycleLog log) {
+        Map<String, KafkaFuture<Config>> futures = new HashMap<>();
+        admin.describeConfigs(topics.stream().map(AdminMetadata::resource).toList()).values()
+                .forEach((resource, future) -> futures.put(resource.name(), future));
+        return each(futures, log).map(configs -> {
+            Map<String, Map<String, String>> explicit = new HashMap<>();
+            configs.forEach((topic, config) -> {
+                Map<String, String> values = new HashMap<>(); // a sensitive value reads null
+                config.entries().stream().filter(e -> e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG)
+                        .forEach(e -> values.put(e.name(), e.value()));
+                explicit.put(topic, values);
+            });
+            return explicit;
+        });
+    }
+
+    @Override
+    public Uni<Void> alterTopicConfigs(Map<String, ConfigSyncPlan> plans, CycleLog log) {
+        if (plans.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        Map<ConfigResource, Collection<AlterConfigOp>> ops = new HashMap<>();
+        plans.forEach((topic, plan) -> {
+            List<AlterConfigOp> list = new ArrayList<>();
+            plan.set().forEach((k, v) -> list.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
+            plan.delete().forEach(k -> list.add(new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)));
+            ops.put(resource(topic), list);
+        });
+        Map<String, KafkaFuture<Boolean>> futures = new HashMap<>(); // a Void future completes with null, which no map entry holds
+        admin.incrementalAlterConfigs(ops).values().forEach((resource, future) -> futures.put(resource.name(), future.thenApply(v -> true)));
+        return each(futures, log).replaceWithVoid();
+    }
+
+    @Override
+    public Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions) {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        partitions.forEach(p -> latest.put(tp(p), OffsetSpec.latest()));
+        return KafkaUni.of(admin.listOffsets(latest).all()).map(ends -> {
+            Map<MirrorPartition, Long> offsets = new HashMap<>();
+            ends.forEach((tp, info) -> offsets.put(new MirrorPartition(tp.topic(), tp.partition()), info.offset()));
+            return offsets;
+        });
+    }
+
+    @Override
+    public Uni<Set<String>> groups(GroupKind kind) {
+        ListGroupsOptions options = kind == GroupKind.SHARE ? ListGroupsOptions.forShareGroups() : ListGroupsOptions.forConsumerGroups();
+        return KafkaUni.of(admin.listGroups(options).all())
+                .map(listings -> listings.stream().map(GroupListing::groupId).collect(Collectors.toCollection(TreeSet::new)));
+    }
+
+    @Override
+    public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
+        return KafkaUni.of(listOffsets(kind, groups, partitions.stream().map(AdminMetadata::tp).toList())).map(AdminMetadata::offsets);
+    }
+
+    /** A share group's offsets are written, then read back: a 4.1.x broker answers success and applies nothing (ShareOffsetReadBack). */
+    @Override
+    public Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, Long> offsets) {
+        Map<TopicPartition, Long> byTp = new HashMap<>();
+        offsets.forEach((p, o) -> byTp.put(tp(p), o));
+        if (kind == GroupKind.CONSUMER) {
+            Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+            byTp.forEach((tp, o) -> committed.put(tp, new OffsetAndMetadata(o)));
+            return KafkaUni.of(admin.alterConsumerGroupOffsets(group, committed).all());
+        }
+        return KafkaUni.of(admin.alterShareGroupOffsets(group, byTp).all())
+                .chain(() -> KafkaUni.of(listOffsets(kind, Set.of(group), byTp.keySet())))
+                .invoke(readBack -> {
+                    Map<TopicPartition, Long> read = new HashMap<>();
+                    readBack.getOrDefault(group, Map.of()).forEach((tp, om) -> read.put(tp, om == null ? null : om.offset()));
+                    ShareOffsetReadBack.verify(byTp, read);
+                })
+                .replaceWithVoid();
+    }
+
+    @Override
+    public Uni<Set<AclEntry>> acls() {
+        return KafkaUni.of(admin.describeAcls(AclBindingFilter.ANY).values())
+                .map(bindings -> bindings.stream().map(AclConversions::entry).collect(Collectors.toSet()));
+    }
+
+    @Override
+    public Uni<Void> createAcls(Collection<AclEntry> acls) {
+        return acls.isEmpty() ? Uni.createFrom().voidItem()
+                : KafkaUni.of(admin.createAcls(acls.stream().map(AclConversions::binding).toList()).all());
+    }
+
+    @Override
+    public Uni<Void> deleteAcls(Collection<AclEntry> acls) {
+        return acls.isEmpty() ? Uni.createFrom().voidItem()
+                : KafkaUni.of(admin.deleteAcls(acls.stream().map(AclConversions::exactly).toList()).all()).replaceWithVoid();
+    }
+
+    private KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> listOffsets(GroupKind kind, Set<String> groups,
+            Collection<TopicPartition> partitions) {
+        if (kind == GroupKind.CONSUMER) {
+            Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
+            groups.forEach(g -> specs.put(g, new ListConsumerGroupOffsetsSpec().topicPartitions(partitions)));
+            return admin.listConsumerGroupOffsets(specs).all();
+        }
+        // the partitions are named: an empty spec lists only those the share group has initialised
+        Map<String, ListShareGroupOffsetsSpec> specs = new HashMap<>();
+        groups.forEach(g -> specs.put(g, new ListShareGroupOffsetsSpec().topicPartitions(partitions)));
+        return admin.listShareGroupOffsets(specs).all();
+    }
+
+    private static Map<String, Map<MirrorPartition, Long>> offsets(Map<String, Map<TopicPartition, OffsetAndMetadata>> listed) {
+        Map<String, Map<MirrorPartition, Long>> result = new HashMap<>();
+        listed.forEach((group, byPartition) -> {
+            Map<MirrorPartition, Long> converted = new HashMap<>();
+            if (byPartition != null) {
+                byPartition.forEach((tp, om) -> {
+                    if (om != null) {
+                        converted.put(new MirrorPartition(tp.topic(), tp.partition()), om.offset());
+                    }
+                });
+            }
+            result.put(group, converted);
+        });
+        return result;
+    }
+
+    /** Waits for every future, keeping the values that arrived and logging each failure as a per-topic config error. */
+    private static <V> Uni<Map<String, V>> each(Map<String, KafkaFuture<V>> futures, CycleLog log) {
+        if (futures.isEmpty()) {
+            return Uni.createFrom().item(Map.of());
+        }
+        List<Uni<Map.Entry<String, V>>> unis = new ArrayList<>();
+        futures.forEach((topic, future) -> unis.add(KafkaUni.of(future).map(v -> Map.entry(topic, v)).onFailure().recoverWithItem(e -> {
+            log.error(CONFIG_ERROR, "config of topic " + topic, e);
+            return null;
+        })));
+        return Uni.join().all(unis).andCollectFailures().map(entries -> {
+            Map<String, V> values = new HashMap<>();
+            entries.stream().filter(Objects::nonNull).forEach(e -> values.put(e.getKey(), e.getValue()));
+            return values;
+        });
+    }
+
+    private static ConfigResource resource(String topic) {
+        return new ConfigResource(ConfigResource.Type.TOPIC, topic);
+    }
+
+    private static TopicPartition tp(MirrorPartition partition) {
+        return new TopicPartition(partition.topic(), partition.partition());
+    }
+}

@@ -1,0 +1,49 @@
+package io.clustermirror.sync;
+
+import java.util.Collection;
+import java.util.Map;
+import java.util.Set;
+
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.sync.plan.ConfigSyncPlan;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * One cluster's metadata as the sync steps read and write it, in the mirror's own terms. {@link AdminMetadata} is the
+ * real one (an Admin client, nothing blocks); the steps' unit tests use in-memory fakes. A call that fails as a whole
+ * fails its Uni; where items fail one by one (configs of one topic), the failure goes to the {@link CycleLog} and the
+ * others go on.
+ */
+public interface ClusterMetadata {
+
+    Uni<String> clusterId();
+
+    /** Every topic with its partition count. */
+    Uni<Map<String, Integer>> partitionCounts();
+
+    /** The configs set explicitly on each topic (dynamic topic configs); a topic whose describe failed is missing. */
+    Uni<Map<String, Map<String, String>>> topicConfigs(Set<String> topics, CycleLog log);
+
+    /** Applies each topic's config plan; a topic whose alter failed is logged. */
+    Uni<Void> alterTopicConfigs(Map<String, ConfigSyncPlan> plans, CycleLog log);
+
+    /** The log end offset of each partition. */
+    Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions);
+
+    /** The groups of this kind; fails when the cluster cannot list them (share groups before Kafka 4.1). */
+    Uni<Set<String>> groups(GroupKind kind);
+
+    /** Each group's committed offsets on the given partitions (partitions without one are missing). */
+    Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions);
+
+    /** Commits the offsets for the group; fails with GroupNotEmptyException or UnknownMemberIdException while it has members. */
+    Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, Long> offsets);
+
+    /** Every ACL; fails with SecurityDisabledException when the cluster has no authorizer. */
+    Uni<Set<AclEntry>> acls();
+
+    Uni<Void> createAcls(Collection<AclEntry> acls);
+
+    Uni<Void> deleteAcls(Collection<AclEntry> acls);
+}

@@ -1,0 +1,156 @@
+package io.clustermirror.sync;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+import org.apache.kafka.common.errors.GroupNotEmptyException;
+import org.apache.kafka.common.errors.SecurityDisabledException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
+
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.sync.plan.ConfigSyncPlan;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * One cluster's metadata in memory, for the sync steps' unit tests: what a test puts in is what the steps read, and
+ * what they write lands here to be asserted. The failures a real cluster gives (no authorizer, a group with members, a
+ * topic the service may not describe, no share groups) are switches.
+ */
+final class FakeCluster implements ClusterMetadata {
+
+    String clusterId = "cluster-a";
+    final Map<String, Integer> partitionCounts = new TreeMap<>();
+    final Map<String, Map<String, String>> configs = new TreeMap<>();
+    final Map<MirrorPartition, Long> ends = new TreeMap<>();
+    final Map<GroupKind, Map<String, Map<MirrorPartition, Long>>> offsets = new EnumMap<>(GroupKind.class);
+    final Set<AclEntry> acls = new TreeSet<>();
+    /** Topics whose configs the service may not describe. */
+    final Set<String> unreadableConfigs = new HashSet<>();
+    /** Groups with members: their offsets cannot be altered. */
+    final Set<String> activeGroups = new HashSet<>();
+    boolean noAuthorizer;
+    boolean noShareGroups;
+    /** Every write, in order, e.g. "alter config t set {a=1} delete []". */
+    final List<String> writes = Collections.synchronizedList(new ArrayList<>());
+
+    FakeCluster() {
+        offsets.put(GroupKind.CONSUMER, new TreeMap<>());
+        offsets.put(GroupKind.SHARE, new TreeMap<>());
+    }
+
+    @Override
+    public Uni<String> clusterId() {
+        return Uni.createFrom().item(clusterId);
+    }
+
+    @Override
+    public Uni<Map<String, Integer>> partitionCounts() {
+        return Uni.createFrom().item(Map.copyOf(partitionCounts));
+    }
+
+    @Override
+    public Uni<Map<String, Map<String, String>>> topicConfigs(Set<String> topics, CycleLog log) {
+        Map<String, Map<String, String>> result = new HashMap<>();
+        topics.forEach(t -> {
+            if (unreadableConfigs.contains(t)) {
+                log.error("TopicConfigMetadataSyncError", "config of topic " + t, new TopicAuthorizationException(Set.of(t)));
+            } else if (configs.containsKey(t)) {
+                result.put(t, Map.copyOf(configs.get(t)));
+            }
+        });
+        return Uni.createFrom().item(result);
+    }
+
+    @Override
+    public Uni<Void> alterTopicConfigs(Map<String, ConfigSyncPlan> plans, CycleLog log) {
+        new TreeMap<>(plans).forEach((topic, plan) -> {
+            writes.add("alter config " + topic + " set " + new TreeMap<>(plan.set()) + " delete " + new TreeSet<>(plan.delete()));
+            Map<String, String> current = configs.computeIfAbsent(topic, t -> new TreeMap<>());
+            current.putAll(plan.set());
+            plan.delete().forEach(current::remove);
+        });
+        return Uni.createFrom().voidItem();
+    }
+
+    @Override
+    public Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions) {
+        Map<MirrorPartition, Long> result = new HashMap<>();
+        partitions.forEach(p -> result.put(p, ends.getOrDefault(p, 0L)));
+        return Uni.createFrom().item(result);
+    }
+
+    @Override
+    public Uni<Set<String>> groups(GroupKind kind) {
+        if (kind == GroupKind.SHARE && noShareGroups) {
+            return Uni.createFrom().failure(new UnsupportedVersionException("share groups are not enabled"));
+        }
+        return Uni.createFrom().item(Set.copyOf(offsets.get(kind).keySet()));
+    }
+
+    @Override
+    public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
+        Map<String, Map<MirrorPartition, Long>> result = new HashMap<>();
+        groups.forEach(g -> {
+            Map<MirrorPartition, Long> of = new HashMap<>();
+            offsets.get(kind).getOrDefault(g, Map.of()).forEach((p, o) -> {
+                if (partitions.contains(p)) {
+                    of.put(p, o);
+                }
+            });
+            result.put(g, of);
+        });
+        return Uni.createFrom().item(result);
+    }
+
+    @Override
+    public Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, Long> committed) {
+        if (activeGroups.contains(group)) {
+            return Uni.createFrom().failure(new GroupNotEmptyException("group " + group + " has members"));
+        }
+        writes.add("commit " + kind + " " + group + " " + new TreeMap<>(committed));
+        offsets.get(kind).computeIfAbsent(group, g -> new TreeMap<>()).putAll(committed);
+        return Uni.createFrom().voidItem();
+    }
+
+    @Override
+    public Uni<Set<AclEntry>> acls() {
+        if (noAuthorizer) {
+            return Uni.createFrom().failure(new SecurityDisabledException("No Authorizer is configured."));
+        }
+        return Uni.createFrom().item(Set.copyOf(acls));
+    }
+
+    @Override
+    public Uni<Void> createAcls(Collection<AclEntry> created) {
+        if (!created.isEmpty()) {
+            writes.add("create ACLs " + new TreeSet<>(created).stream().map(FakeCluster::brief).toList());
+            acls.addAll(created);
+        }
+        return Uni.createFrom().voidItem();
+    }
+
+    @Override
+    public Uni<Void> deleteAcls(Collection<AclEntry> deleted) {
+        if (!deleted.isEmpty()) {
+            writes.add("delete ACLs " + new TreeSet<>(deleted).stream().map(FakeCluster::brief).toList());
+            acls.removeAll(deleted);
+        }
+        return Uni.createFrom().voidItem();
+    }
+
+    /** "DENY WRITE TOPIC t for User:*" */
+    static String brief(AclEntry acl) {
+        return acl.permission() + " " + acl.operation() + " " + acl.resourceType() + " " + acl.resourceName() + " for " + acl.principal();
+    }
+}

@@ -1,0 +1,74 @@
+package io.clustermirror.sync;
+
+import static io.clustermirror.sync.Fixtures.await;
+import static io.clustermirror.sync.Fixtures.mirror;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorPartition;
+
+class GroupOffsetStepTest {
+
+    private static final MirrorPartition T0 = new MirrorPartition("t", 0);
+    private static final MirrorPartition T1 = new MirrorPartition("t", 1);
+    private static final MirrorPartition OTHER = new MirrorPartition("not-mirrored", 0);
+
+    private final Fixtures fixtures = new Fixtures();
+    private final FakeCluster source = new FakeCluster();
+    private final FakeCluster destination = new FakeCluster();
+    private final GroupOffsetStep step = new GroupOffsetStep();
+
+    @Test
+    void committedOffsetsShouldBeCopiedUnchangedClampedToTheDestinationsEndForBothGroupKinds() {
+        source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(T0, 40L, T1, 90L, OTHER, 5L));
+        source.offsets.get(GroupKind.SHARE).put("workers", Map.of(T0, 12L));
+        destination.ends.putAll(Map.of(T0, 50L, T1, 70L));
+
+        await(step.sync(mirror(), Set.of(T0, T1), source, destination, fixtures.log));
+
+        assertThat(destination.writes).containsExactly("commit CONSUMER billing {t-0=40, t-1=70}", "commit SHARE workers {t-0=12}");
+    }
+
+    @Test
+    void aGroupActiveOnTheDestinationShouldBeSkippedAndCountedWhileTheOthersAreSynced() {
+        source.offsets.get(GroupKind.CONSUMER).put("busy", Map.of(T0, 4L));
+        source.offsets.get(GroupKind.CONSUMER).put("idle", Map.of(T0, 3L));
+        destination.ends.put(T0, 10L);
+        destination.activeGroups.add("busy");
+
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes).containsExactly("commit CONSUMER idle {t-0=3}");
+        assertThat(fixtures.report().groupsSkippedActive()).containsExactly("busy");
+        assertThat(fixtures.registry.get("cluster.mirror.groups.skipped.active").counter().count()).isEqualTo(1);
+    }
+
+    @Test
+    void excludedGroupsAndOffsetsAlreadyInStepShouldCauseNoWrite() {
+        source.offsets.get(GroupKind.CONSUMER).put("private-app", Map.of(T0, 4L));
+        source.offsets.get(GroupKind.CONSUMER).put("synced", Map.of(T0, 3L));
+        destination.offsets.get(GroupKind.CONSUMER).put("synced", Map.of(T0, 3L));
+        destination.ends.put(T0, 10L);
+
+        await(step.sync(mirror(MirrorConfig.GROUPS_EXCLUDE, "private-.*"), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes).isEmpty();
+    }
+
+    @Test
+    void aSourceWithoutShareGroupsShouldStillGetItsConsumerGroupsSynced() {
+        source.noShareGroups = true;
+        source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(T0, 4L));
+        destination.ends.put(T0, 10L);
+
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes).containsExactly("commit CONSUMER billing {t-0=4}");
+        assertThat(fixtures.report().errors()).isEmpty();
+    }
+}
