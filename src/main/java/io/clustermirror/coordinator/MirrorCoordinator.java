@@ -11,8 +11,6 @@ import java.util.ArrayList;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
-
-
 import org.apache.kafka.clients.admin.Admin;
 import org.jboss.logging.Logger;
 
@@ -27,16 +25,9 @@ import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
 import io.clustermirror.mirror.TopicSelection;
-import io.clustermirror.state.MirrorStateStore;
-import io.clustermirror.state.MirrorStateStore.CoordinatorFencedException;
-import io.clustermirror.state.MirrorStateStore.StateWriteException;
-import io.clustermirror.state.MirrorStateTopic;
-import io.clustermirror.state.StateFormatException;
-import io.clustermirror.state.StateSnapshot;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
-import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
@@ -67,11 +58,7 @@ public class MirrorCoordinator {
     private final Clock clock = Clock.systemUTC();
     private final CoordinatorThread thread = new CoordinatorThread();
 
-    /** Written on the coordinator thread after the state topic took the change; read from any thread. */
-    private volatile CoordinatorState state = CoordinatorState.EMPTY;
-    private volatile CoordinatorStatus status = CoordinatorStatus.loading("starting");
-    /** Touched only on the coordinator thread. */
-    private MirrorStateStore store;
+    private final StateKeeper keeper;
     private final MirrorRuntimes runtimes;
     private final PartitionLifecycle lifecycle;
     private final TopicStarts starts;
@@ -84,73 +71,41 @@ public class MirrorCoordinator {
         this.probe = probe;
         this.metrics = metrics;
         this.runtimes = new MirrorRuntimes(clients, config, metrics);
+        this.keeper = new StateKeeper(clients, config, metrics, thread, new StateKeeper.Listener() {
+            @Override
+            public void loaded(CoordinatorState state) {
+                runtimes.closeAll(); // a reload starts the data plane afresh from the replayed state
+                state.partitions().keySet().forEach(lifecycle::resume);
+            }
+
+            @Override
+            public void fenced() {
+                runtimes.closeAll();
+            }
+        });
         this.lifecycle = new PartitionLifecycle(new LifecycleHost(), thread, RetryPolicy.of(config.failed().retry()), metrics, clock);
         this.starts = new TopicStarts(new StartsHost(), rules, config.state().topic().name());
     }
 
     void onStart(@Observes StartupEvent event) {
-        metrics.registerMirrorCount(() -> state.mirrors().size());
-        thread.run("load", this::load);
+        metrics.registerMirrorCount(() -> keeper.state().mirrors().size());
+        thread.run("load", keeper::load);
     }
 
     void onStop(@Observes ShutdownEvent event) {
         thread.shutdown(() -> {
             runtimes.shutdown();
-            if (store != null) {
-                store.close();
-            }
+            keeper.close();
         });
     }
 
-    /** Ensures the state topic, takes over as its writer and replays it; retried while the destination is unreachable. */
-    private void load() {
-        String topic = config.state().topic().name();
-        try (Admin admin = clients.destinationAdmin()) {
-            int partitions = MirrorStateTopic.ensure(admin, topic, config.state().topic().numPartitions(),
-                    config.state().topic().replicationFactor(), config.destination().requestTimeoutMs());
-            if (store != null) {
-                store.close();
-            }
-            store = new MirrorStateStore(new MirrorStateStore.Clients() {
-                @Override
-                public org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> stateProducer(String transactionalId) {
-                    return clients.stateProducer(transactionalId);
-                }
-
-                @Override
-                public org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> stateReader() {
-                    return clients.stateReader();
-                }
-            }, topic, partitions, config.destination().requestTimeoutMs());
-            StateSnapshot snapshot = store.open();
-            runtimes.closeAll(); // a reload starts the data plane afresh from the replayed state
-            state = CoordinatorState.of(snapshot);
-            status = CoordinatorStatus.active();
-            LOGGER.infof("Coordinator active: %d mirror(s) loaded from %s (%d partitions)", state.mirrors().size(), topic, partitions);
-            state.partitions().keySet().forEach(lifecycle::resume);
-        } catch (StateFormatException e) {
-            status = CoordinatorStatus.loading(e.getMessage());
-            LOGGER.errorf("Refusing to start: %s", e.getMessage());
-            Quarkus.asyncExit(1);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            String reason = "destination cluster not ready: " + e;
-            status = CoordinatorStatus.loading(reason);
-            LOGGER.warnf("Cannot load %s yet (%s); retrying in %d ms", topic, e, config.destination().retryBackoffMs());
-            if (!thread.isShutdown()) {
-                thread.schedule("load", config.destination().retryBackoffMs(), this::load);
-            }
-        }
-    }
-
     public CoordinatorStatus status() {
-        return status;
+        return keeper.status();
     }
 
     public List<Mirror> list() {
         requireActive();
-        return state.mirrors().values().stream().sorted(Comparator.comparing(Mirror::name)).toList();
+        return keeper.state().mirrors().values().stream().sorted(Comparator.comparing(Mirror::name)).toList();
     }
 
     public Mirror describe(String name) {
@@ -169,8 +124,7 @@ public class MirrorCoordinator {
                 requireAbsent(name);
                 Instant now = clock.instant();
                 Mirror mirror = new Mirror(name, mirrorConfig, clusterId, now, now);
-                persist(() -> store.putMirror(mirror));
-                state = state.with(mirror);
+                keeper.putMirror(mirror);
                 LOGGER.infof("Created mirror %s of source cluster %s at %s, config keys %s", name, clusterId,
                         mirrorConfig.bootstrapServers(), mirrorConfig.values().keySet());
                 return mirror;
@@ -203,8 +157,7 @@ public class MirrorCoordinator {
                                 "Mirror '" + name + "' was changed by another request meanwhile; read it again and retry");
                     }
                     Mirror updated = latest.withConfig(next, clock.instant());
-                    persist(() -> store.putMirror(updated));
-                    state = state.with(updated);
+                    keeper.putMirror(updated);
                     LOGGER.infof("Altered config of mirror %s: set %s, deleted %s", name, set.keySet(), delete);
                     return updated;
                 });
@@ -224,8 +177,7 @@ public class MirrorCoordinator {
                         + "' still has partitions that are not STOPPED: " + String.join(", ", busy.subList(0, Math.min(10, busy.size())))
                         + (busy.size() > 10 ? " and " + (busy.size() - 10) + " more" : "") + "; stop its topics first");
             }
-            persist(() -> store.deleteMirror(name, owned.keySet()));
-            state = state.without(name);
+            keeper.deleteMirror(name, owned.keySet());
             runtimes.close(name);
             metrics.removeMirror(name);
             lifecycle.forget(name);
@@ -241,33 +193,8 @@ public class MirrorCoordinator {
         });
     }
 
-    /** Runs a state write; on failure leaves the in-memory state equal to what the topic holds. */
-    private void persist(Runnable write) {
-        try {
-            write.run();
-            metrics.stateWrite(true);
-        } catch (CoordinatorFencedException e) {
-            metrics.stateWrite(false);
-            status = CoordinatorStatus.fenced(e.getMessage());
-            LOGGER.error(e.getMessage() + "; stopping this instance's data plane");
-            runtimes.closeAll();
-            throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage());
-        } catch (StateWriteException e) {
-            metrics.stateWrite(false);
-            LOGGER.warnf("State write failed, re-reading %s: %s", config.state().topic().name(), e.getMessage());
-            try {
-                state = CoordinatorState.of(store.open());
-            } catch (RuntimeException reopen) {
-                status = CoordinatorStatus.loading("re-reading state after a failed write: " + reopen);
-                thread.schedule("load", config.destination().retryBackoffMs(), this::load);
-            }
-            throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage()
-                    + "; the change was not confirmed (the state was re-read: GET the mirror to see what holds)");
-        }
-    }
-
     private void requireActive() {
-        CoordinatorStatus current = status;
+        CoordinatorStatus current = keeper.status();
         if (!current.isActive()) {
             throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE,
                     "Mirror state is not available on this instance (" + current.phase() + ": " + current.reason() + ")");
@@ -275,7 +202,7 @@ public class MirrorCoordinator {
     }
 
     private Mirror require(String name) {
-        Mirror mirror = state.mirrors().get(name);
+        Mirror mirror = keeper.state().mirrors().get(name);
         if (mirror == null) {
             throw MirrorException.unknownMirror(name);
         }
@@ -283,21 +210,16 @@ public class MirrorCoordinator {
     }
 
     private void requireAbsent(String name) {
-        if (state.mirrors().containsKey(name)) {
+        if (keeper.state().mirrors().containsKey(name)) {
             throw new MirrorException(MirrorError.CLUSTER_MIRROR_ALREADY_EXISTS, "Cluster mirror '" + name + "' already exists", "name");
         }
     }
 
     // ================================================================ topics and partitions
 
-    /** Runs a task on the coordinator thread; a failure is logged, never lost. */
-    private void run(String what, Runnable task) {
-        thread.run(what, task);
-    }
-
     /** Per-partition status of a mirror, as persisted. */
     public Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
-        return state.partitions(mirror);
+        return keeper.state().partitions(mirror);
     }
 
     public String progress(String mirror, MirrorPartition partition) {
@@ -377,11 +299,7 @@ public class MirrorCoordinator {
     }
 
     void persistPartitions(String name, Map<MirrorPartition, PartitionStatus> changed) {
-        if (changed.isEmpty()) {
-            return;
-        }
-        persist(() -> store.putPartitions(name, changed));
-        state = state.withPartitions(name, changed);
+        keeper.putPartitions(name, changed);
     }
 
     /** Why the mirror is halted (its source changed identity), or null. */
@@ -391,15 +309,14 @@ public class MirrorCoordinator {
 
     /** The ACLs this mirror created on the destination. */
     public Set<io.clustermirror.mirror.AclEntry> createdAcls(String name) {
-        return state.createdAcls(name);
+        return keeper.state().createdAcls(name);
     }
 
     /** Persists the ACLs this mirror has created (before they are relied on for deletion). */
     public Uni<Void> recordCreatedAcls(String name, Set<io.clustermirror.mirror.AclEntry> acls) {
         return onCoordinator(() -> {
             require(name);
-            persist(() -> store.putCreatedAcls(name, acls));
-            state = state.withCreatedAcls(name, acls);
+            keeper.putCreatedAcls(name, acls);
             return null;
         });
     }
@@ -423,7 +340,7 @@ public class MirrorCoordinator {
     private final class LifecycleHost implements PartitionLifecycle.Host {
         @Override
         public Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
-            return state.partitions(mirror);
+            return keeper.state().partitions(mirror);
         }
 
         @Override
@@ -433,7 +350,7 @@ public class MirrorCoordinator {
 
         @Override
         public java.util.Optional<Mirror> mirror(String name) {
-            return java.util.Optional.ofNullable(state.mirrors().get(name));
+            return java.util.Optional.ofNullable(keeper.state().mirrors().get(name));
         }
 
         @Override
@@ -443,7 +360,7 @@ public class MirrorCoordinator {
 
         @Override
         public boolean isActive() {
-            return status.isActive();
+            return keeper.status().isActive();
         }
 
         @Override
@@ -477,13 +394,12 @@ public class MirrorCoordinator {
 
         @Override
         public Map<String, Map<MirrorPartition, PartitionStatus>> allPartitions() {
-            return state.partitions();
+            return keeper.state().partitions();
         }
 
         @Override
         public void persistMirror(Mirror updated) {
-            persist(() -> store.putMirror(updated));
-            state = state.with(updated);
+            keeper.putMirror(updated);
         }
 
         @Override

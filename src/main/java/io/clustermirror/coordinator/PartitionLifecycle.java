@@ -64,6 +64,8 @@ final class PartitionLifecycle {
     /** Alignment and other progress notes per partition, for describe. */
     private final Map<String, String> progress = new ConcurrentHashMap<>();
     private final TopicStops stops;
+    /** Mirrors whose source answers with another cluster id: no data plane until it is the right cluster again. */
+    private final Map<String, String> halted = new ConcurrentHashMap<>();
 
     PartitionLifecycle(Host host, CoordinatorThread thread, RetryPolicy retries, MirrorMetrics metrics, Clock clock) {
         this.host = host;
@@ -143,7 +145,7 @@ final class PartitionLifecycle {
         Instant now = clock.instant();
         Map<MirrorPartition, PartitionStatus> failed = new TreeMap<>();
         host.partitions(name).forEach((p, s) -> {
-            if (p.topic().equals(topic) && s.state() != MirrorPartitionState.STOPPED && s.state() != MirrorPartitionState.STOPPING) {
+            if (p.topic().equals(topic) && s.state().isHeld()) {
                 failed.put(p, s.moveTo(MirrorPartitionState.FAILED, "destination diverged, recreating the topic: " + reason, now));
             }
         });
@@ -184,8 +186,10 @@ final class PartitionLifecycle {
             }
             switch (current.state()) {
                 case MIRRORING, PAUSING -> failPartition(name, partition, error);
-                case STOPPING -> host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.STOPPING, error,
-                        clock.instant())));
+                case STOPPING -> {
+                    LOGGER.warnf("Mirror %s: %s failed while STOPPING: %s", name, partition, error);
+                    host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.STOPPING, error, clock.instant())));
+                }
                 default -> LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current.state(), error);
             }
         });
@@ -355,9 +359,6 @@ final class PartitionLifecycle {
             LOGGER.errorf(e, "Mirror %s: could not resume its partitions", name);
         }
     }
-
-    /** Mirrors whose source answers with another cluster id: no data plane until it is the right cluster again. */
-    private final Map<String, String> halted = new ConcurrentHashMap<>();
 
     /** Why the mirror is halted, or null. */
     String haltedReason(String name) {

@@ -46,6 +46,14 @@ public enum MirrorPartitionState {
         return this == target || LEGAL_SOURCES.get(target).contains(this);
     }
 
+    /**
+     * Whether the mirror holds the partition: neither STOPPING nor STOPPED. Its destination topic stays read-only and
+     * its configs, guards and group offsets are kept in step with the source.
+     */
+    public boolean isHeld() {
+        return this != STOPPING && this != STOPPED;
+    }
+
     /** States in which the data plane owns the partition (fetching or about to). */
     public boolean isActive() {
         return this == LOG_TRUNCATION || this == MIRRORING || this == EPOCH_FENCING || this == PAUSING;

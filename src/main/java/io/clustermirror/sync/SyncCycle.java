@@ -95,7 +95,7 @@ final class SyncCycle {
     private Set<String> activeTopics(String name) {
         Set<String> topics = new TreeSet<>();
         host.partitions(name).forEach((p, s) -> {
-            if (s.state() != MirrorPartitionState.STOPPED && s.state() != MirrorPartitionState.STOPPING) {
+            if (s.state().isHeld()) {
                 topics.add(p.topic());
             }
         });
@@ -106,8 +106,7 @@ final class SyncCycle {
     private Set<MirrorPartition> mirroredPartitions(String name) {
         Set<MirrorPartition> mirrored = new TreeSet<>();
         host.partitions(name).forEach((p, s) -> {
-            if (s.state() != MirrorPartitionState.STOPPED && s.state() != MirrorPartitionState.STOPPING
-                    && s.state() != MirrorPartitionState.UNKNOWN) {
+            if (s.state().isHeld() && s.state() != MirrorPartitionState.UNKNOWN) {
                 mirrored.add(p);
             }
         });

@@ -10,7 +10,6 @@ import java.util.Set;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.sync.plan.NameFilter;
 import io.clustermirror.sync.plan.TopicSyncPlan;
@@ -33,8 +32,7 @@ final class TopicStep {
         Map<String, Boolean> allStopped = new HashMap<>();
         owned.forEach((p, s) -> {
             mirrored.merge(p.topic(), 1, Integer::sum);
-            boolean stopped = s.state() == MirrorPartitionState.STOPPED || s.state() == MirrorPartitionState.STOPPING;
-            allStopped.merge(p.topic(), stopped, Boolean::logicalAnd);
+            allStopped.merge(p.topic(), !s.state().isHeld(), Boolean::logicalAnd);
         });
         Set<String> stopped = new HashSet<>();
         allStopped.forEach((t, s) -> {

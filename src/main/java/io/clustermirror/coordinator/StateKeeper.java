@@ -1,0 +1,162 @@
+package io.clustermirror.coordinator;
+
+import java.util.Collection;
+import java.util.Map;
+import java.util.Set;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.jboss.logging.Logger;
+
+import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.kafka.KafkaClients;
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.state.MirrorStateStore;
+import io.clustermirror.state.MirrorStateStore.CoordinatorFencedException;
+import io.clustermirror.state.MirrorStateStore.StateWriteException;
+import io.clustermirror.state.MirrorStateTopic;
+import io.clustermirror.state.StateFormatException;
+import io.quarkus.runtime.Quarkus;
+
+/**
+ * Boot, replay and every write of the coordinator's state: ensures {@code __mirror_state}, takes over as its one
+ * writer, replays it into a {@link CoordinatorState}, and from then on writes each change to the topic before swapping
+ * the new snapshot in. A failed write re-reads the topic, so memory never holds what the topic does not; a fenced
+ * writer stops acting. Writes run on the coordinator thread; the snapshot and the status are read from any thread.
+ */
+final class StateKeeper {
+
+    private static final Logger LOGGER = Logger.getLogger(StateKeeper.class);
+
+    /** What the coordinator does when the state has been (re)loaded, and when another instance took over. */
+    interface Listener {
+        void loaded(CoordinatorState state);
+
+        void fenced();
+    }
+
+    private final KafkaClients clients;
+    private final MirrorServiceConfig config;
+    private final MirrorMetrics metrics;
+    private final CoordinatorThread thread;
+    private final Listener listener;
+    private volatile CoordinatorState state = CoordinatorState.EMPTY;
+    private volatile CoordinatorStatus status = CoordinatorStatus.loading("starting");
+    /** Touched only on the coordinator thread. */
+    private MirrorStateStore store;
+
+    StateKeeper(KafkaClients clients, MirrorServiceConfig config, MirrorMetrics metrics, CoordinatorThread thread, Listener listener) {
+        this.clients = clients;
+        this.config = config;
+        this.metrics = metrics;
+        this.thread = thread;
+        this.listener = listener;
+    }
+
+    CoordinatorState state() {
+        return state;
+    }
+
+    CoordinatorStatus status() {
+        return status;
+    }
+
+    /** Ensures the state topic, takes over as its writer and replays it; retried while the destination is unreachable. */
+    void load() {
+        String topic = config.state().topic().name();
+        try (Admin admin = clients.destinationAdmin()) {
+            int partitions = MirrorStateTopic.ensure(admin, topic, config.state().topic().numPartitions(),
+                    config.state().topic().replicationFactor(), config.destination().requestTimeoutMs());
+            close();
+            store = new MirrorStateStore(new MirrorStateStore.Clients() {
+                @Override
+                public KafkaProducer<byte[], byte[]> stateProducer(String transactionalId) {
+                    return clients.stateProducer(transactionalId);
+                }
+
+                @Override
+                public KafkaConsumer<byte[], byte[]> stateReader() {
+                    return clients.stateReader();
+                }
+            }, topic, partitions, config.destination().requestTimeoutMs());
+            state = CoordinatorState.of(store.open());
+            status = CoordinatorStatus.active();
+            LOGGER.infof("Coordinator active: %d mirror(s) loaded from %s (%d partitions)", state.mirrors().size(), topic, partitions);
+            listener.loaded(state);
+        } catch (StateFormatException e) {
+            status = CoordinatorStatus.loading(e.getMessage());
+            LOGGER.errorf("Refusing to start: %s", e.getMessage());
+            Quarkus.asyncExit(1);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            status = CoordinatorStatus.loading("destination cluster not ready: " + e);
+            LOGGER.warnf("Cannot load %s yet (%s); retrying in %d ms", topic, e, config.destination().retryBackoffMs());
+            if (!thread.isShutdown()) {
+                thread.schedule("load", config.destination().retryBackoffMs(), this::load);
+            }
+        }
+    }
+
+    void putMirror(Mirror mirror) {
+        persist(() -> store.putMirror(mirror));
+        state = state.with(mirror);
+    }
+
+    void deleteMirror(String name, Collection<MirrorPartition> partitions) {
+        persist(() -> store.deleteMirror(name, partitions));
+        state = state.without(name);
+    }
+
+    void putPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
+        if (changed.isEmpty()) {
+            return;
+        }
+        persist(() -> store.putPartitions(mirror, changed));
+        state = state.withPartitions(mirror, changed);
+    }
+
+    void putCreatedAcls(String mirror, Set<AclEntry> acls) {
+        persist(() -> store.putCreatedAcls(mirror, acls));
+        state = state.withCreatedAcls(mirror, acls);
+    }
+
+    void close() {
+        if (store != null) {
+            store.close();
+            store = null;
+        }
+    }
+
+    /** Runs a state write; on failure leaves the in-memory state equal to what the topic holds. */
+    private void persist(Runnable write) {
+        try {
+            write.run();
+            metrics.stateWrite(true);
+        } catch (CoordinatorFencedException e) {
+            metrics.stateWrite(false);
+            status = CoordinatorStatus.fenced(e.getMessage());
+            LOGGER.error(e.getMessage() + "; stopping this instance's data plane");
+            listener.fenced();
+            throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage());
+        } catch (StateWriteException e) {
+            metrics.stateWrite(false);
+            LOGGER.warnf("State write failed, re-reading %s: %s", config.state().topic().name(), e.getMessage());
+            try {
+                state = CoordinatorState.of(store.open());
+            } catch (RuntimeException reopen) {
+                status = CoordinatorStatus.loading("re-reading state after a failed write: " + reopen);
+                thread.schedule("load", config.destination().retryBackoffMs(), this::load);
+            }
+            throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage()
+                    + "; the change was not confirmed (the state was re-read: GET the mirror to see what holds)");
+        }
+    }
+}

@@ -1,0 +1,426 @@
+package io.clustermirror.fetch;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.ClientResponse;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.jboss.logging.Logger;
+
+/**
+ * The append side of a mirror's data plane, on its own thread: the fetched batches go to the destination leaders as
+ * they are (one batch per partition per Produce, up to {@value #MAX_IN_FLIGHT_PER_PARTITION} in flight per partition
+ * under the partition's own idempotent producer id), and every answer is checked: a batch lands at its source offset or
+ * the partition stops. Lost answers reset the partition's pipeline; transactional batches go through
+ * {@link TransactionReplay}. Removals finish here, once nothing of a partition is in flight.
+ */
+final class AppendLoop implements Runnable {
+
+    private static final Logger LOGGER = Logger.getLogger(AppendLoop.class);
+
+    static final int MAX_IN_FLIGHT_PER_PARTITION = 5;
+    private static final Set<Errors> NEW_IDENTITY_ERRORS = Set.of(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID,
+            Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED, Errors.DUPLICATE_SEQUENCE_NUMBER);
+
+    private final Pipeline pipeline;
+    private final String mirror;
+    private final Admin destinationAdmin;
+    private final WireClient source;
+    private final WireClient destination;
+    private final DataPlane.Listener listener;
+    private final Map<TopicPartition, FetchPartition> partitions;
+    private final long timeoutMs;
+    private final TransactionReplay replay;
+    private final TransactionRecovery recovery;
+    private final LoopBackoff backoff;
+    private final LoopBackoff recoveryBackoff;
+    private long nextRecoveryAttemptMs;
+    private long recoveryFailingSinceMs;
+
+    AppendLoop(Pipeline pipeline, Admin destinationAdmin, TransactionRecovery recovery) {
+        this.pipeline = pipeline;
+        this.mirror = pipeline.mirror;
+        this.destinationAdmin = destinationAdmin;
+        this.source = pipeline.source;
+        this.destination = pipeline.destination;
+        this.listener = pipeline.listener;
+        this.partitions = pipeline.partitions;
+        this.timeoutMs = pipeline.timeoutMs;
+        this.replay = new TransactionReplay(mirror, destination, (int) timeoutMs, new ReplayHost());
+        this.recovery = recovery;
+        this.backoff = new LoopBackoff(mirror, "appender");
+        this.recoveryBackoff = new LoopBackoff(mirror, "reading back its open destination transactions");
+    }
+
+    private record ProduceContext(Node node, Map<TopicPartition, FetchPartition.Sent> sent, Map<Uuid, String> topicNames) {
+    }
+
+    @Override
+    public void run() {
+        while (pipeline.running) {
+            try {
+                if (pipeline.destinationRefresh) {
+                    pipeline.destinationView = pipeline.refresh(destinationAdmin, destination);
+                    pipeline.destinationRefresh = false;
+                }
+                finishRemovalsAndResets();
+                ensureIdentities();
+                recoverTransactions();
+                replay.replay(partitions.values());
+                sendProduces();
+                backoff.succeeded();
+                destination.poll(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            } catch (Exception e) {
+                if (pipeline.running) {
+                    pipeline.destinationRefresh = true;
+                    backoff.failed(e);
+                }
+            }
+        }
+        partitions.values().forEach(state -> state.removed.complete(state.progress()));
+    }
+
+    private void finishRemovalsAndResets() {
+        for (FetchPartition state : partitions.values()) {
+            if (!state.inFlight.isEmpty()) {
+                continue;
+            }
+            boolean removing;
+            boolean reset;
+            boolean abort;
+            synchronized (state) {
+                removing = state.removing || state.failed;
+                reset = state.resetPending;
+                abort = state.removing && state.abortOnRemove;
+            }
+            String blocked = state.blockedAndDrained();
+            if (blocked != null && !removing && !reset) {
+                pipeline.fail(state, blocked);
+            } else if (removing) {
+                if (abort) {
+                    replay.abortOpen(state);
+                }
+                partitions.remove(state.tp, state);
+                state.removed.complete(state.progress());
+            } else if (reset) {
+                finishReset(state);
+            }
+        }
+    }
+
+    /**
+     * Nothing of the partition is in flight any more: the destination's end must be exactly what was
+     * acknowledged, then fetching goes on from there under a new producer id. Anything else (a batch that
+     * landed without an answer, a foreign write, data lost by the destination) is for LOG_TRUNCATION to judge.
+     */
+    private void finishReset(FetchPartition state) {
+        long end;
+        String unverified = null;
+        try {
+            end = destinationAdmin.listOffsets(Map.of(state.tp, OffsetSpec.latest())).partitionResult(state.tp)
+                    .get(timeoutMs, TimeUnit.MILLISECONDS).offset();
+            if (end > state.ackedEnd) {
+                // batches whose answers were lost may have landed: they must be exactly ours, checked by content
+                unverified = verifyUnconfirmed(state, end);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } catch (Exception e) {
+            // the destination is not answering yet (e.g. a restarted broker without leaders): read it again, for a while
+            pipeline.destinationRefresh = true;
+            if (System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
+                pipeline.fail(state, "could not read the destination back after a pipeline reset: " + e);
+            }
+            return;
+        }
+        if (end > state.ackedEnd) {
+            if (unverified != null) {
+                pipeline.fail(state, unverified);
+                return;
+            }
+            LOGGER.infof("Mirror %s: %s: batches up to %d landed without an answer; verified by content", mirror, state.partition, end);
+            state.ackedEnd = end;
+        } else if (end < state.ackedEnd) {
+            pipeline.fail(state, "after a pipeline reset the destination ends at " + end + " but " + state.ackedEnd
+                    + " was acknowledged: the destination lost data");
+            return;
+        }
+        state.unconfirmed.clear();
+        synchronized (state) {
+            state.generation = pipeline.nextGeneration();
+            state.queue.clear();
+            state.queuedBytes = 0;
+            state.fetchOffset = end;
+            state.fetchedEpoch = state.lastEpoch;
+            state.resetPending = false;
+        }
+        state.identity = null;
+        state.transactions.recoveryNeeded = true;
+        LOGGER.infof("Mirror %s: %s resumes at destination log end %d", mirror, state.partition, end);
+        source.wakeup();
+    }
+
+    /**
+     * Null when every destination batch in [ackedEnd, end) is one of ours, content for content; else why not.
+     * Throws when the destination cannot be read yet (the reset is then tried again).
+     */
+    private String verifyUnconfirmed(FetchPartition state, long end) throws IOException {
+        long offset = state.ackedEnd;
+        while (offset < end) {
+            List<SourceBatch> landed = RawFetch.batches(destination, pipeline.destinationView, state.tp, offset, FetchLoop.PARTITION_FETCH_BYTES);
+            if (landed.isEmpty()) {
+                return "destination offsets [" + offset + ", " + end + ") could not be read back after a pipeline reset";
+            }
+            for (SourceBatch batch : landed) {
+                if (batch.lastOffset() < offset || batch.baseOffset() >= end) {
+                    continue;
+                }
+                SourceBatch ours = state.unconfirmed.get(batch.baseOffset());
+                if (ours == null || !RawFetch.sameContent(ours, batch)) {
+                    return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] is not the source batch sent "
+                            + "there (written by another producer?); the destination is checked again by LOG_TRUNCATION";
+                }
+                offset = batch.lastOffset() + 1;
+                if (ours.partitionLeaderEpoch() >= 0) {
+                    state.lastEpoch = ours.partitionLeaderEpoch();
+                }
+            }
+        }
+        return null;
+    }
+
+    private void ensureIdentities() throws IOException {
+        for (FetchPartition state : partitions.values()) {
+            if (state.identity == null && state.inFlight.isEmpty() && state.sendable() && !pipeline.destinationView.nodes().isEmpty()) {
+                state.identity = destination.initProducerId(pipeline.destinationView.anyNode());
+                state.nextSequence = 0;
+            }
+        }
+    }
+
+    private void sendProduces() {
+        ClusterView view = pipeline.destinationView;
+        Map<Node, List<FetchPartition>> byNode = new HashMap<>();
+        for (FetchPartition state : partitions.values()) {
+            if (state.identity == null || state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || state.transactionalInFlight()
+                    || !state.plainSendable()) {
+                continue;
+            }
+            Node leader = view.leaders().get(state.tp);
+            if (leader == null || !view.topicIds().containsKey(state.tp.topic())) {
+                pipeline.destinationRefresh = true;
+                continue;
+            }
+            byNode.computeIfAbsent(leader, n -> new ArrayList<>()).add(state);
+        }
+        byNode.forEach((node, candidates) -> {
+            while (destination.ready(node)) {
+                Map<TopicPartition, FetchPartition.Sent> sent = new HashMap<>();
+                Map<String, ProduceRequestData.TopicProduceData> topics = new HashMap<>();
+                for (FetchPartition state : candidates) {
+                    if (state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION) {
+                        continue;
+                    }
+                    SourceBatch batch = state.pollPlain();
+                    if (batch == null) {
+                        continue;
+                    }
+                    ByteBuffer bytes = BatchRestamp.restampInPlace(batch, state.identity, state.nextSequence);
+                    state.nextSequence = BatchRestamp.nextSequence(state.nextSequence, batch.recordCount());
+                    FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
+                    state.inFlight.add(entry);
+                    sent.put(state.tp, entry);
+                    topics.computeIfAbsent(state.tp.topic(), t -> new ProduceRequestData.TopicProduceData()
+                            .setName(t).setTopicId(view.topicIds().get(t))).partitionData()
+                            .add(new ProduceRequestData.PartitionProduceData().setIndex(state.tp.partition())
+                                    .setRecords(MemoryRecords.readableRecords(bytes)));
+                }
+                if (sent.isEmpty()) {
+                    return;
+                }
+                ProduceRequestData.TopicProduceDataCollection collection = new ProduceRequestData.TopicProduceDataCollection();
+                topics.values().forEach(collection::add);
+                ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs((int) Math.max(1000, timeoutMs / 2))
+                        .setTopicData(collection);
+                ProduceContext context = new ProduceContext(node, sent, view.topicNames());
+                listener.onRequest("produce", false);
+                destination.send(node, ProduceRequest.builder(data), response -> onProduceResponse(context, response));
+            }
+        });
+    }
+
+    private void onProduceResponse(ProduceContext context, ClientResponse response) {
+        boolean failedRequest = response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null;
+        if (failedRequest) {
+            listener.onRequest("produce", true);
+        }
+        Map<TopicPartition, ProduceResponseData.PartitionProduceResponse> results = new HashMap<>();
+        if (!failedRequest) {
+            ProduceResponse produce = (ProduceResponse) response.responseBody();
+            for (ProduceResponseData.TopicProduceResponse topic : produce.data().responses()) {
+                String name = topic.name() != null && !topic.name().isEmpty() ? topic.name() : context.topicNames().get(topic.topicId());
+                topic.partitionResponses().forEach(p -> results.put(new TopicPartition(name, p.index()), p));
+            }
+        }
+        boolean wakeFetcher = false;
+        for (Map.Entry<TopicPartition, FetchPartition.Sent> entry : context.sent().entrySet()) {
+            FetchPartition state = partitions.get(entry.getKey());
+            if (state == null) {
+                continue;
+            }
+            FetchPartition.Sent sent = entry.getValue();
+            if (!state.inFlight.remove(sent)) {
+                continue; // an answer for an earlier instance of this partition
+            }
+            wakeFetcher = true;
+            ProduceResponseData.PartitionProduceResponse result = results.get(entry.getKey());
+            if (state.failed) {
+                continue;
+            }
+            boolean appended = result != null && Errors.forCode(result.errorCode()) == Errors.NONE;
+            if (!appended) {
+                state.unconfirmed.put(sent.batch().baseOffset(), sent.batch());
+            }
+            if (sent.generation() != state.generation) {
+                // dropped by a reset, but if it was appended it must still be where it belongs
+                if (appended && result.baseOffset() != sent.batch().baseOffset()) {
+                    pipeline.fail(state, misplaced(sent.batch(), result.baseOffset()));
+                } else if (appended) {
+                    confirmed(state, sent.batch());
+                }
+                continue;
+            }
+            if (result == null) {
+                pipeline.requestReset(state, failedRequest ? "destination request to " + context.node() + " failed" : "no answer for partition");
+                continue;
+            }
+            onAppended(state, sent.batch(), result);
+        }
+        if (wakeFetcher) {
+            source.wakeup();
+        }
+    }
+
+    private void onAppended(FetchPartition state, SourceBatch batch, ProduceResponseData.PartitionProduceResponse result) {
+        Errors error = Errors.forCode(result.errorCode());
+        if (error == Errors.NONE) {
+            if (result.baseOffset() != batch.baseOffset()) {
+                pipeline.fail(state, misplaced(batch, result.baseOffset()));
+                return;
+            }
+            confirmed(state, batch);
+        } else if (NEW_IDENTITY_ERRORS.contains(error) || Pipeline.REFRESH_ERRORS.contains(error)) {
+            pipeline.requestReset(state, error.name());
+        } else {
+            String message = result.errorMessage() == null ? error.message() : result.errorMessage();
+            pipeline.fail(state, "destination refused source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "]: " + error.name()
+                    + " (" + message + ")");
+        }
+    }
+
+    private void confirmed(FetchPartition state, SourceBatch batch) {
+        state.unconfirmed.remove(batch.baseOffset());
+        if (batch.lastOffset() + 1 > state.ackedEnd) {
+            state.ackedEnd = batch.lastOffset() + 1;
+            if (batch.partitionLeaderEpoch() >= 0) { // fillers carry none
+                state.lastEpoch = batch.partitionLeaderEpoch();
+            }
+        }
+        listener.onAppended(state.partition, batch.recordCount(), batch.sizeInBytes());
+    }
+
+    private static String misplaced(SourceBatch batch, long destinationOffset) {
+        return "source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] was appended at destination offset "
+                + destinationOffset + " instead of " + batch.baseOffset()
+                + ": the destination was written by another producer (or lost data); mirroring stopped";
+    }
+
+    // ---------------------------------------------------------------- transactions (DESIGN §4.2)
+
+    /**
+     * Reads back the destination transactions this mirror holds open on partitions that just entered the
+     * data plane or were reset (after a restart, resume or retry): they are continued with their producer
+     * id, epoch and next sequence, never re-initialised, which would abort them and put a marker where the
+     * source has none. Transactions still writing their markers are waited for.
+     */
+    private void recoverTransactions() throws InterruptedException {
+        List<FetchPartition> recovering = partitions.values().stream()
+                .filter(s -> s.transactions.recoveryNeeded && s.inFlight.isEmpty()).toList();
+        if (recovering.isEmpty() || System.currentTimeMillis() < nextRecoveryAttemptMs) {
+            return;
+        }
+        try {
+            recovery.recover(recovering, pipeline.destinationView);
+            recoveryBackoff.succeeded();
+            recoveryFailingSinceMs = 0;
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            // plain batches go on; transactional ones wait until the open transactions are known, then give up
+            long now = System.currentTimeMillis();
+            nextRecoveryAttemptMs = now + 5_000;
+            recoveryFailingSinceMs = recoveryFailingSinceMs == 0 ? now : recoveryFailingSinceMs;
+            recoveryBackoff.report(e);
+            if (now - recoveryFailingSinceMs > 4 * timeoutMs) {
+                recovering.stream().filter(state -> TransactionReplay.replayed(state.peekQueue())).forEach(state -> pipeline.fail(state,
+                        "the destination transactions open on this partition cannot be read back (ListTransactions, DescribeTransactions, "
+                                + "DescribeProducers; the service principal needs DESCRIBE on its transactional ids): " + e));
+            }
+        }
+    }
+
+    /** What the transaction replay needs from the data plane. */
+    private final class ReplayHost implements TransactionReplay.Host {
+        @Override
+        public ClusterView destinationView() {
+            return pipeline.destinationView;
+        }
+
+        @Override
+        public void refreshDestination() {
+            pipeline.destinationRefresh = true;
+        }
+
+        @Override
+        public void fail(FetchPartition state, String error) {
+            pipeline.fail(state, error);
+        }
+
+        @Override
+        public void reset(FetchPartition state, String reason) {
+            pipeline.requestReset(state, reason);
+        }
+
+        @Override
+        public void send(Node leader, FetchPartition state, FetchPartition.Sent entry, ProduceRequest.Builder request) {
+            ProduceContext context = new ProduceContext(leader, Map.of(state.tp, entry), pipeline.destinationView.topicNames());
+            listener.onRequest("produce", false);
+            destination.send(leader, request, response -> onProduceResponse(context, response));
+        }
+
+        @Override
+        public void markerAppended(FetchPartition state, SourceBatch marker) {
+            listener.onAppended(state.partition, 1, marker.sizeInBytes());
+        }
+    }
+}

@@ -1,0 +1,112 @@
+package io.clustermirror.fetch;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
+import org.jboss.logging.Logger;
+
+/**
+ * What the two loops of one mirror's data plane share: its partitions, the flags and views of both clusters' metadata,
+ * the wire clients, and the ways a partition leaves the pipeline (failed, fenced, reset). A partition's own fields are
+ * guarded by its monitor; these are safe from either loop.
+ */
+final class Pipeline {
+
+    private static final Logger LOGGER = Logger.getLogger(Pipeline.class);
+
+    /** Errors that new metadata (a new leader, a topic id) cures: the loop reads the cluster again and goes on. */
+    static final Set<Errors> REFRESH_ERRORS = Set.of(Errors.NOT_LEADER_OR_FOLLOWER, Errors.FENCED_LEADER_EPOCH,
+            Errors.UNKNOWN_LEADER_EPOCH, Errors.LEADER_NOT_AVAILABLE, Errors.UNKNOWN_TOPIC_ID, Errors.UNKNOWN_TOPIC_OR_PARTITION,
+            Errors.KAFKA_STORAGE_ERROR, Errors.REPLICA_NOT_AVAILABLE, Errors.OFFSET_NOT_AVAILABLE, Errors.NOT_ENOUGH_REPLICAS,
+            Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.REQUEST_TIMED_OUT, Errors.NETWORK_EXCEPTION,
+            Errors.INCONSISTENT_TOPIC_ID, Errors.UNKNOWN_SERVER_ERROR);
+
+    final String mirror;
+    final DataPlane.Listener listener;
+    final WireClient source;
+    final WireClient destination;
+    final long timeoutMs;
+    final Map<TopicPartition, FetchPartition> partitions = new ConcurrentHashMap<>();
+    /** One counter for every generation of every partition: a re-added partition never reuses a value. */
+    private final AtomicInteger generations = new AtomicInteger();
+    volatile boolean running = true;
+    volatile boolean sourceRefresh = true;
+    volatile boolean destinationRefresh = true;
+    volatile ClusterView sourceView = ClusterView.empty();
+    volatile ClusterView destinationView = ClusterView.empty();
+
+    Pipeline(String mirror, DataPlane.Listener listener, WireClient source, WireClient destination, long timeoutMs) {
+        this.mirror = mirror;
+        this.listener = listener;
+        this.source = source;
+        this.destination = destination;
+        this.timeoutMs = timeoutMs;
+    }
+
+    int nextGeneration() {
+        return generations.incrementAndGet();
+    }
+
+    /** Drops what is queued and in flight for the partition and resumes from the destination's log end with a new producer id. */
+    void requestReset(FetchPartition state, String reason) {
+        synchronized (state) {
+            if (state.resetPending || state.removing || state.failed) {
+                return;
+            }
+            state.resetPending = true;
+            state.resetRequestedAt = System.nanoTime();
+            state.blocked = null;
+            state.generation = nextGeneration();
+            state.queue.clear();
+            state.queuedBytes = 0;
+        }
+        destinationRefresh = true;
+        LOGGER.infof("Mirror %s: %s pipeline reset (%s)", mirror, state.partition, reason);
+    }
+
+    /** The partition stops here; its owner is told, moves it to FAILED and logs it (once, there). */
+    void fail(FetchPartition state, String error) {
+        if (halt(state)) {
+            LOGGER.debugf("Mirror %s: %s leaves the pipeline: %s", mirror, state.partition, error);
+            listener.onFailed(state.partition, error);
+            destination.wakeup();
+        }
+    }
+
+    /** The source leader's log diverged from what was fetched: the owner moves the partition to EPOCH_FENCING (and logs it). */
+    void fence(FetchPartition state, String reason, long epochEndOffset) {
+        if (halt(state)) {
+            LOGGER.debugf("Mirror %s: %s leaves the pipeline for EPOCH_FENCING: %s", mirror, state.partition, reason);
+            listener.onEpochFenced(state.partition, reason, epochEndOffset);
+            destination.wakeup();
+        }
+    }
+
+    /** Stops fetching and sending for the partition, once; false when it was already stopped. */
+    private boolean halt(FetchPartition state) {
+        synchronized (state) {
+            if (state.failed) {
+                return false;
+            }
+            state.failed = true;
+            state.generation = nextGeneration();
+            state.queue.clear();
+            state.queuedBytes = 0;
+        }
+        return true;
+    }
+
+    /** The cluster's view of the partitions' topics, with the client pointed at its brokers. */
+    ClusterView refresh(Admin admin, WireClient client) throws Exception {
+        Set<String> topics = partitions.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
+        ClusterView view = ClusterView.load(admin, topics, timeoutMs);
+        client.setNodes(view.nodes());
+        return view;
+    }
+}
