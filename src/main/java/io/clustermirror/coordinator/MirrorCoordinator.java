@@ -7,8 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
-import java.util.ArrayList;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -253,39 +251,7 @@ public class MirrorCoordinator {
                 throw new MirrorException(MirrorError.INVALID_REQUEST, "Name at least one topic", "topics");
             }
             Map<MirrorPartition, PartitionStatus> owned = partitions(mirror.name());
-            Map<MirrorPartition, PartitionStatus> changed = new TreeMap<>();
-            List<String> illegal = new ArrayList<>();
-            Instant now = clock.instant();
-            for (String topic : new TreeSet<>(topics)) {
-                Map<MirrorPartition, PartitionStatus> ofTopic = new TreeMap<>();
-                owned.forEach((p, s) -> {
-                    if (p.topic().equals(topic)) {
-                        ofTopic.put(p, s);
-                    }
-                });
-                if (ofTopic.isEmpty()) {
-                    throw new MirrorException(MirrorError.TOPIC_NOT_IN_CLUSTER_MIRROR, "Topic '" + topic + "' is not in mirror '" + name + "'",
-                            "topics");
-                }
-                if (verb == TopicVerb.STOP && ofTopic.values().stream().allMatch(s -> s.state() == MirrorPartitionState.STOPPED)) {
-                    throw new MirrorException(MirrorError.MIRROR_TOPIC_ALREADY_STOPPED, "Topic '" + topic + "' is already stopped", "topics");
-                }
-                ofTopic.forEach((p, s) -> {
-                    if (verb.skips(s.state())) {
-                        return;
-                    }
-                    if (!s.state().canMoveTo(verb.target()) || !verb.accepts(s.state())) {
-                        illegal.add(p + " is " + s.state());
-                        return;
-                    }
-                    PartitionStatus next = s.moveTo(verb.target(), reason, now);
-                    changed.put(p, verb == TopicVerb.RECOVER ? next.withRetryAttempt(0) : next);
-                });
-            }
-            if (!illegal.isEmpty()) {
-                throw new MirrorException(MirrorError.INVALID_MIRROR_PARTITION_STATE, "Cannot " + verb.name().toLowerCase(java.util.Locale.ROOT)
-                        + ": " + String.join(", ", illegal.subList(0, Math.min(20, illegal.size()))), "topics");
-            }
+            Map<MirrorPartition, PartitionStatus> changed = verb.plan(name, owned, topics, reason, clock.instant());
             persistPartitions(name, changed);
             if (verb == TopicVerb.STOP) {
                 lifecycle.stopPartitions(name, changed.keySet());

@@ -1,13 +1,10 @@
 package io.clustermirror.coordinator;
 
 import java.time.Clock;
-import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.jboss.logging.Logger;
@@ -16,7 +13,6 @@ import io.clustermirror.fetch.LogTruncation;
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
-import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
@@ -64,8 +60,8 @@ final class PartitionLifecycle {
     /** Alignment and other progress notes per partition, for describe. */
     private final Map<String, String> progress = new ConcurrentHashMap<>();
     private final TopicStops stops;
-    /** Mirrors whose source answers with another cluster id: no data plane until it is the right cluster again. */
-    private final Map<String, String> halted = new ConcurrentHashMap<>();
+    private final MirrorHalts halts;
+    private final TopicRecreation recreation;
 
     PartitionLifecycle(Host host, CoordinatorThread thread, RetryPolicy retries, MirrorMetrics metrics, Clock clock) {
         this.host = host;
@@ -74,6 +70,8 @@ final class PartitionLifecycle {
         this.metrics = metrics;
         this.clock = clock;
         this.stops = new TopicStops(host, thread, this::settle, clock);
+        this.halts = new MirrorHalts(host, thread, metrics, this::resume);
+        this.recreation = new TopicRecreation(host, thread, clock, this::truncate);
     }
 
     /** Stops the partitions (STOPPING to STOPPED): see {@link TopicStops}. */
@@ -88,7 +86,7 @@ final class PartitionLifecycle {
 
     /** A deleted mirror leaves nothing behind. */
     void forget(String mirror) {
-        halted.remove(mirror);
+        halts.forget(mirror);
         progress.keySet().removeIf(key -> key.startsWith(mirror + "/"));
     }
 
@@ -120,13 +118,13 @@ final class PartitionLifecycle {
         try {
             if (outcome instanceof LogTruncation.Ready ready) {
                 host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
-                if (!halted.containsKey(name)) {
+                if (!halts.isHalted(name)) {
                     host.runtime(name).dataPlane().add(partition, ready.startOffset(), ready.sourceEpoch());
                 }
                 LOGGER.infof("Mirror %s: %s MIRRORING from offset %d", name, partition, ready.startOffset());
             } else if (outcome instanceof LogTruncation.Diverged diverged) {
                 if (host.require(name).config().recreateOnDivergence()) {
-                    recreate(name, partition.topic(), diverged.reason());
+                    recreation.recreate(name, partition.topic(), diverged.reason());
                 } else {
                     failPartition(name, partition, diverged.reason());
                 }
@@ -137,45 +135,6 @@ final class PartitionLifecycle {
             LOGGER.errorf(e, "Mirror %s: %s could not leave LOG_TRUNCATION", name, partition);
             failPartition(name, partition, "could not leave LOG_TRUNCATION: " + e);
         }
-    }
-
-    /** Policy {@code recreate}: every partition of the topic leaves the data plane, the destination topic is recreated, all restart. */
-    private void recreate(String name, String topic, String reason) {
-        MirrorParts runtime = host.runtime(name);
-        Instant now = clock.instant();
-        Map<MirrorPartition, PartitionStatus> failed = new TreeMap<>();
-        host.partitions(name).forEach((p, s) -> {
-            if (p.topic().equals(topic) && s.state().isHeld()) {
-                failed.put(p, s.moveTo(MirrorPartitionState.FAILED, "destination diverged, recreating the topic: " + reason, now));
-            }
-        });
-        host.persistPartitions(name, failed);
-        LOGGER.warnf("Mirror %s: destination topic %s diverged (%s); recreating it (mirror.truncation.policy=recreate)", name, topic, reason);
-        CompletableFuture.allOf(failed.keySet().stream().map(p -> runtime.dataPlane().remove(p, true)).toArray(CompletableFuture[]::new))
-                .thenRunAsync(() -> {
-                    String error = null;
-                    try {
-                        runtime.recreateTopic(topic, host.require(name).config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
-                                MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE));
-                    } catch (Exception e) {
-                        error = "recreating destination topic " + topic + " failed: " + e;
-                    }
-                    String recreateError = error;
-                    thread.run("restart after recreating " + topic, () -> {
-                        Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
-                        failed.keySet().forEach(p -> {
-                            PartitionStatus s = host.partitions(name).get(p);
-                            if (s != null && s.state() == MirrorPartitionState.FAILED) {
-                                restarted.put(p, recreateError == null ? s.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
-                                        : s.moveTo(MirrorPartitionState.FAILED, recreateError, clock.instant()));
-                            }
-                        });
-                        host.persistPartitions(name, restarted);
-                        if (recreateError == null) {
-                            restarted.keySet().forEach(p -> truncate(name, p));
-                        }
-                    });
-                }, runtime.workers());
     }
 
     private void onDataPlaneFailure(String name, MirrorPartition partition, String error) {
@@ -217,7 +176,7 @@ final class PartitionLifecycle {
             LogTruncation.Outcome checked = outcome;
             thread.run(why + " of " + partition, () -> {
                 PartitionStatus now = host.partitions(name).get(partition);
-                if (halted.containsKey(name) || now == null || now.state() != waitingIn) {
+                if (halts.isHalted(name) || now == null || now.state() != waitingIn) {
                     return;
                 }
                 if (checked instanceof LogTruncation.Ready ready) {
@@ -362,37 +321,15 @@ final class PartitionLifecycle {
 
     /** Why the mirror is halted, or null. */
     String haltedReason(String name) {
-        return halted.get(name);
+        return halts.reason(name);
     }
 
-    /**
-     * The source cluster's id is not the one the mirror was created for: take every partition out of the data
-     * plane (persisted states stay as they are) until {@link #unhalt} finds the right cluster again.
-     */
     void halt(String name, String actualClusterId) {
-        thread.run("halt of " + name, () -> {
-            Mirror mirror = host.mirror(name).orElse(null);
-            if (mirror == null || halted.containsKey(name)) {
-                return;
-            }
-            String reason = "source cluster id is " + actualClusterId + ", but mirror '" + name + "' mirrors cluster "
-                    + mirror.sourceClusterId() + " (bootstrap " + mirror.config().bootstrapServers()
-                    + "): mirroring halted; point bootstrap.servers back at that cluster, or delete the mirror";
-            halted.put(name, reason);
-            metrics.mirrorHalted(name);
-            LOGGER.errorf("Mirror %s: %s", name, reason);
-            host.liveRuntime(name).ifPresent(r -> host.partitions(name).keySet().forEach(p -> r.dataPlane().remove(p, false)));
-        });
+        halts.halt(name, actualClusterId);
     }
 
-    /** The source is the right cluster again: partitions continue from their persisted states. */
     void unhalt(String name) {
-        thread.run("unhalt of " + name, () -> {
-            if (halted.remove(name) != null) {
-                LOGGER.infof("Mirror %s: source cluster id matches again; mirroring resumes", name);
-                host.liveRuntime(name).ifPresent(r -> resume(name));
-            }
-        });
+        halts.unhalt(name);
     }
 
     /** What the mirror's data plane reports, turned into partition transitions on the coordinator thread. */

@@ -7,11 +7,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -48,6 +46,7 @@ final class AppendLoop implements Runnable {
     private final long timeoutMs;
     private final TransactionReplay replay;
     private final TransactionRecovery recovery;
+    private final PipelineReset resets;
     private final LoopBackoff backoff;
     private final LoopBackoff recoveryBackoff;
     private long nextRecoveryAttemptMs;
@@ -64,6 +63,7 @@ final class AppendLoop implements Runnable {
         this.timeoutMs = pipeline.timeoutMs;
         this.replay = new TransactionReplay(mirror, destination, (int) timeoutMs, new ReplayHost());
         this.recovery = recovery;
+        this.resets = new PipelineReset(pipeline, destinationAdmin);
         this.backoff = new LoopBackoff(mirror, "appender");
         this.recoveryBackoff = new LoopBackoff(mirror, "reading back its open destination transactions");
     }
@@ -122,91 +122,9 @@ final class AppendLoop implements Runnable {
                 partitions.remove(state.tp, state);
                 state.removed.complete(state.progress());
             } else if (reset) {
-                finishReset(state);
+                resets.finish(state);
             }
         }
-    }
-
-    /**
-     * Nothing of the partition is in flight any more: the destination's end must be exactly what was
-     * acknowledged, then fetching goes on from there under a new producer id. Anything else (a batch that
-     * landed without an answer, a foreign write, data lost by the destination) is for LOG_TRUNCATION to judge.
-     */
-    private void finishReset(FetchPartition state) {
-        long end;
-        String unverified = null;
-        try {
-            end = destinationAdmin.listOffsets(Map.of(state.tp, OffsetSpec.latest())).partitionResult(state.tp)
-                    .get(timeoutMs, TimeUnit.MILLISECONDS).offset();
-            if (end > state.ackedEnd) {
-                // batches whose answers were lost may have landed: they must be exactly ours, checked by content
-                unverified = verifyUnconfirmed(state, end);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        } catch (Exception e) {
-            // the destination is not answering yet (e.g. a restarted broker without leaders): read it again, for a while
-            pipeline.destinationRefresh = true;
-            if (System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
-                pipeline.fail(state, "could not read the destination back after a pipeline reset: " + e);
-            }
-            return;
-        }
-        if (end > state.ackedEnd) {
-            if (unverified != null) {
-                pipeline.fail(state, unverified);
-                return;
-            }
-            LOGGER.infof("Mirror %s: %s: batches up to %d landed without an answer; verified by content", mirror, state.partition, end);
-            state.ackedEnd = end;
-        } else if (end < state.ackedEnd) {
-            pipeline.fail(state, "after a pipeline reset the destination ends at " + end + " but " + state.ackedEnd
-                    + " was acknowledged: the destination lost data");
-            return;
-        }
-        state.unconfirmed.clear();
-        synchronized (state) {
-            state.generation = pipeline.nextGeneration();
-            state.queue.clear();
-            state.queuedBytes = 0;
-            state.fetchOffset = end;
-            state.fetchedEpoch = state.lastEpoch;
-            state.resetPending = false;
-        }
-        state.identity = null;
-        state.transactions.recoveryNeeded = true;
-        LOGGER.infof("Mirror %s: %s resumes at destination log end %d", mirror, state.partition, end);
-        source.wakeup();
-    }
-
-    /**
-     * Null when every destination batch in [ackedEnd, end) is one of ours, content for content; else why not.
-     * Throws when the destination cannot be read yet (the reset is then tried again).
-     */
-    private String verifyUnconfirmed(FetchPartition state, long end) throws IOException {
-        long offset = state.ackedEnd;
-        while (offset < end) {
-            List<SourceBatch> landed = RawFetch.batches(destination, pipeline.destinationView, state.tp, offset, FetchLoop.PARTITION_FETCH_BYTES);
-            if (landed.isEmpty()) {
-                return "destination offsets [" + offset + ", " + end + ") could not be read back after a pipeline reset";
-            }
-            for (SourceBatch batch : landed) {
-                if (batch.lastOffset() < offset || batch.baseOffset() >= end) {
-                    continue;
-                }
-                SourceBatch ours = state.unconfirmed.get(batch.baseOffset());
-                if (ours == null || !RawFetch.sameContent(ours, batch)) {
-                    return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] is not the source batch sent "
-                            + "there (written by another producer?); the destination is checked again by LOG_TRUNCATION";
-                }
-                offset = batch.lastOffset() + 1;
-                if (ours.partitionLeaderEpoch() >= 0) {
-                    state.lastEpoch = ours.partitionLeaderEpoch();
-                }
-            }
-        }
-        return null;
     }
 
     private void ensureIdentities() throws IOException {
