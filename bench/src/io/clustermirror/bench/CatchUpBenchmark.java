@@ -1,5 +1,6 @@
 package io.clustermirror.bench;
 
+import io.clustermirror.embedded.KafkaBrokerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -7,7 +8,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -16,8 +16,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-
-import io.clustermirror.embedded.KafkaBrokerProcess;
 
 /**
  * Catch-up of a fixed backlog, measured side by side in one run: Cluster Mirror (the packaged service,
@@ -30,10 +28,10 @@ public final class CatchUpBenchmark {
     private static final int PARTITIONS = 8;
     private static final int RECORD_BYTES = 1024;
 
-    private CatchUpBenchmark() {
-    }
+    private CatchUpBenchmark() {}
 
-    record Result(String copier, double seconds, double cpuSeconds, long records, long logBytes, double brokerCpuSeconds) {
+    record Result(
+            String copier, double seconds, double cpuSeconds, long records, long logBytes, double brokerCpuSeconds) {
         double mbPerSecond() {
             return logBytes / 1e6 / seconds;
         }
@@ -49,17 +47,26 @@ public final class CatchUpBenchmark {
 
     public static void main(String[] args) throws Exception {
         long records = args.length > 0 ? Long.parseLong(args[0]) : 1_000_000;
-        Path root = Path.of("target", "bench", "run-" + ProcessHandle.current().pid()).toAbsolutePath();
+        Path root = Path.of("target", "bench", "run-" + ProcessHandle.current().pid())
+                .toAbsolutePath();
         String classpath = KafkaBrokerProcess.classpathFrom(Path.of("target", "kafka-broker.classpath"));
         KafkaBrokerProcess[] clusters = BenchSupport.startClusters(root);
-        try (KafkaBrokerProcess source = clusters[0]; KafkaBrokerProcess destination = clusters[1]) {
-            System.out.printf("Producing %,d x %d B lz4 records into %d partitions...%n", records, RECORD_BYTES, PARTITIONS);
+        try (KafkaBrokerProcess source = clusters[0];
+                KafkaBrokerProcess destination = clusters[1]) {
+            System.out.printf(
+                    "Producing %,d x %d B lz4 records into %d partitions...%n", records, RECORD_BYTES, PARTITIONS);
             try (Admin admin = admin(source)) {
-                admin.createTopics(List.of(new NewTopic("bench", PARTITIONS, (short) 1))).all().get();
+                admin.createTopics(List.of(new NewTopic("bench", PARTITIONS, (short) 1)))
+                        .all()
+                        .get();
             }
             try (Admin admin = admin(destination)) {
-                admin.createTopics(List.of(new NewTopic("bench-copy", PARTITIONS, (short) 1),
-                        new NewTopic("bench-copy-tuned", PARTITIONS, (short) 1), new NewTopic("warmup", PARTITIONS, (short) 1))).all().get();
+                admin.createTopics(List.of(
+                                new NewTopic("bench-copy", PARTITIONS, (short) 1),
+                                new NewTopic("bench-copy-tuned", PARTITIONS, (short) 1),
+                                new NewTopic("warmup", PARTITIONS, (short) 1)))
+                        .all()
+                        .get();
             }
             produce(source.bootstrapServers(), "bench", records);
             System.out.println("Warming up the destination broker...");
@@ -75,10 +82,13 @@ public final class CatchUpBenchmark {
         }
     }
 
-    private static Result mirror(KafkaBrokerProcess source, KafkaBrokerProcess destination, Path root, long records, long logBytes)
+    private static Result mirror(
+            KafkaBrokerProcess source, KafkaBrokerProcess destination, Path root, long records, long logBytes)
             throws Exception {
         try (BenchSupport.Service service = BenchSupport.startService(destination, root)) {
-            service.post("/v1/mirrors", "{\"name\":\"bench\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers() + "\"}}");
+            service.post(
+                    "/v1/mirrors",
+                    "{\"name\":\"bench\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers() + "\"}}");
             double cpuBefore = service.cpuSeconds();
             double brokersBefore = cpuSeconds(source) + cpuSeconds(destination);
             long started = System.nanoTime();
@@ -87,19 +97,42 @@ public final class CatchUpBenchmark {
             double seconds = (System.nanoTime() - started) / 1e9;
             double cpu = service.cpuSeconds() - cpuBefore;
             double brokers = cpuSeconds(source) + cpuSeconds(destination) - brokersBefore;
-            service.get("/q/metrics").lines()
-                    .filter(l -> l.startsWith("cluster_mirror_requests_total") || l.startsWith("cluster_mirror_bytes_total"))
+            service.get("/q/metrics")
+                    .lines()
+                    .filter(l ->
+                            l.startsWith("cluster_mirror_requests_total") || l.startsWith("cluster_mirror_bytes_total"))
                     .forEach(l -> System.out.println("  mirror " + l));
             return new Result("cluster-mirror (batch passthrough)", seconds, cpu, records, logBytes, brokers);
         }
     }
 
-    private static Result copy(KafkaBrokerProcess source, KafkaBrokerProcess destination, String classpath, long records, long logBytes,
-            String settings, String target) throws Exception {
-        String cp = classpath + java.io.File.pathSeparator + Path.of("target", "test-classes").toAbsolutePath();
-        Process copier = new ProcessBuilder(java(), "-Xmx1g", "-cp", cp, ConsumerProducerCopy.class.getName(), source.bootstrapServers(),
-                destination.bootstrapServers(), "bench", target, String.valueOf(records), settings).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    private static Result copy(
+            KafkaBrokerProcess source,
+            KafkaBrokerProcess destination,
+            String classpath,
+            long records,
+            long logBytes,
+            String settings,
+            String target)
+            throws Exception {
+        String cp = classpath
+                + java.io.File.pathSeparator
+                + Path.of("target", "test-classes").toAbsolutePath();
+        Process copier = new ProcessBuilder(
+                        java(),
+                        "-Xmx1g",
+                        "-cp",
+                        cp,
+                        ConsumerProducerCopy.class.getName(),
+                        source.bootstrapServers(),
+                        destination.bootstrapServers(),
+                        "bench",
+                        target,
+                        String.valueOf(records),
+                        settings)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         long started = System.nanoTime();
         double brokersBefore = cpuSeconds(source) + cpuSeconds(destination);
         double cpu = 0;
@@ -115,25 +148,38 @@ public final class CatchUpBenchmark {
         cpu = Math.max(cpu, cpuSeconds(copier));
         copier.destroy();
         double brokers = cpuSeconds(source) + cpuSeconds(destination) - brokersBefore;
-        String label = settings.equals("tuned") ? "copy, tuned (linger 10ms, 256KiB batch)" : "copy, client defaults + lz4";
+        String label =
+                settings.equals("tuned") ? "copy, tuned (linger 10ms, 256KiB batch)" : "copy, client defaults + lz4";
         return new Result(label, seconds, cpu, records, logBytes, brokers);
     }
 
     private static void print(List<Result> results) {
         System.out.println();
-        System.out.printf("%-42s %9s %10s %12s %9s %12s %14s%n", "copier", "seconds", "MB/s", "records/s", "CPU-s", "CPU-s per GB",
-                "broker CPU-s");
+        System.out.printf(
+                "%-42s %9s %10s %12s %9s %12s %14s%n",
+                "copier", "seconds", "MB/s", "records/s", "CPU-s", "CPU-s per GB", "broker CPU-s");
         for (Result r : results) {
-            System.out.printf("%-42s %9.1f %10.1f %,12.0f %9.1f %12.1f %14.1f%n", r.copier(), r.seconds(), r.mbPerSecond(),
-                    r.recordsPerSecond(), r.cpuSeconds(), r.cpuSecondsPerGb(), r.brokerCpuSeconds());
+            System.out.printf(
+                    "%-42s %9.1f %10.1f %,12.0f %9.1f %12.1f %14.1f%n",
+                    r.copier(),
+                    r.seconds(),
+                    r.mbPerSecond(),
+                    r.recordsPerSecond(),
+                    r.cpuSeconds(),
+                    r.cpuSecondsPerGb(),
+                    r.brokerCpuSeconds());
         }
         Result mirror = results.get(0);
         System.out.println();
         for (Result copy : results.subList(1, results.size())) {
-            System.out.printf("vs %-40s throughput %.2fx (target >= 2.5x), CPU per GB %.2f (target <= 0.33)%n", copy.copier() + ":",
-                    mirror.mbPerSecond() / copy.mbPerSecond(), mirror.cpuSecondsPerGb() / copy.cpuSecondsPerGb());
+            System.out.printf(
+                    "vs %-40s throughput %.2fx (target >= 2.5x), CPU per GB %.2f (target <= 0.33)%n",
+                    copy.copier() + ":",
+                    mirror.mbPerSecond() / copy.mbPerSecond(),
+                    mirror.cpuSecondsPerGb() / copy.cpuSecondsPerGb());
         }
-        System.out.println("MB/s counts the source's log bytes (compressed, as stored). Both copiers ran between the same two local brokers.");
+        System.out.println(
+                "MB/s counts the source's log bytes (compressed, as stored). Both copiers ran between the same two local brokers.");
     }
 
     private static void produce(String bootstrap, String topic, long records) throws Exception {
@@ -143,17 +189,37 @@ public final class CatchUpBenchmark {
         props.put(ProducerConfig.LINGER_MS_CONFIG, 10);
         props.put(ProducerConfig.BATCH_SIZE_CONFIG, 64 * 1024);
         props.put(ProducerConfig.ACKS_CONFIG, "1");
-        String[] words = { "order", "payment", "customer", "amount", "currency", "EUR", "USD", "shipped", "pending", "warehouse",
-                "priority", "express", "standard", "invoice", "refund", "status" };
+        String[] words = {
+            "order",
+            "payment",
+            "customer",
+            "amount",
+            "currency",
+            "EUR",
+            "USD",
+            "shipped",
+            "pending",
+            "warehouse",
+            "priority",
+            "express",
+            "standard",
+            "invoice",
+            "refund",
+            "status"
+        };
         Random random = new Random(42);
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (long i = 0; i < records; i++) {
                 StringBuilder value = new StringBuilder(RECORD_BYTES);
                 while (value.length() < RECORD_BYTES - 20) {
-                    value.append(words[random.nextInt(words.length)]).append(random.nextInt(1000)).append(' ');
+                    value.append(words[random.nextInt(words.length)])
+                            .append(random.nextInt(1000))
+                            .append(' ');
                 }
                 value.setLength(RECORD_BYTES);
-                producer.send(new ProducerRecord<>(topic, ("key-" + i).getBytes(), value.toString().getBytes()));
+                producer.send(new ProducerRecord<>(
+                        topic, ("key-" + i).getBytes(), value.toString().getBytes()));
             }
             producer.flush();
         }
@@ -189,7 +255,9 @@ public final class CatchUpBenchmark {
             request.put(new TopicPartition(topic, p), OffsetSpec.latest());
         }
         Admin admin = ADMINS.computeIfAbsent(broker.bootstrapServers(), b -> admin(broker));
-        return admin.listOffsets(request).all().get().values().stream().mapToLong(i -> i.offset()).sum();
+        return admin.listOffsets(request).all().get().values().stream()
+                .mapToLong(i -> i.offset())
+                .sum();
     }
 
     private static double cpuSeconds(KafkaBrokerProcess broker) {

@@ -3,7 +3,6 @@ package io.clustermirror.bench;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -21,8 +20,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class ConsumerProducerCopy {
 
-    private ConsumerProducerCopy() {
-    }
+    private ConsumerProducerCopy() {}
 
     public static void main(String[] args) {
         String source = args[0];
@@ -50,12 +48,15 @@ public final class ConsumerProducerCopy {
             producer.put(ProducerConfig.BUFFER_MEMORY_CONFIG, 128L << 20);
         }
         long copied = 0;
-        try (KafkaConsumer<byte[], byte[]> in = new KafkaConsumer<>(consumer, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-                KafkaProducer<byte[], byte[]> out = new KafkaProducer<>(producer, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaConsumer<byte[], byte[]> in =
+                        new KafkaConsumer<>(consumer, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+                KafkaProducer<byte[], byte[]> out =
+                        new KafkaProducer<>(producer, new ByteArraySerializer(), new ByteArraySerializer())) {
             in.subscribe(java.util.List.of(topic));
             while (copied < records) {
                 for (ConsumerRecord<byte[], byte[]> r : in.poll(Duration.ofMillis(500))) {
-                    out.send(new ProducerRecord<>(target, r.partition(), r.timestamp(), r.key(), r.value(), r.headers()));
+                    out.send(new ProducerRecord<>(
+                            target, r.partition(), r.timestamp(), r.key(), r.value(), r.headers()));
                     copied++;
                 }
             }

@@ -1,17 +1,15 @@
 package io.clustermirror.bench;
 
+import io.clustermirror.embedded.KafkaBrokerProcess;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-
-import io.clustermirror.embedded.KafkaBrokerProcess;
 
 /**
  * Duration of one metadata sync cycle of a mirror that mirrors N source topics (default 1,000), each with a
@@ -21,19 +19,22 @@ import io.clustermirror.embedded.KafkaBrokerProcess;
  */
 public final class SyncCycleBenchmark {
 
-    private SyncCycleBenchmark() {
-    }
+    private SyncCycleBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         int topics = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
-        Path root = Path.of("target", "bench", "sync-" + ProcessHandle.current().pid()).toAbsolutePath();
+        Path root = Path.of("target", "bench", "sync-" + ProcessHandle.current().pid())
+                .toAbsolutePath();
         KafkaBrokerProcess[] clusters = BenchSupport.startClusters(root);
-        try (KafkaBrokerProcess source = clusters[0]; KafkaBrokerProcess destination = clusters[1]) {
-            System.out.printf("Creating %,d source topics with a config and a committed group offset each...%n", topics);
+        try (KafkaBrokerProcess source = clusters[0];
+                KafkaBrokerProcess destination = clusters[1]) {
+            System.out.printf(
+                    "Creating %,d source topics with a config and a committed group offset each...%n", topics);
             try (Admin admin = BenchSupport.admin(source)) {
                 List<NewTopic> newTopics = new ArrayList<>();
                 for (int i = 0; i < topics; i++) {
-                    newTopics.add(new NewTopic(String.format("sync.t%04d", i), 1, (short) 1).configs(Map.of("retention.ms", "86400000")));
+                    newTopics.add(new NewTopic(String.format("sync.t%04d", i), 1, (short) 1)
+                            .configs(Map.of("retention.ms", "86400000")));
                 }
                 admin.createTopics(newTopics).all().get();
                 for (int i = 0; i < topics; i += 100) {
@@ -41,12 +42,17 @@ public final class SyncCycleBenchmark {
                     for (int j = i; j < Math.min(topics, i + 100); j++) {
                         offsets.put(new TopicPartition(String.format("sync.t%04d", j), 0), new OffsetAndMetadata(0));
                     }
-                    admin.alterConsumerGroupOffsets("bench-group-" + i, offsets).all().get();
+                    admin.alterConsumerGroupOffsets("bench-group-" + i, offsets)
+                            .all()
+                            .get();
                 }
             }
-            try (BenchSupport.Service service = BenchSupport.startService(destination, root, "mirror.metadata.refresh.interval.ms=2000")) {
-                service.post("/v1/mirrors", "{\"name\":\"sync\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers()
-                        + "\",\"mirror.topics.include\":\"sync\\\\..*\"}}");
+            try (BenchSupport.Service service =
+                    BenchSupport.startService(destination, root, "mirror.metadata.refresh.interval.ms=2000")) {
+                service.post(
+                        "/v1/mirrors",
+                        "{\"name\":\"sync\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers()
+                                + "\",\"mirror.topics.include\":\"sync\\\\..*\"}}");
                 long started = System.nanoTime();
                 while (mirroring(service) < topics) {
                     if (System.nanoTime() - started > Duration.ofMinutes(15).toNanos()) {
@@ -54,21 +60,28 @@ public final class SyncCycleBenchmark {
                     }
                     Thread.sleep(1000);
                 }
-                System.out.printf("All %,d topics discovered and MIRRORING after %.1f s%n", topics, (System.nanoTime() - started) / 1e9);
+                System.out.printf(
+                        "All %,d topics discovered and MIRRORING after %.1f s%n",
+                        topics, (System.nanoTime() - started) / 1e9);
                 double[] before = timer(service);
                 Thread.sleep(20_000);
                 double[] after = timer(service);
                 double cycles = after[1] - before[1];
-                System.out.printf("%nSteady-state sync cycle over %,d topics: %.0f cycles in 20 s, mean %.3f s, max of all cycles %.3f s"
-                        + "   (target <= 2 s)%n", topics, cycles, (after[0] - before[0]) / cycles, after[2]);
+                System.out.printf(
+                        "%nSteady-state sync cycle over %,d topics: %.0f cycles in 20 s, mean %.3f s, max of all cycles %.3f s"
+                                + "   (target <= 2 s)%n",
+                        topics, cycles, (after[0] - before[0]) / cycles, after[2]);
             }
         }
     }
 
     private static long mirroring(BenchSupport.Service service) throws Exception {
         String body = service.get("/v1/mirrors/sync");
-        return java.util.regex.Pattern.compile("\"MIRRORING\":(\\d+)").matcher(body).results()
-                .mapToLong(m -> Long.parseLong(m.group(1))).sum();
+        return java.util.regex.Pattern.compile("\"MIRRORING\":(\\d+)")
+                .matcher(body)
+                .results()
+                .mapToLong(m -> Long.parseLong(m.group(1)))
+                .sum();
     }
 
     /** sum, count and max of the sync-cycle timer, in seconds. */

@@ -1,12 +1,11 @@
 package io.clustermirror.api;
 
-import org.jboss.logging.Logger;
-
 import io.clustermirror.mirror.MirrorException;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import org.jboss.logging.Logger;
 
 /**
  * A failure that arrives after its subscriber went away (an HTTP client that closed the connection before the
@@ -24,7 +23,9 @@ public class DroppedFailures {
     }
 
     static void dropped(Throwable failure) {
-        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause()
+                : failure;
         if (cause instanceof MirrorException answer) {
             LOGGER.debugf("Answer for a request whose client is gone: %s %s", answer.error(), answer.getMessage());
         } else {

@@ -1,17 +1,7 @@
 package io.clustermirror.api;
 
-import java.lang.reflect.Method;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.regex.Pattern;
-
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorError;
 import io.vertx.core.http.HttpMethod;
@@ -20,6 +10,14 @@ import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.ws.rs.Path;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 /**
  * What the HTTP layer answers before any resource runs, each as problem+json (status, errorCode
@@ -89,18 +87,26 @@ public class HttpGuards {
         if (contentLength(context) > MAX_BODY_BYTES) {
             if (request.version() != io.vertx.core.http.HttpVersion.HTTP_2) {
                 // the body is not read: the connection closes once the answer is out (HTTP/2 resets just the stream)
-                context.response().putHeader("Connection", "close").endHandler(ignored -> request.connection().close());
+                context.response()
+                        .putHeader("Connection", "close")
+                        .endHandler(ignored -> request.connection().close());
             }
             problem(context, 413, "The request body is larger than " + MAX_BODY_BYTES + " bytes", Map.of());
             return;
         }
         Set<String> allowed = allowed(path.replace("%3A", ":").replace("%3a", ":"));
         if (allowed != null && request.method() == HttpMethod.OPTIONS) {
-            context.response().setStatusCode(204).putHeader("Allow", String.join(", ", allowed)).end();
+            context.response()
+                    .setStatusCode(204)
+                    .putHeader("Allow", String.join(", ", allowed))
+                    .end();
             return;
         }
         if (allowed != null && !allowed.contains(request.method().name())) {
-            problem(context, 405, request.method().name() + " is not allowed here; allowed: " + String.join(", ", allowed),
+            problem(
+                    context,
+                    405,
+                    request.method().name() + " is not allowed here; allowed: " + String.join(", ", allowed),
                     Map.of("Allow", String.join(", ", allowed)));
             return;
         }
@@ -109,8 +115,12 @@ public class HttpGuards {
             return;
         }
         if (WITH_BODY.contains(request.method()) && hasBody(context) && !isJson(request.getHeader("Content-Type"))) {
-            problem(context, 415, "A request body must be sent as 'Content-Type: application/json'"
-                    + (request.getHeader("Content-Type") == null ? "; the request had no Content-Type" : ""), Map.of());
+            problem(
+                    context,
+                    415,
+                    "A request body must be sent as 'Content-Type: application/json'"
+                            + (request.getHeader("Content-Type") == null ? "; the request had no Content-Type" : ""),
+                    Map.of());
             return;
         }
         context.next();
@@ -118,17 +128,24 @@ public class HttpGuards {
 
     private void operations(RoutingContext context, HttpMethod method) {
         if (method == HttpMethod.OPTIONS) {
-            context.response().setStatusCode(204).putHeader("Allow", OPERATIONS_ALLOW).end();
+            context.response()
+                    .setStatusCode(204)
+                    .putHeader("Allow", OPERATIONS_ALLOW)
+                    .end();
         } else if (method == HttpMethod.GET || method == HttpMethod.HEAD) {
             context.next();
         } else {
-            problem(context, 405, method.name() + " is not allowed on operations endpoints; allowed: " + OPERATIONS_ALLOW,
+            problem(
+                    context,
+                    405,
+                    method.name() + " is not allowed on operations endpoints; allowed: " + OPERATIONS_ALLOW,
                     Map.of("Allow", OPERATIONS_ALLOW));
         }
     }
 
     private static boolean hasBody(RoutingContext context) {
-        return context.request().getHeader("Content-Length") != null ? contentLength(context) != 0
+        return context.request().getHeader("Content-Length") != null
+                ? contentLength(context) != 0
                 : context.request().getHeader("Transfer-Encoding") != null;
     }
 

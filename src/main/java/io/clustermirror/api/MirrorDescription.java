@@ -1,44 +1,76 @@
 package io.clustermirror.api;
 
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorConfigRules;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.PartitionStatus;
-
-import io.clustermirror.mirror.Mirror;
-import io.clustermirror.mirror.MirrorConfigRules;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
-@Schema(name = "MirrorDescription", description = "DescribeClusterMirrors for one mirror; secret config values read [hidden]")
+@Schema(
+        name = "MirrorDescription",
+        description = "DescribeClusterMirrors for one mirror; secret config values read [hidden]")
 public record MirrorDescription(
         @Schema(example = "dr-east") String name,
         @Schema(example = "source-kafka:9092") String sourceBootstrapServers,
-        @Schema(description = "Cluster id of the source, recorded at creation", example = "MkU3OEVBNTcwNTJENDM2Qk") String sourceClusterId,
-        @Schema(description = "The config as set, secrets masked",
+
+        @Schema(description = "Cluster id of the source, recorded at creation", example = "MkU3OEVBNTcwNTJENDM2Qk")
+        String sourceClusterId,
+
+        @Schema(
+                description = "The config as set, secrets masked",
                 example = "{\"bootstrap.servers\": \"source-kafka:9092\", \"sasl.jaas.config\": \"[hidden]\"}")
         Map<String, String> config,
+
         @Schema(example = "2026-11-29T10:00:00Z") Instant createdAt,
         @Schema(example = "2026-11-29T10:05:00Z") Instant updatedAt,
-        @Schema(description = "Mirrored topics with their partition states") List<TopicSummary> topics,
-        @Schema(description = "Set when mirroring is halted because the source answers with another cluster id",
-                example = "source cluster id is X, but mirror 'dr-east' mirrors cluster Y ...") String halted,
-        @Schema(description = "The last metadata sync cycle (null before the first)") SyncStatus metadataSync) {
 
-    static MirrorDescription of(Mirror mirror, MirrorConfigRules rules, Map<MirrorPartition, PartitionStatus> partitions) {
+        @Schema(description = "Mirrored topics with their partition states")
+        List<TopicSummary> topics,
+
+        @Schema(
+                description = "Set when mirroring is halted because the source answers with another cluster id",
+                example = "source cluster id is X, but mirror 'dr-east' mirrors cluster Y ...")
+        String halted,
+
+        @Schema(description = "The last metadata sync cycle (null before the first)")
+        SyncStatus metadataSync) {
+
+    static MirrorDescription of(
+            Mirror mirror, MirrorConfigRules rules, Map<MirrorPartition, PartitionStatus> partitions) {
         return of(mirror, rules, partitions, null, null);
     }
 
-    static MirrorDescription of(Mirror mirror, MirrorConfigRules rules, Map<MirrorPartition, PartitionStatus> partitions, String halted,
+    static MirrorDescription of(
+            Mirror mirror,
+            MirrorConfigRules rules,
+            Map<MirrorPartition, PartitionStatus> partitions,
+            String halted,
             SyncStatus sync) {
         Map<String, Map<String, Integer>> states = new TreeMap<>();
-        partitions.forEach((p, s) -> states.computeIfAbsent(p.topic(), t -> new TreeMap<>()).merge(s.state().name(), 1, Integer::sum));
-        List<TopicSummary> topics = states.entrySet().stream().map(e -> new TopicSummary(e.getKey(),
-                e.getValue().values().stream().mapToInt(Integer::intValue).sum(), e.getValue())).toList();
-        return new MirrorDescription(mirror.name(), mirror.config().bootstrapServers(), mirror.sourceClusterId(),
-                mirror.config().masked(rules::isSensitive), mirror.createdAt(), mirror.updatedAt(), topics, halted, sync);
+        partitions.forEach((p, s) -> states.computeIfAbsent(p.topic(), t -> new TreeMap<>())
+                .merge(s.state().name(), 1, Integer::sum));
+        List<TopicSummary> topics = states.entrySet().stream()
+                .map(e -> new TopicSummary(
+                        e.getKey(),
+                        e.getValue().values().stream()
+                                .mapToInt(Integer::intValue)
+                                .sum(),
+                        e.getValue()))
+                .toList();
+        return new MirrorDescription(
+                mirror.name(),
+                mirror.config().bootstrapServers(),
+                mirror.sourceClusterId(),
+                mirror.config().masked(rules::isSensitive),
+                mirror.createdAt(),
+                mirror.updatedAt(),
+                topics,
+                halted,
+                sync);
     }
 }

@@ -1,18 +1,5 @@
 package io.clustermirror.api;
 
-import java.net.URI;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-
-import org.eclipse.microprofile.openapi.annotations.Operation;
-import org.eclipse.microprofile.openapi.annotations.media.Content;
-import org.eclipse.microprofile.openapi.annotations.media.Schema;
-import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
-import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
-import org.eclipse.microprofile.openapi.annotations.tags.Tag;
-
 import io.clustermirror.coordinator.MirrorCoordinator;
 import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
@@ -32,12 +19,25 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import java.net.URI;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /** Cluster mirror CRUD: the KIP's Create/List/Describe/DeleteClusterMirror and config alteration. */
 @Path("/v1/mirrors")
 @Tag(name = "Mirrors", description = "Create, list, describe, reconfigure and delete cluster mirrors")
 @Produces(MediaType.APPLICATION_JSON)
-@APIResponse(responseCode = "503", description = "COORDINATOR_NOT_AVAILABLE: mirror state not loaded yet, or this instance was fenced",
+@APIResponse(
+        responseCode = "503",
+        description = "COORDINATOR_NOT_AVAILABLE: mirror state not loaded yet, or this instance was fenced",
         content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
 public class MirrorResource {
 
@@ -53,90 +53,152 @@ public class MirrorResource {
 
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Create a cluster mirror",
-            description = "Validates the config, contacts the source cluster (with a timeout) and records its cluster id. "
-                    + "Nothing is persisted when any step fails.")
-    @APIResponse(responseCode = "201", description = "Created; Location names the new mirror",
+    @Operation(
+            summary = "Create a cluster mirror",
+            description =
+                    "Validates the config, contacts the source cluster (with a timeout) and records its cluster id. "
+                            + "Nothing is persisted when any step fails.")
+    @APIResponse(
+            responseCode = "201",
+            description = "Created; Location names the new mirror",
             content = @Content(schema = @Schema(implementation = MirrorDescription.class)))
-    @APIResponse(responseCode = "400", description = "INVALID_CLUSTER_MIRROR_NAME, INVALID_CONFIG or INVALID_REQUEST (malformed JSON, wrong type, unknown field)",
+    @APIResponse(
+            responseCode = "400",
+            description =
+                    "INVALID_CLUSTER_MIRROR_NAME, INVALID_CONFIG or INVALID_REQUEST (malformed JSON, wrong type, unknown field)",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "409", description = "CLUSTER_MIRROR_ALREADY_EXISTS",
+    @APIResponse(
+            responseCode = "409",
+            description = "CLUSTER_MIRROR_ALREADY_EXISTS",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "422", description = "SOURCE_METADATA_NOT_AVAILABLE: the source cluster could not be reached in time",
+    @APIResponse(
+            responseCode = "422",
+            description = "SOURCE_METADATA_NOT_AVAILABLE: the source cluster could not be reached in time",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
     public Uni<Response> create(CreateMirrorRequest request) {
         requireBody(request);
-        return coordinator.create(request.name(), request.config())
+        return coordinator
+                .create(request.name(), request.config())
                 .map(mirror -> Response.created(URI.create("/v1/mirrors/" + mirror.name()))
-                        .entity(MirrorDescription.of(mirror, rules, coordinator.partitions(mirror.name()))).build());
+                        .entity(MirrorDescription.of(mirror, rules, coordinator.partitions(mirror.name())))
+                        .build());
     }
 
     @GET
     @NonBlocking
-    @Operation(summary = "List cluster mirrors", description = "Every mirror with its source bootstrap servers, source cluster id and topic count.")
-    @APIResponse(responseCode = "200", description = "The mirrors, sorted by name",
+    @Operation(
+            summary = "List cluster mirrors",
+            description = "Every mirror with its source bootstrap servers, source cluster id and topic count.")
+    @APIResponse(
+            responseCode = "200",
+            description = "The mirrors, sorted by name",
             content = @Content(schema = @Schema(implementation = MirrorList.class)))
     public MirrorList list() {
-        return new MirrorList(coordinator.list().stream().map(m -> MirrorSummary.of(m,
-                (int) coordinator.partitions(m.name()).keySet().stream().map(MirrorPartition::topic).distinct().count())).toList());
+        return new MirrorList(coordinator.list().stream()
+                .map(m -> MirrorSummary.of(m, (int) coordinator.partitions(m.name()).keySet().stream()
+                        .map(MirrorPartition::topic)
+                        .distinct()
+                        .count()))
+                .toList());
     }
 
     @GET
     @NonBlocking
     @Path("/{name}")
-    @Operation(summary = "Describe a cluster mirror", description = "The mirror's source, recorded cluster id and config (secrets masked).")
-    @APIResponse(responseCode = "200", description = "The mirror", content = @Content(schema = @Schema(implementation = MirrorDescription.class)))
-    @APIResponse(responseCode = "400", description = "INVALID_CLUSTER_MIRROR_NAME",
+    @Operation(
+            summary = "Describe a cluster mirror",
+            description = "The mirror's source, recorded cluster id and config (secrets masked).")
+    @APIResponse(
+            responseCode = "200",
+            description = "The mirror",
+            content = @Content(schema = @Schema(implementation = MirrorDescription.class)))
+    @APIResponse(
+            responseCode = "400",
+            description = "INVALID_CLUSTER_MIRROR_NAME",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "404", description = "UNKNOWN_CLUSTER_MIRROR",
+    @APIResponse(
+            responseCode = "404",
+            description = "UNKNOWN_CLUSTER_MIRROR",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    public MirrorDescription describe(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {
-        return MirrorDescription.of(coordinator.describe(MirrorName.validate(name)), rules, coordinator.partitions(name),
-                coordinator.haltedReason(name), SyncStatus.of(metadata.status(name)));
+    public MirrorDescription describe(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {
+        return MirrorDescription.of(
+                coordinator.describe(MirrorName.validate(name)),
+                rules,
+                coordinator.partitions(name),
+                coordinator.haltedReason(name),
+                SyncStatus.of(metadata.status(name)));
     }
 
     @PATCH
     @Path("/{name}/config")
     @Consumes(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Alter a cluster mirror's config",
-            description = "Sets and deletes config keys in one step. A change of the source connection is checked against the source: "
-                    + "it must still reach the cluster the mirror was created for.")
-    @APIResponse(responseCode = "200", description = "The altered mirror", content = @Content(schema = @Schema(implementation = MirrorDescription.class)))
-    @APIResponse(responseCode = "400", description = "INVALID_CLUSTER_MIRROR_NAME, INVALID_CONFIG or INVALID_REQUEST",
+    @Operation(
+            summary = "Alter a cluster mirror's config",
+            description =
+                    "Sets and deletes config keys in one step. A change of the source connection is checked against the source: "
+                            + "it must still reach the cluster the mirror was created for.")
+    @APIResponse(
+            responseCode = "200",
+            description = "The altered mirror",
+            content = @Content(schema = @Schema(implementation = MirrorDescription.class)))
+    @APIResponse(
+            responseCode = "400",
+            description = "INVALID_CLUSTER_MIRROR_NAME, INVALID_CONFIG or INVALID_REQUEST",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "404", description = "UNKNOWN_CLUSTER_MIRROR",
+    @APIResponse(
+            responseCode = "404",
+            description = "UNKNOWN_CLUSTER_MIRROR",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "409", description = "INVALID_CLUSTER_MIRROR_STATE: changed concurrently by another request",
+    @APIResponse(
+            responseCode = "409",
+            description = "INVALID_CLUSTER_MIRROR_STATE: changed concurrently by another request",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "422", description = "SOURCE_METADATA_NOT_AVAILABLE: the new source connection could not be checked",
+    @APIResponse(
+            responseCode = "422",
+            description = "SOURCE_METADATA_NOT_AVAILABLE: the new source connection could not be checked",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    public Uni<MirrorDescription> alterConfig(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+    public Uni<MirrorDescription> alterConfig(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             AlterMirrorConfigRequest request) {
         MirrorName.validate(name);
         requireBody(request);
         Map<String, String> set = request.set() == null ? Map.of() : request.set();
         List<String> deleteList = request.delete() == null ? List.of() : request.delete();
         if (set.isEmpty() && deleteList.isEmpty()) {
-            throw new MirrorException(MirrorError.INVALID_REQUEST, "Nothing to alter: give 'set' and/or 'delete'", "set");
+            throw new MirrorException(
+                    MirrorError.INVALID_REQUEST, "Nothing to alter: give 'set' and/or 'delete'", "set");
         }
         if (deleteList.stream().anyMatch(java.util.Objects::isNull)) {
-            throw new MirrorException(MirrorError.INVALID_REQUEST, "'delete' must list config names, not null", "delete");
+            throw new MirrorException(
+                    MirrorError.INVALID_REQUEST, "'delete' must list config names, not null", "delete");
         }
         Set<String> delete = new LinkedHashSet<>(deleteList);
-        return coordinator.alterConfig(name, set, delete).map(mirror -> MirrorDescription.of(mirror, rules, coordinator.partitions(mirror.name())));
+        return coordinator
+                .alterConfig(name, set, delete)
+                .map(mirror -> MirrorDescription.of(mirror, rules, coordinator.partitions(mirror.name())));
     }
 
     @DELETE
     @Path("/{name}")
-    @Operation(summary = "Delete a cluster mirror", description = "Removes the mirror and its state. Refused while any of its topics is not STOPPED.")
+    @Operation(
+            summary = "Delete a cluster mirror",
+            description = "Removes the mirror and its state. Refused while any of its topics is not STOPPED.")
     @APIResponse(responseCode = "204", description = "Deleted")
-    @APIResponse(responseCode = "400", description = "INVALID_CLUSTER_MIRROR_NAME",
+    @APIResponse(
+            responseCode = "400",
+            description = "INVALID_CLUSTER_MIRROR_NAME",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "404", description = "UNKNOWN_CLUSTER_MIRROR",
+    @APIResponse(
+            responseCode = "404",
+            description = "UNKNOWN_CLUSTER_MIRROR",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(responseCode = "409", description = "CLUSTER_MIRROR_NOT_EMPTY: some topics are still mirrored",
+    @APIResponse(
+            responseCode = "409",
+            description = "CLUSTER_MIRROR_NOT_EMPTY: some topics are still mirrored",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    public Uni<Response> delete(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {
+    public Uni<Response> delete(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {
         MirrorName.validate(name);
         return coordinator.delete(name).map(ignored -> Response.noContent().build());
     }

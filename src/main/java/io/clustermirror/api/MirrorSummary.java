@@ -8,9 +8,12 @@ public record MirrorSummary(
         @Schema(example = "dr-east") String name,
         @Schema(example = "source-kafka:9092") String sourceBootstrapServers,
         @Schema(example = "MkU3OEVBNTcwNTJENDM2Qk") String sourceClusterId,
-        @Schema(description = "Topics mirrored by this mirror", example = "0") int topicCount) {
+
+        @Schema(description = "Topics mirrored by this mirror", example = "0")
+        int topicCount) {
 
     static MirrorSummary of(Mirror mirror, int topicCount) {
-        return new MirrorSummary(mirror.name(), mirror.config().bootstrapServers(), mirror.sourceClusterId(), topicCount);
+        return new MirrorSummary(
+                mirror.name(), mirror.config().bootstrapServers(), mirror.sourceClusterId(), topicCount);
     }
 }

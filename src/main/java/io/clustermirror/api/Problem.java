@@ -1,7 +1,6 @@
 package io.clustermirror.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-
 import io.clustermirror.mirror.MirrorError;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
@@ -9,13 +8,20 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @Schema(name = "Problem", description = "RFC 9457 problem details; errorCode carries the KIP-1279 error name")
 public record Problem(
-        @Schema(example = "urn:cluster-mirror:problem:unknown-cluster-mirror") String type,
+        @Schema(example = "urn:cluster-mirror:problem:unknown-cluster-mirror")
+        String type,
+
         @Schema(example = "Unknown cluster mirror") String title,
         @Schema(example = "404") int status,
-        @Schema(example = "Cluster mirror 'dr-east' does not exist") String detail,
+
+        @Schema(example = "Cluster mirror 'dr-east' does not exist")
+        String detail,
+
         @Schema(example = "/v1/mirrors/dr-east") String instance,
         @Schema(example = "UNKNOWN_CLUSTER_MIRROR") String errorCode,
-        @Schema(description = "The request field at fault, for input errors", example = "config.bootstrap.servers") String field) {
+
+        @Schema(description = "The request field at fault, for input errors", example = "config.bootstrap.servers")
+        String field) {
 
     public static final String MEDIA_TYPE = "application/problem+json";
 
@@ -26,7 +32,14 @@ public record Problem(
     }
 
     public static Problem of(MirrorError error, String detail, String instance, String field) {
-        return new Problem("urn:cluster-mirror:problem:" + error.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
-                error.title(), error.httpStatus(), detail, instance, error.name(), field);
+        return new Problem(
+                "urn:cluster-mirror:problem:"
+                        + error.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+                error.title(),
+                error.httpStatus(),
+                detail,
+                instance,
+                error.name(),
+                field);
     }
 }

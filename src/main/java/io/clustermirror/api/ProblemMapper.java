@@ -1,23 +1,20 @@
 package io.clustermirror.api;
 
-import java.util.stream.Collectors;
-
-import org.jboss.logging.Logger;
-import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
-
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
-
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
+import java.util.stream.Collectors;
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
 /** The one place where failures become RFC 9457 problem+json responses. */
 public class ProblemMapper {
@@ -48,14 +45,18 @@ public class ProblemMapper {
         }
         String field = e instanceof JsonMappingException mapping ? path(mapping) : null;
         String detail;
-        if (e instanceof JsonParseException parse && parse.getProcessor() != null
+        if (e instanceof JsonParseException parse
+                && parse.getProcessor() != null
                 && String.valueOf(e.getOriginalMessage()).startsWith("Duplicate field")) {
             // found by RequestBodies' read of the whole body, before any mapping: the parser's context names the key
             field = duplicatePath(parse);
             detail = "Key '" + field + "' appears more than once; give each key once";
         } else if (e instanceof UnrecognizedPropertyException unknown) {
             detail = "Unknown field '" + unknown.getPropertyName() + "'; accepted: "
-                    + unknown.getKnownPropertyIds().stream().map(Object::toString).sorted().collect(Collectors.joining(", "));
+                    + unknown.getKnownPropertyIds().stream()
+                            .map(Object::toString)
+                            .sorted()
+                            .collect(Collectors.joining(", "));
         } else if (e instanceof InvalidFormatException || e instanceof MismatchedInputException) {
             MismatchedInputException mismatch = (MismatchedInputException) e;
             detail = field == null
@@ -76,7 +77,8 @@ public class ProblemMapper {
             return mirror(mirror, request);
         }
         int status = e.getResponse().getStatus();
-        MirrorError error = status == 404 ? MirrorError.NOT_FOUND
+        MirrorError error = status == 404
+                ? MirrorError.NOT_FOUND
                 : status >= 500 ? MirrorError.UNKNOWN_SERVER_ERROR : MirrorError.INVALID_REQUEST;
         if (status >= 500) {
             LOGGER.error("Request failed", e);
@@ -92,20 +94,27 @@ public class ProblemMapper {
             return mirror(mirror, request);
         }
         LOGGER.errorf(e, "Unexpected failure serving %s %s", request.method(), request.path());
-        return respond(MirrorError.UNKNOWN_SERVER_ERROR, "Unexpected server error: " + e.getClass().getSimpleName()
-                + "; the service log has the details", null, request);
+        return respond(
+                MirrorError.UNKNOWN_SERVER_ERROR,
+                "Unexpected server error: " + e.getClass().getSimpleName() + "; the service log has the details",
+                null,
+                request);
     }
 
     private Response respond(MirrorError error, String detail, String field, HttpServerRequest request) {
         metrics.apiError(error);
-        return Response.status(error.httpStatus()).type(Problem.MEDIA_TYPE)
-                .entity(Problem.of(error, detail, request.path(), field)).build();
+        return Response.status(error.httpStatus())
+                .type(Problem.MEDIA_TYPE)
+                .entity(Problem.of(error, detail, request.path(), field))
+                .build();
     }
 
     /** The path of a duplicated key, e.g. {@code set.mirror.topics.include}: the parser's context names it innermost. */
     private static String duplicatePath(JsonParseException e) {
         java.util.LinkedList<String> segments = new java.util.LinkedList<>();
-        for (var context = e.getProcessor().getParsingContext(); context != null && !context.inRoot(); context = context.getParent()) {
+        for (var context = e.getProcessor().getParsingContext();
+                context != null && !context.inRoot();
+                context = context.getParent()) {
             String segment = context.inArray() ? "[" + context.getCurrentIndex() + "]" : context.getCurrentName();
             if (segment != null) {
                 segments.addFirst(segment);

@@ -1,18 +1,16 @@
 package io.clustermirror.api;
 
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.ext.Provider;
 import jakarta.ws.rs.ext.ReaderInterceptor;
 import jakarta.ws.rs.ext.ReaderInterceptorContext;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
 
 /**
  * Every JSON request body is read in full before it is mapped: at most {@link HttpGuards#MAX_BODY_BYTES} (a body
@@ -37,8 +35,10 @@ public class RequestBodies implements ReaderInterceptor {
             if (tree != null && tree.isObject()) {
                 tree.properties().forEach(field -> {
                     if (field.getValue().isNull()) {
-                        throw new MirrorException(MirrorError.INVALID_REQUEST, "Field '" + field.getKey()
-                                + "' must not be null; leave it out instead", field.getKey());
+                        throw new MirrorException(
+                                MirrorError.INVALID_REQUEST,
+                                "Field '" + field.getKey() + "' must not be null; leave it out instead",
+                                field.getKey());
                     }
                 });
             }

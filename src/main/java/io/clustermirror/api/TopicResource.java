@@ -1,19 +1,7 @@
 package io.clustermirror.api;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-
-import org.eclipse.microprofile.openapi.annotations.Operation;
-import org.eclipse.microprofile.openapi.annotations.media.Content;
-import org.eclipse.microprofile.openapi.annotations.media.Schema;
-import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
-import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
-import org.eclipse.microprofile.openapi.annotations.tags.Tag;
-
 import io.clustermirror.coordinator.LiveProgress;
 import io.clustermirror.coordinator.MirrorCoordinator;
-import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.coordinator.TopicVerb;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
@@ -21,6 +9,7 @@ import io.clustermirror.mirror.MirrorName;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.TopicNames;
+import io.clustermirror.mirror.TopicSelection;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.ws.rs.Consumes;
@@ -30,16 +19,31 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /** The KIP's Start/Stop/Pause/Resume/RecoverMirrorTopics, and the per-partition view of a mirrored topic. */
 @Path("/v1/mirrors/{name}")
 @Tag(name = "Topics", description = "Start, stop, pause, resume and recover mirrored topics; describe their partitions")
 @Produces(MediaType.APPLICATION_JSON)
-@APIResponse(responseCode = "400", description = "INVALID_CLUSTER_MIRROR_NAME or INVALID_REQUEST",
+@APIResponse(
+        responseCode = "400",
+        description = "INVALID_CLUSTER_MIRROR_NAME or INVALID_REQUEST",
         content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-@APIResponse(responseCode = "404", description = "UNKNOWN_CLUSTER_MIRROR or TOPIC_NOT_IN_CLUSTER_MIRROR",
+@APIResponse(
+        responseCode = "404",
+        description = "UNKNOWN_CLUSTER_MIRROR or TOPIC_NOT_IN_CLUSTER_MIRROR",
         content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-@APIResponse(responseCode = "503", description = "COORDINATOR_NOT_AVAILABLE",
+@APIResponse(
+        responseCode = "503",
+        description = "COORDINATOR_NOT_AVAILABLE",
         content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
 public class TopicResource {
 
@@ -52,34 +56,56 @@ public class TopicResource {
     @POST
     @Path("/topics:start")
     @Consumes(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Start mirroring topics",
-            description = "Creates each missing destination topic like the source's and moves its partitions UNKNOWN (or STOPPED) -> "
-                    + "LOG_TRUNCATION -> MIRRORING. Each topic has its own outcome: UNKNOWN_TOPIC_OR_PARTITION (not on the source), "
-                    + "TOPIC_ALREADY_IN_CLUSTER_MIRROR (mirrored, or being started by another request), TOPIC_ALREADY_EXISTS (a destination "
-                    + "topic this mirror did not create: untouched unless adoptExisting), INVALID_TOPIC_EXCEPTION (an illegal name, Kafka's "
-                    + "internal topics, the state topic: never mirrored), INVALID_REQUEST (named but excluded by mirror.topics.exclude, "
-                    + "unless overrideExclude).")
-    @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
-    public Uni<TopicsResponse> start(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+    @Operation(
+            summary = "Start mirroring topics",
+            description =
+                    "Creates each missing destination topic like the source's and moves its partitions UNKNOWN (or STOPPED) -> "
+                            + "LOG_TRUNCATION -> MIRRORING. Each topic has its own outcome: UNKNOWN_TOPIC_OR_PARTITION (not on the source), "
+                            + "TOPIC_ALREADY_IN_CLUSTER_MIRROR (mirrored, or being started by another request), TOPIC_ALREADY_EXISTS (a destination "
+                            + "topic this mirror did not create: untouched unless adoptExisting), INVALID_TOPIC_EXCEPTION (an illegal name, Kafka's "
+                            + "internal topics, the state topic: never mirrored), INVALID_REQUEST (named but excluded by mirror.topics.exclude, "
+                            + "unless overrideExclude).")
+    @APIResponse(
+            responseCode = "200",
+            description = "One outcome per topic",
+            content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    public Uni<TopicsResponse> start(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             StartTopicsRequest request) {
         MirrorName.validate(name);
         if (request == null) {
             throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
         }
-        return coordinator.startTopics(name, new TopicSelection(list(request.topics(), "topics"), list(request.include(), "include"),
-                list(request.exclude(), "exclude"), Boolean.TRUE.equals(request.adoptExisting()),
-                Boolean.TRUE.equals(request.overrideExclude()))).map(TopicsResponse::new);
+        return coordinator
+                .startTopics(
+                        name,
+                        new TopicSelection(
+                                list(request.topics(), "topics"),
+                                list(request.include(), "include"),
+                                list(request.exclude(), "exclude"),
+                                Boolean.TRUE.equals(request.adoptExisting()),
+                                Boolean.TRUE.equals(request.overrideExclude())))
+                .map(TopicsResponse::new);
     }
 
     @POST
     @Path("/topics:stop")
     @Consumes(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Stop mirroring topics", description = "Fetching ends for good, the mirror-owned configs are restored to the "
-            + "source's values, and the destination topic becomes an ordinary writable topic (STOPPING -> STOPPED).")
-    @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
-    @APIResponse(responseCode = "409", description = "MIRROR_TOPIC_ALREADY_STOPPED or INVALID_MIRROR_PARTITION_STATE",
+    @Operation(
+            summary = "Stop mirroring topics",
+            description =
+                    "Fetching ends for good, the mirror-owned configs are restored to the "
+                            + "source's values, and the destination topic becomes an ordinary writable topic (STOPPING -> STOPPED).")
+    @APIResponse(
+            responseCode = "200",
+            description = "One outcome per topic",
+            content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    @APIResponse(
+            responseCode = "409",
+            description = "MIRROR_TOPIC_ALREADY_STOPPED or INVALID_MIRROR_PARTITION_STATE",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    public Uni<TopicsResponse> stop(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+    public Uni<TopicsResponse> stop(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             TopicsRequest request) {
         return verb(name, TopicVerb.STOP, request);
     }
@@ -87,12 +113,20 @@ public class TopicResource {
     @POST
     @Path("/topics:pause")
     @Consumes(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Pause mirroring topics", description = "MIRRORING -> PAUSING -> PAUSED: no more fetching; resume continues "
-            + "at the destination log end.")
-    @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
-    @APIResponse(responseCode = "409", description = "INVALID_MIRROR_PARTITION_STATE",
+    @Operation(
+            summary = "Pause mirroring topics",
+            description = "MIRRORING -> PAUSING -> PAUSED: no more fetching; resume continues "
+                    + "at the destination log end.")
+    @APIResponse(
+            responseCode = "200",
+            description = "One outcome per topic",
+            content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    @APIResponse(
+            responseCode = "409",
+            description = "INVALID_MIRROR_PARTITION_STATE",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    public Uni<TopicsResponse> pause(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+    public Uni<TopicsResponse> pause(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             TopicsRequest request) {
         return verb(name, TopicVerb.PAUSE, request);
     }
@@ -101,10 +135,16 @@ public class TopicResource {
     @Path("/topics:resume")
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(summary = "Resume paused topics", description = "PAUSED -> MIRRORING from the destination log end.")
-    @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
-    @APIResponse(responseCode = "409", description = "INVALID_MIRROR_PARTITION_STATE",
+    @APIResponse(
+            responseCode = "200",
+            description = "One outcome per topic",
+            content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    @APIResponse(
+            responseCode = "409",
+            description = "INVALID_MIRROR_PARTITION_STATE",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    public Uni<TopicsResponse> resume(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+    public Uni<TopicsResponse> resume(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             TopicsRequest request) {
         return verb(name, TopicVerb.RESUME, request);
     }
@@ -112,33 +152,51 @@ public class TopicResource {
     @POST
     @Path("/topics:recover")
     @Consumes(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Recover failed partitions", description = "FAILED -> LOG_TRUNCATION with the retry count reset; "
-            + "partitions in other states are left as they are.")
-    @APIResponse(responseCode = "200", description = "One outcome per topic", content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
-    @APIResponse(responseCode = "409", description = "INVALID_MIRROR_PARTITION_STATE",
+    @Operation(
+            summary = "Recover failed partitions",
+            description = "FAILED -> LOG_TRUNCATION with the retry count reset; "
+                    + "partitions in other states are left as they are.")
+    @APIResponse(
+            responseCode = "200",
+            description = "One outcome per topic",
+            content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    @APIResponse(
+            responseCode = "409",
+            description = "INVALID_MIRROR_PARTITION_STATE",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    public Uni<TopicsResponse> recover(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+    public Uni<TopicsResponse> recover(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             TopicsRequest request) {
         return verb(name, TopicVerb.RECOVER, request);
     }
 
     @GET
     @Path("/topics/{topic}")
-    @Operation(summary = "Describe a mirrored topic", description = "Every partition: state, source high watermark, destination log end, "
-            + "lag, last mirrored epoch, retry attempt, last error and the progress of the current step.")
-    @APIResponse(responseCode = "200", description = "The topic's partitions", content = @Content(schema = @Schema(implementation = TopicDescription.class)))
-    public Uni<TopicDescription> describe(@Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+    @Operation(
+            summary = "Describe a mirrored topic",
+            description = "Every partition: state, source high watermark, destination log end, "
+                    + "lag, last mirrored epoch, retry attempt, last error and the progress of the current step.")
+    @APIResponse(
+            responseCode = "200",
+            description = "The topic's partitions",
+            content = @Content(schema = @Schema(implementation = TopicDescription.class)))
+    public Uni<TopicDescription> describe(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             @Parameter(description = "Topic name", example = "orders") @PathParam("topic") String topic) {
         MirrorName.validate(name);
         validTopic(topic, "topic");
         coordinator.describe(name);
         Map<MirrorPartition, PartitionStatus> statuses = coordinator.partitions(name);
         if (statuses.keySet().stream().noneMatch(p -> p.topic().equals(topic))) {
-            throw new MirrorException(MirrorError.TOPIC_NOT_IN_CLUSTER_MIRROR, "Topic '" + topic + "' is not in mirror '" + name + "'");
+            throw new MirrorException(
+                    MirrorError.TOPIC_NOT_IN_CLUSTER_MIRROR, "Topic '" + topic + "' is not in mirror '" + name + "'");
         }
-        return Uni.createFrom().item(() -> coordinator.offsets(name, topic)).runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+        return Uni.createFrom()
+                .item(() -> coordinator.offsets(name, topic))
+                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                 .map(offsets -> {
-                    // read again: partitions added while the offsets were read (a source partition expansion) have a status by now,
+                    // read again: partitions added while the offsets were read (a source partition expansion) have a
+                    // status by now,
                     // and one without (not yet persisted) is left out rather than failing the request
                     Map<MirrorPartition, PartitionStatus> current = coordinator.partitions(name);
                     List<PartitionDescription> partitions = new ArrayList<>();
@@ -148,12 +206,29 @@ public class TopicResource {
                             return;
                         }
                         var live = coordinator.liveProgress(name, p);
-                        int lme = live.map(LiveProgress::lastMirroredEpoch).filter(e -> e >= 0).orElse(s.lastMirroredEpoch());
+                        int lme = live.map(LiveProgress::lastMirroredEpoch)
+                                .filter(e -> e >= 0)
+                                .orElse(s.lastMirroredEpoch());
                         List<OpenTransactionDescription> open = live.map(x -> x.openTransactions().stream()
-                                .map(t -> new OpenTransactionDescription(t.sourceProducerId(), t.destinationTransactionalId(), t.firstOffset(),
-                                        t.openSince().toString())).toList()).filter(l -> !l.isEmpty()).orElse(null);
-                        partitions.add(new PartitionDescription(p.partition(), s.state().name(), o.sourceEnd(), o.destinationEnd(), o.lag(), lme,
-                                s.retryAttempt(), s.error(), coordinator.progress(name, p), open));
+                                        .map(t -> new OpenTransactionDescription(
+                                                t.sourceProducerId(),
+                                                t.destinationTransactionalId(),
+                                                t.firstOffset(),
+                                                t.openSince().toString()))
+                                        .toList())
+                                .filter(l -> !l.isEmpty())
+                                .orElse(null);
+                        partitions.add(new PartitionDescription(
+                                p.partition(),
+                                s.state().name(),
+                                o.sourceEnd(),
+                                o.destinationEnd(),
+                                o.lag(),
+                                lme,
+                                s.retryAttempt(),
+                                s.error(),
+                                coordinator.progress(name, p),
+                                open));
                     });
                     return new TopicDescription(name, topic, partitions);
                 });
@@ -182,7 +257,8 @@ public class TopicResource {
             return List.of();
         }
         if (values.stream().anyMatch(v -> v == null || v.isBlank())) {
-            throw new MirrorException(MirrorError.INVALID_REQUEST, "'" + field + "' must not hold null or blank entries", field);
+            throw new MirrorException(
+                    MirrorError.INVALID_REQUEST, "'" + field + "' must not hold null or blank entries", field);
         }
         return values;
     }

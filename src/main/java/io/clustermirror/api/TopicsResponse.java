@@ -1,10 +1,8 @@
 package io.clustermirror.api;
 
-import java.util.List;
-
 import io.clustermirror.coordinator.TopicOutcome;
+import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 @Schema(name = "TopicsResponse", description = "One outcome per topic")
-public record TopicsResponse(List<TopicOutcome> topics) {
-}
+public record TopicsResponse(List<TopicOutcome> topics) {}

@@ -1,12 +1,11 @@
 package io.clustermirror.config;
 
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import io.smallrye.config.WithName;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * Service-level settings, under the KIP's names where it has one. The destination cluster itself is

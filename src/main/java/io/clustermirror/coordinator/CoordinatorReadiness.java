@@ -1,12 +1,5 @@
 package io.clustermirror.coordinator;
 
-import java.time.Duration;
-
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.DescribeClusterOptions;
-import org.eclipse.microprofile.health.HealthCheckResponse;
-import org.eclipse.microprofile.health.Readiness;
-
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.KafkaUni;
 import io.quarkus.runtime.ShutdownEvent;
@@ -14,6 +7,11 @@ import io.smallrye.health.api.AsyncHealthCheck;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.time.Duration;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.Readiness;
 
 /** Ready = mirror state replayed, this instance not fenced, and the destination cluster answering. */
 @Readiness
@@ -35,16 +33,30 @@ public class CoordinatorReadiness implements AsyncHealthCheck {
     public Uni<HealthCheckResponse> call() {
         CoordinatorStatus status = coordinator.status();
         if (!status.isActive()) {
-            return Uni.createFrom().item(HealthCheckResponse.named("mirror-coordinator").down()
-                    .withData("phase", status.phase().name()).withData("reason", status.reason()).build());
+            return Uni.createFrom()
+                    .item(HealthCheckResponse.named("mirror-coordinator")
+                            .down()
+                            .withData("phase", status.phase().name())
+                            .withData("reason", status.reason())
+                            .build());
         }
-        return admin()
-                .chain(a -> KafkaUni.of(a.describeCluster(new DescribeClusterOptions().timeoutMs(PROBE_TIMEOUT_MS)).clusterId()))
-                .ifNoItem().after(Duration.ofMillis(PROBE_TIMEOUT_MS + 500)).fail()
-                .map(clusterId -> HealthCheckResponse.named("mirror-coordinator").up()
-                        .withData("phase", status.phase().name()).withData("destinationClusterId", clusterId).build())
-                .onFailure().recoverWithItem(e -> HealthCheckResponse.named("mirror-coordinator").down()
-                        .withData("phase", status.phase().name()).withData("reason", "destination not reachable: " + e).build());
+        return admin().chain(
+                        a -> KafkaUni.of(a.describeCluster(new DescribeClusterOptions().timeoutMs(PROBE_TIMEOUT_MS))
+                                .clusterId()))
+                .ifNoItem()
+                .after(Duration.ofMillis(PROBE_TIMEOUT_MS + 500))
+                .fail()
+                .map(clusterId -> HealthCheckResponse.named("mirror-coordinator")
+                        .up()
+                        .withData("phase", status.phase().name())
+                        .withData("destinationClusterId", clusterId)
+                        .build())
+                .onFailure()
+                .recoverWithItem(e -> HealthCheckResponse.named("mirror-coordinator")
+                        .down()
+                        .withData("phase", status.phase().name())
+                        .withData("reason", "destination not reachable: " + e)
+                        .build());
     }
 
     /** One long-lived Admin for the probes, created off the event loop on first use. */
@@ -53,14 +65,16 @@ public class CoordinatorReadiness implements AsyncHealthCheck {
         if (current != null) {
             return Uni.createFrom().item(current);
         }
-        return Uni.createFrom().item(() -> {
-            synchronized (this) {
-                if (admin == null) {
-                    admin = clients.destinationAdmin();
-                }
-                return admin;
-            }
-        }).runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
+        return Uni.createFrom()
+                .item(() -> {
+                    synchronized (this) {
+                        if (admin == null) {
+                            admin = clients.destinationAdmin();
+                        }
+                        return admin;
+                    }
+                })
+                .runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
     }
 
     void onStop(@Observes ShutdownEvent event) {

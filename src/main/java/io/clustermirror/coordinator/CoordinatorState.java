@@ -1,21 +1,22 @@
 package io.clustermirror.coordinator;
 
-import java.util.HashMap;
-import java.util.Map;
-import java.util.Set;
-
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.state.StateSnapshot;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * Everything the coordinator knows, as one immutable value: the mirrors, each mirror's partition statuses and the ACLs
  * each mirror created. A change is written to the state topic first, then a new value is swapped in, so readers on
  * any thread see one consistent state without waiting.
  */
-record CoordinatorState(Map<String, Mirror> mirrors, Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
+record CoordinatorState(
+        Map<String, Mirror> mirrors,
+        Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
         Map<String, Set<AclEntry>> createdAcls) {
 
     static final CoordinatorState EMPTY = new CoordinatorState(Map.of(), Map.of(), Map.of());

@@ -7,7 +7,9 @@ package io.clustermirror.coordinator;
 public record CoordinatorStatus(Phase phase, String reason) {
 
     public enum Phase {
-        LOADING, ACTIVE, FENCED
+        LOADING,
+        ACTIVE,
+        FENCED
     }
 
     public static CoordinatorStatus loading(String reason) {

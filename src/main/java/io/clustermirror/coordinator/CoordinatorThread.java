@@ -1,14 +1,12 @@
 package io.clustermirror.coordinator;
 
+import io.smallrye.mutiny.Uni;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-
 import org.jboss.logging.Logger;
-
-import io.smallrye.mutiny.Uni;
 
 /**
  * The coordinator's one thread: every change to the mirrors' state is made on it, in order, the way a Kafka

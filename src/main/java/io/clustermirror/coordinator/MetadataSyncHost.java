@@ -1,14 +1,5 @@
 package io.clustermirror.coordinator;
 
-import java.time.Clock;
-import java.time.Instant;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
-
-import org.jboss.logging.Logger;
-
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
@@ -24,6 +15,13 @@ import io.clustermirror.sync.SyncAction;
 import io.clustermirror.sync.SyncHost;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.jboss.logging.Logger;
 
 /**
  * The coordinator as the metadata manager sees it: the mirrors' state to read, both clusters' metadata, and the
@@ -84,10 +82,14 @@ public class MetadataSyncHost implements SyncHost {
             return Uni.createFrom().item(List.of());
         }
         if (action instanceof SyncAction.StartTopics start) {
-            return coordinator.startTopics(mirror, TopicSelection.named(start.topics())).map(MetadataSyncHost::failures);
+            return coordinator
+                    .startTopics(mirror, TopicSelection.named(start.topics()))
+                    .map(MetadataSyncHost::failures);
         }
         if (action instanceof SyncAction.StopTopics stop) {
-            return coordinator.topicVerb(mirror, TopicVerb.STOP, List.copyOf(stop.topics()), stop.reason()).map(MetadataSyncHost::failures);
+            return coordinator
+                    .topicVerb(mirror, TopicVerb.STOP, List.copyOf(stop.topics()), stop.reason())
+                    .map(MetadataSyncHost::failures);
         }
         if (action instanceof SyncAction.ExpandTopic expand) {
             return expand(mirror, expand.topic()).replaceWith(List.of());
@@ -107,35 +109,59 @@ public class MetadataSyncHost implements SyncHost {
 
     /** The source topic has more partitions: the destination topic grows too, and the new partitions are mirrored. */
     private Uni<Integer> expand(String name, String topic) {
-        return coordinator.onCoordinator(() -> coordinator.runtime(name)).chain(runtime -> Uni.createFrom().item(() -> {
-            try {
-                return runtime.topics.prepare(topic, coordinator.describe(name).config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
-                        MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE), true).orElseThrow(
-                                () -> new MirrorException(MirrorError.UNKNOWN_TOPIC_OR_PARTITION, topic + " vanished from the source"));
-            } catch (MirrorException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new MirrorException(MirrorError.UNKNOWN_SERVER_ERROR, "expanding " + topic + " failed: " + e);
-            }
-        }).runSubscriptionOn(runtime.workers)).chain(prepared -> coordinator.onCoordinator(() -> {
-            Map<MirrorPartition, PartitionStatus> added = new TreeMap<>();
-            Instant now = clock.instant();
-            for (int p = 0; p < prepared.partitions(); p++) {
-                MirrorPartition partition = new MirrorPartition(topic, p);
-                if (!coordinator.partitions(name).containsKey(partition)) {
-                    added.put(partition, PartitionStatus.initial(now).moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now));
-                }
-            }
-            coordinator.persistPartitions(name, added);
-            added.keySet().forEach(p -> coordinator.lifecycle().truncate(name, p));
-            LOGGER.infof("Mirror %s: topic %s grew to %d partitions; mirroring %d new", name, topic, prepared.partitions(), added.size());
-            return added.size();
-        }));
+        return coordinator
+                .onCoordinator(() -> coordinator.runtime(name))
+                .chain(runtime -> Uni.createFrom()
+                        .item(() -> {
+                            try {
+                                return runtime.topics
+                                        .prepare(
+                                                topic,
+                                                coordinator
+                                                        .describe(name)
+                                                        .config()
+                                                        .list(
+                                                                MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
+                                                                MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE),
+                                                true)
+                                        .orElseThrow(() -> new MirrorException(
+                                                MirrorError.UNKNOWN_TOPIC_OR_PARTITION,
+                                                topic + " vanished from the source"));
+                            } catch (MirrorException e) {
+                                throw e;
+                            } catch (Exception e) {
+                                throw new MirrorException(
+                                        MirrorError.UNKNOWN_SERVER_ERROR, "expanding " + topic + " failed: " + e);
+                            }
+                        })
+                        .runSubscriptionOn(runtime.workers))
+                .chain(prepared -> coordinator.onCoordinator(() -> {
+                    Map<MirrorPartition, PartitionStatus> added = new TreeMap<>();
+                    Instant now = clock.instant();
+                    for (int p = 0; p < prepared.partitions(); p++) {
+                        MirrorPartition partition = new MirrorPartition(topic, p);
+                        if (!coordinator.partitions(name).containsKey(partition)) {
+                            added.put(
+                                    partition,
+                                    PartitionStatus.initial(now)
+                                            .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now));
+                        }
+                    }
+                    coordinator.persistPartitions(name, added);
+                    added.keySet().forEach(p -> coordinator.lifecycle().truncate(name, p));
+                    LOGGER.infof(
+                            "Mirror %s: topic %s grew to %d partitions; mirroring %d new",
+                            name, topic, prepared.partitions(), added.size());
+                    return added.size();
+                }));
     }
 
     /** The outcomes that failed, as "topic: reason"; a topic already mirrored is no failure for the sync. */
     private static List<String> failures(List<TopicOutcome> outcomes) {
-        return outcomes.stream().filter(o -> o.errorCode() != null && !MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR.name().equals(o.errorCode()))
-                .map(o -> o.topic() + ": " + o.error()).toList();
+        return outcomes.stream()
+                .filter(o -> o.errorCode() != null
+                        && !MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR.name().equals(o.errorCode()))
+                .map(o -> o.topic() + ": " + o.error())
+                .toList();
     }
 }

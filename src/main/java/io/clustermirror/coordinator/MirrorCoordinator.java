@@ -1,19 +1,7 @@
 package io.clustermirror.coordinator;
 
-import java.time.Clock;
-import java.time.Instant;
-import java.util.Comparator;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.function.Supplier;
-import java.util.TreeSet;
-
-import org.apache.kafka.clients.admin.Admin;
-import org.jboss.logging.Logger;
-
-import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceClusterProbe;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
@@ -22,16 +10,26 @@ import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
-import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicSelection;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.jboss.logging.Logger;
 
 /**
  * Owns the mirrors. Every change is validated, persisted to {@code __mirror_state} and only then
@@ -61,8 +59,12 @@ public class MirrorCoordinator {
     private final PartitionLifecycle lifecycle;
     private final TopicStarts starts;
 
-    public MirrorCoordinator(KafkaClients clients, MirrorServiceConfig config, MirrorConfigRules rules,
-            SourceClusterProbe probe, MirrorMetrics metrics) {
+    public MirrorCoordinator(
+            KafkaClients clients,
+            MirrorServiceConfig config,
+            MirrorConfigRules rules,
+            SourceClusterProbe probe,
+            MirrorMetrics metrics) {
         this.clients = clients;
         this.config = config;
         this.rules = rules;
@@ -81,8 +83,10 @@ public class MirrorCoordinator {
                 runtimes.closeAll();
             }
         });
-        this.lifecycle = new PartitionLifecycle(new LifecycleHost(), thread, RetryPolicy.of(config.failed().retry()), metrics, clock);
-        this.starts = new TopicStarts(new StartsHost(), rules, config.state().topic().name());
+        this.lifecycle = new PartitionLifecycle(
+                new LifecycleHost(), thread, RetryPolicy.of(config.failed().retry()), metrics, clock);
+        this.starts =
+                new TopicStarts(new StartsHost(), rules, config.state().topic().name());
     }
 
     void onStart(@Observes StartupEvent event) {
@@ -103,7 +107,9 @@ public class MirrorCoordinator {
 
     public List<Mirror> list() {
         requireActive();
-        return keeper.state().mirrors().values().stream().sorted(Comparator.comparing(Mirror::name)).toList();
+        return keeper.state().mirrors().values().stream()
+                .sorted(Comparator.comparing(Mirror::name))
+                .toList();
     }
 
     public Mirror describe(String name) {
@@ -113,21 +119,29 @@ public class MirrorCoordinator {
 
     /** CreateClusterMirror: validate, contact the source for its cluster id, persist. */
     public Uni<Mirror> create(String name, Map<String, String> configValues) {
-        return Uni.createFrom().deferred(() -> {
-            MirrorName.validate(name);
-            MirrorConfig mirrorConfig = rules.validate(configValues);
-            requireActive();
-            requireAbsent(name);
-            return probe.clusterId(name, mirrorConfig).chain(clusterId -> onCoordinator(() -> {
-                requireAbsent(name);
-                Instant now = clock.instant();
-                Mirror mirror = new Mirror(name, mirrorConfig, clusterId, now, now);
-                keeper.putMirror(mirror);
-                LOGGER.infof("Created mirror %s of source cluster %s at %s, config keys %s", name, clusterId,
-                        mirrorConfig.bootstrapServers(), mirrorConfig.values().keySet());
-                return mirror;
-            }));
-        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool()); // validation compiles regexes: never on an event loop
+        return Uni.createFrom()
+                .deferred(() -> {
+                    MirrorName.validate(name);
+                    MirrorConfig mirrorConfig = rules.validate(configValues);
+                    requireActive();
+                    requireAbsent(name);
+                    return probe.clusterId(name, mirrorConfig)
+                            .chain(clusterId -> onCoordinator(() -> {
+                                requireAbsent(name);
+                                Instant now = clock.instant();
+                                Mirror mirror = new Mirror(name, mirrorConfig, clusterId, now, now);
+                                keeper.putMirror(mirror);
+                                LOGGER.infof(
+                                        "Created mirror %s of source cluster %s at %s, config keys %s",
+                                        name,
+                                        clusterId,
+                                        mirrorConfig.bootstrapServers(),
+                                        mirrorConfig.values().keySet());
+                                return mirror;
+                            }));
+                })
+                .runSubscriptionOn(
+                        Infrastructure.getDefaultWorkerPool()); // validation compiles regexes: never on an event loop
     }
 
     /**
@@ -135,32 +149,40 @@ public class MirrorCoordinator {
      * it must still be the cluster the mirror was created for.
      */
     public Uni<Mirror> alterConfig(String name, Map<String, String> set, Set<String> delete) {
-        return Uni.createFrom().deferred(() -> {
-            requireActive();
-            Mirror current = require(name);
-            MirrorConfig next = rules.alter(current.config(), set, delete);
-            Uni<String> clusterId = next.sameSourceConnection(current.config())
-                    ? Uni.createFrom().item(current.sourceClusterId())
-                    : probe.clusterId(name, next);
-            return clusterId.chain(id -> {
-                if (!id.equals(current.sourceClusterId())) {
-                    throw new MirrorException(MirrorError.INVALID_CONFIG, "The new connection settings reach cluster " + id
-                            + ", but mirror '" + name + "' mirrors cluster " + current.sourceClusterId()
-                            + "; create a new mirror for a different source", "set." + MirrorConfig.BOOTSTRAP_SERVERS);
-                }
-                return onCoordinator(() -> {
-                    Mirror latest = require(name);
-                    if (!latest.config().equals(current.config())) {
-                        throw new MirrorException(MirrorError.INVALID_CLUSTER_MIRROR_STATE,
-                                "Mirror '" + name + "' was changed by another request meanwhile; read it again and retry");
-                    }
-                    Mirror updated = latest.withConfig(next, clock.instant());
-                    keeper.putMirror(updated);
-                    LOGGER.infof("Altered config of mirror %s: set %s, deleted %s", name, set.keySet(), delete);
-                    return updated;
-                });
-            });
-        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool()); // validation compiles regexes: never on an event loop
+        return Uni.createFrom()
+                .deferred(() -> {
+                    requireActive();
+                    Mirror current = require(name);
+                    MirrorConfig next = rules.alter(current.config(), set, delete);
+                    Uni<String> clusterId = next.sameSourceConnection(current.config())
+                            ? Uni.createFrom().item(current.sourceClusterId())
+                            : probe.clusterId(name, next);
+                    return clusterId.chain(id -> {
+                        if (!id.equals(current.sourceClusterId())) {
+                            throw new MirrorException(
+                                    MirrorError.INVALID_CONFIG,
+                                    "The new connection settings reach cluster " + id
+                                            + ", but mirror '" + name + "' mirrors cluster " + current.sourceClusterId()
+                                            + "; create a new mirror for a different source",
+                                    "set." + MirrorConfig.BOOTSTRAP_SERVERS);
+                        }
+                        return onCoordinator(() -> {
+                            Mirror latest = require(name);
+                            if (!latest.config().equals(current.config())) {
+                                throw new MirrorException(
+                                        MirrorError.INVALID_CLUSTER_MIRROR_STATE,
+                                        "Mirror '" + name
+                                                + "' was changed by another request meanwhile; read it again and retry");
+                            }
+                            Mirror updated = latest.withConfig(next, clock.instant());
+                            keeper.putMirror(updated);
+                            LOGGER.infof("Altered config of mirror %s: set %s, deleted %s", name, set.keySet(), delete);
+                            return updated;
+                        });
+                    });
+                })
+                .runSubscriptionOn(
+                        Infrastructure.getDefaultWorkerPool()); // validation compiles regexes: never on an event loop
     }
 
     /** DeleteClusterMirror. */
@@ -168,12 +190,19 @@ public class MirrorCoordinator {
         return onCoordinator(() -> {
             require(name);
             Map<MirrorPartition, PartitionStatus> owned = partitions(name);
-            List<String> busy = owned.entrySet().stream().filter(e -> e.getValue().state() != MirrorPartitionState.STOPPED)
-                    .map(e -> e.getKey() + " " + e.getValue().state()).sorted().toList();
+            List<String> busy = owned.entrySet().stream()
+                    .filter(e -> e.getValue().state() != MirrorPartitionState.STOPPED)
+                    .map(e -> e.getKey() + " " + e.getValue().state())
+                    .sorted()
+                    .toList();
             if (!busy.isEmpty()) {
-                throw new MirrorException(MirrorError.CLUSTER_MIRROR_NOT_EMPTY, "Mirror '" + name
-                        + "' still has partitions that are not STOPPED: " + String.join(", ", busy.subList(0, Math.min(10, busy.size())))
-                        + (busy.size() > 10 ? " and " + (busy.size() - 10) + " more" : "") + "; stop its topics first");
+                throw new MirrorException(
+                        MirrorError.CLUSTER_MIRROR_NOT_EMPTY,
+                        "Mirror '" + name
+                                + "' still has partitions that are not STOPPED: "
+                                + String.join(", ", busy.subList(0, Math.min(10, busy.size())))
+                                + (busy.size() > 10 ? " and " + (busy.size() - 10) + " more" : "")
+                                + "; stop its topics first");
             }
             keeper.deleteMirror(name, owned.keySet());
             runtimes.close(name);
@@ -194,8 +223,10 @@ public class MirrorCoordinator {
     private void requireActive() {
         CoordinatorStatus current = keeper.status();
         if (!current.isActive()) {
-            throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE,
-                    "Mirror state is not available on this instance (" + current.phase() + ": " + current.reason() + ")");
+            throw new MirrorException(
+                    MirrorError.COORDINATOR_NOT_AVAILABLE,
+                    "Mirror state is not available on this instance (" + current.phase() + ": " + current.reason()
+                            + ")");
         }
     }
 
@@ -209,7 +240,8 @@ public class MirrorCoordinator {
 
     private void requireAbsent(String name) {
         if (keeper.state().mirrors().containsKey(name)) {
-            throw new MirrorException(MirrorError.CLUSTER_MIRROR_ALREADY_EXISTS, "Cluster mirror '" + name + "' already exists", "name");
+            throw new MirrorException(
+                    MirrorError.CLUSTER_MIRROR_ALREADY_EXISTS, "Cluster mirror '" + name + "' already exists", "name");
         }
     }
 
@@ -231,7 +263,11 @@ public class MirrorCoordinator {
 
     /** Current source high watermarks and destination log ends of a topic; blocking, for a worker thread. */
     public Map<MirrorPartition, PartitionOffsets> offsets(String mirror, String topic) {
-        return runtimes.offsets(mirror, partitions(mirror).keySet().stream().filter(p -> p.topic().equals(topic)).toList());
+        return runtimes.offsets(
+                mirror,
+                partitions(mirror).keySet().stream()
+                        .filter(p -> p.topic().equals(topic))
+                        .toList());
     }
 
     /** StartMirrorTopics: see {@link TopicStarts}. */
@@ -258,9 +294,18 @@ public class MirrorCoordinator {
             } else {
                 changed.keySet().forEach(p -> lifecycle.act(name, verb, p));
             }
-            return new TreeSet<>(topics).stream().map(t -> TopicOutcome.ok(t,
-                    (int) owned.keySet().stream().filter(p -> p.topic().equals(t)).count(),
-                    changed.keySet().stream().anyMatch(p -> p.topic().equals(t)) ? verb.target().name() : "UNCHANGED")).toList();
+            return new TreeSet<>(topics)
+                    .stream()
+                            .map(t -> TopicOutcome.ok(
+                                    t,
+                                    (int) owned.keySet().stream()
+                                            .filter(p -> p.topic().equals(t))
+                                            .count(),
+                                    changed.keySet().stream()
+                                                    .anyMatch(p -> p.topic().equals(t))
+                                            ? verb.target().name()
+                                            : "UNCHANGED"))
+                            .toList();
         });
     }
 
@@ -298,8 +343,13 @@ public class MirrorCoordinator {
 
     /** The mirror's runtime, created on first use (coordinator thread). */
     MirrorRuntime runtime(String name) {
-        return runtimes.live(name).orElseGet(() -> runtimes.getOrCreate(require(name), lifecycle.listener(name),
-                state -> partitions(name).values().stream().filter(s -> s.state() == state).count()));
+        return runtimes.live(name)
+                .orElseGet(() -> runtimes.getOrCreate(
+                        require(name),
+                        lifecycle.listener(name),
+                        state -> partitions(name).values().stream()
+                                .filter(s -> s.state() == state)
+                                .count()));
     }
 
     /** The coordinator as the partition lifecycle sees it. */

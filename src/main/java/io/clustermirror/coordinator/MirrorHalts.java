@@ -1,13 +1,11 @@
 package io.clustermirror.coordinator;
 
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Mirror;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-
 import org.jboss.logging.Logger;
-
-import io.clustermirror.metrics.MirrorMetrics;
-import io.clustermirror.mirror.Mirror;
 
 /**
  * Mirrors halted because their source answers with another cluster id than the one they were created for: no data
@@ -23,9 +21,11 @@ final class MirrorHalts {
     private final MirrorMetrics metrics;
     /** Continues a mirror's partitions from their persisted states. */
     private final Consumer<String> resume;
+
     private final Map<String, String> halted = new ConcurrentHashMap<>();
 
-    MirrorHalts(PartitionLifecycle.Host host, CoordinatorThread thread, MirrorMetrics metrics, Consumer<String> resume) {
+    MirrorHalts(
+            PartitionLifecycle.Host host, CoordinatorThread thread, MirrorMetrics metrics, Consumer<String> resume) {
         this.host = host;
         this.thread = thread;
         this.metrics = metrics;
@@ -57,12 +57,16 @@ final class MirrorHalts {
                 return;
             }
             String reason = "source cluster id is " + actualClusterId + ", but mirror '" + name + "' mirrors cluster "
-                    + mirror.sourceClusterId() + " (bootstrap " + mirror.config().bootstrapServers()
+                    + mirror.sourceClusterId() + " (bootstrap "
+                    + mirror.config().bootstrapServers()
                     + "): mirroring halted; point bootstrap.servers back at that cluster, or delete the mirror";
             halted.put(name, reason);
             metrics.mirrorHalted(name);
             LOGGER.errorf("Mirror %s: %s", name, reason);
-            host.liveRuntime(name).ifPresent(r -> host.partitions(name).keySet().forEach(p -> r.dataPlane().remove(p, false)));
+            host.liveRuntime(name)
+                    .ifPresent(r -> host.partitions(name)
+                            .keySet()
+                            .forEach(p -> r.dataPlane().remove(p, false)));
         });
     }
 

@@ -1,10 +1,9 @@
 package io.clustermirror.coordinator;
 
-import java.util.Collection;
-import java.util.concurrent.Executor;
-
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.PrefixCheck;
+import java.util.Collection;
+import java.util.concurrent.Executor;
 
 /**
  * One mirror's running parts as the partition lifecycle and the stop flow use them: its data plane, LOG_TRUNCATION's

@@ -1,5 +1,11 @@
 package io.clustermirror.coordinator;
 
+import io.clustermirror.fetch.DataPlane;
+import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.fetch.LogTruncation;
+import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.fetch.PrefixCheck;
+import io.clustermirror.mirror.Mirror;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
@@ -7,15 +13,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-
 import org.apache.kafka.clients.admin.Admin;
-
-import io.clustermirror.fetch.DataPlane;
-import io.clustermirror.fetch.DestinationTopics;
-import io.clustermirror.fetch.LogTruncation;
-import io.clustermirror.fetch.MirrorFetcher;
-import io.clustermirror.fetch.PrefixCheck;
-import io.clustermirror.mirror.Mirror;
 
 /**
  * The running parts of one mirror: its source Admin, its data plane ({@link MirrorFetcher}), and a small
@@ -30,14 +28,33 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     final MirrorFetcher fetcher;
     final ExecutorService workers;
 
-    MirrorRuntime(Mirror mirror, Admin sourceAdmin, Map<String, String> sourceConnection, Admin destinationAdmin,
-            Map<String, ?> destinationConnection, DataPlane.Listener listener, int timeoutMs) {
+    MirrorRuntime(
+            Mirror mirror,
+            Admin sourceAdmin,
+            Map<String, String> sourceConnection,
+            Admin destinationAdmin,
+            Map<String, ?> destinationConnection,
+            DataPlane.Listener listener,
+            int timeoutMs) {
         this.mirror = mirror;
         this.sourceAdmin = sourceAdmin;
         this.topics = new DestinationTopics(sourceAdmin, destinationAdmin, timeoutMs);
-        this.truncation = new LogTruncation(mirror.sourceClusterId(), sourceAdmin, destinationAdmin, sourceConnection, destinationConnection, timeoutMs);
-        this.fetcher = new MirrorFetcher(mirror.name(), mirror.sourceClusterId(), sourceConnection, destinationConnection, sourceAdmin,
-                destinationAdmin, listener, timeoutMs);
+        this.truncation = new LogTruncation(
+                mirror.sourceClusterId(),
+                sourceAdmin,
+                destinationAdmin,
+                sourceConnection,
+                destinationConnection,
+                timeoutMs);
+        this.fetcher = new MirrorFetcher(
+                mirror.name(),
+                mirror.sourceClusterId(),
+                sourceConnection,
+                destinationConnection,
+                sourceAdmin,
+                destinationAdmin,
+                listener,
+                timeoutMs);
         AtomicInteger counter = new AtomicInteger();
         this.workers = Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "mirror-worker-" + mirror.name() + "-" + counter.incrementAndGet());

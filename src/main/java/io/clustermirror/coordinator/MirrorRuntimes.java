@@ -1,5 +1,13 @@
 package io.clustermirror.coordinator;
 
+import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.fetch.DataPlane;
+import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.kafka.KafkaClients;
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
@@ -10,20 +18,10 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.TopicPartition;
 import org.jboss.logging.Logger;
-
-import io.clustermirror.config.MirrorServiceConfig;
-import io.clustermirror.fetch.DataPlane;
-import io.clustermirror.fetch.MirrorFetcher;
-import io.clustermirror.kafka.KafkaClients;
-import io.clustermirror.metrics.MirrorMetrics;
-import io.clustermirror.mirror.Mirror;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.MirrorPartitionState;
 
 /**
  * The running parts of every mirror (its source clients, data plane and workers, built on first use) and the shared
@@ -57,19 +55,35 @@ final class MirrorRuntimes {
      *
      * @param partitionsIn how many of the mirror's partitions are in a state, for the per-state gauges
      */
-    MirrorRuntime getOrCreate(Mirror mirror, DataPlane.Listener listener, ToLongFunction<MirrorPartitionState> partitionsIn) {
+    MirrorRuntime getOrCreate(
+            Mirror mirror, DataPlane.Listener listener, ToLongFunction<MirrorPartitionState> partitionsIn) {
         MirrorRuntime existing = runtimes.get(mirror.name());
         if (existing != null) {
             return existing;
         }
         int timeoutMs = config.destination().requestTimeoutMs();
-        MirrorRuntime runtime = new MirrorRuntime(mirror, clients.sourceAdmin(mirror.name(), mirror.config(), timeoutMs),
-                clients.sourceConnection(mirror.config()), destinationAdmin(), clients.destinationConnection(), listener, timeoutMs);
+        MirrorRuntime runtime = new MirrorRuntime(
+                mirror,
+                clients.sourceAdmin(mirror.name(), mirror.config(), timeoutMs),
+                clients.sourceConnection(mirror.config()),
+                destinationAdmin(),
+                clients.destinationConnection(),
+                listener,
+                timeoutMs);
         runtimes.put(mirror.name(), runtime);
         MirrorFetcher fetcher = runtime.fetcher;
-        metrics.registerMirror(mirror.name(), new MirrorMetrics.MirrorGaugeSources(partitionsIn::applyAsLong, fetcher::maxLag, fetcher::lags,
-                () -> fetcher.openTransactions().size(), () -> fetcher.openTransactions().stream()
-                        .mapToLong(t -> Duration.between(t.openSince(), Instant.now()).toSeconds()).max().orElse(0)));
+        metrics.registerMirror(
+                mirror.name(),
+                new MirrorMetrics.MirrorGaugeSources(
+                        partitionsIn::applyAsLong,
+                        fetcher::maxLag,
+                        fetcher::lags,
+                        () -> fetcher.openTransactions().size(),
+                        () -> fetcher.openTransactions().stream()
+                                .mapToLong(t -> Duration.between(t.openSince(), Instant.now())
+                                        .toSeconds())
+                                .max()
+                                .orElse(0)));
         return runtime;
     }
 
@@ -104,7 +118,8 @@ final class MirrorRuntimes {
 
     /** Live data-plane progress, when the partition is in the data plane. */
     Optional<LiveProgress> liveProgress(String mirror, MirrorPartition partition) {
-        return live(mirror).flatMap(runtime -> runtime.fetcher.progress(partition))
+        return live(mirror)
+                .flatMap(runtime -> runtime.fetcher.progress(partition))
                 .map(p -> new LiveProgress(p.lastMirroredEpoch(), p.openTransactions()));
     }
 
@@ -112,7 +127,9 @@ final class MirrorRuntimes {
     Map<MirrorPartition, PartitionOffsets> offsets(String mirror, Collection<MirrorPartition> partitions) {
         Map<TopicPartition, OffsetSpec> request = new HashMap<>();
         partitions.forEach(p -> request.put(new TopicPartition(p.topic(), p.partition()), OffsetSpec.latest()));
-        Map<TopicPartition, Long> source = live(mirror).map(runtime -> latest(runtime.sourceAdmin, request)).orElse(Map.of());
+        Map<TopicPartition, Long> source = live(mirror)
+                .map(runtime -> latest(runtime.sourceAdmin, request))
+                .orElse(Map.of());
         Map<TopicPartition, Long> destination = latest(destinationAdmin(), request);
         Map<MirrorPartition, PartitionOffsets> result = new TreeMap<>();
         for (MirrorPartition p : partitions) {
@@ -125,7 +142,10 @@ final class MirrorRuntimes {
     private static Map<TopicPartition, Long> latest(Admin admin, Map<TopicPartition, OffsetSpec> request) {
         Map<TopicPartition, Long> offsets = new HashMap<>();
         try {
-            admin.listOffsets(request).all().get(5, TimeUnit.SECONDS).forEach((tp, info) -> offsets.put(tp, info.offset()));
+            admin.listOffsets(request)
+                    .all()
+                    .get(5, TimeUnit.SECONDS)
+                    .forEach((tp, info) -> offsets.put(tp, info.offset()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {

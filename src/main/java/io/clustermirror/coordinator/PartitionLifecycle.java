@@ -1,21 +1,19 @@
 package io.clustermirror.coordinator;
 
+import io.clustermirror.fetch.DataPlane;
+import io.clustermirror.fetch.LogTruncation;
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
 import java.time.Clock;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-
 import org.jboss.logging.Logger;
-
-import io.clustermirror.fetch.LogTruncation;
-import io.clustermirror.fetch.DataPlane;
-import io.clustermirror.metrics.MirrorMetrics;
-import io.clustermirror.mirror.Mirror;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.MirrorPartitionState;
-import io.clustermirror.mirror.PartitionStatus;
 
 /**
  * The partition lifecycle of DESIGN §3 as it runs: LOG_TRUNCATION and its outcome, the data plane's reports (failure,
@@ -59,6 +57,7 @@ final class PartitionLifecycle {
     private final Clock clock;
     /** Alignment and other progress notes per partition, for describe. */
     private final Map<String, String> progress = new ConcurrentHashMap<>();
+
     private final TopicStops stops;
     private final MirrorHalts halts;
     private final TopicRecreation recreation;
@@ -98,26 +97,35 @@ final class PartitionLifecycle {
         }
         int epoch = host.partitions(name).get(partition).stateEpoch();
         String key = name + "/" + partition;
-        runtime.dataPlane().whenGone(partition).thenRunAsync(() -> {
-            LogTruncation.Outcome outcome;
-            try {
-                outcome = runtime.prefixCheck().run(name, partition, note -> progress.put(key, note));
-            } catch (Exception e) {
-                outcome = new LogTruncation.Unsupported("log truncation could not complete: " + e);
-            }
-            LogTruncation.Outcome result = outcome;
-            thread.run("after LOG_TRUNCATION of " + partition, () -> afterTruncation(name, partition, epoch, result));
-        }, runtime.workers());
+        runtime.dataPlane()
+                .whenGone(partition)
+                .thenRunAsync(
+                        () -> {
+                            LogTruncation.Outcome outcome;
+                            try {
+                                outcome = runtime.prefixCheck().run(name, partition, note -> progress.put(key, note));
+                            } catch (Exception e) {
+                                outcome = new LogTruncation.Unsupported("log truncation could not complete: " + e);
+                            }
+                            LogTruncation.Outcome result = outcome;
+                            thread.run(
+                                    "after LOG_TRUNCATION of " + partition,
+                                    () -> afterTruncation(name, partition, epoch, result));
+                        },
+                        runtime.workers());
     }
 
     private void afterTruncation(String name, MirrorPartition partition, int epoch, LogTruncation.Outcome outcome) {
         PartitionStatus current = host.partitions(name).get(partition);
-        if (current == null || current.stateEpoch() != epoch || current.state() != MirrorPartitionState.LOG_TRUNCATION) {
+        if (current == null
+                || current.stateEpoch() != epoch
+                || current.state() != MirrorPartitionState.LOG_TRUNCATION) {
             return; // stopped or changed meanwhile
         }
         try {
             if (outcome instanceof LogTruncation.Ready ready) {
-                host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
+                host.persistPartitions(
+                        name, Map.of(partition, current.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
                 if (!halts.isHalted(name)) {
                     host.runtime(name).dataPlane().add(partition, ready.startOffset(), ready.sourceEpoch());
                 }
@@ -147,7 +155,9 @@ final class PartitionLifecycle {
                 case MIRRORING, PAUSING -> failPartition(name, partition, error);
                 case STOPPING -> {
                     LOGGER.warnf("Mirror %s: %s failed while STOPPING: %s", name, partition, error);
-                    host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.STOPPING, error, clock.instant())));
+                    host.persistPartitions(
+                            name,
+                            Map.of(partition, current.moveTo(MirrorPartitionState.STOPPING, error, clock.instant())));
                 }
                 default -> LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current.state(), error);
             }
@@ -159,43 +169,62 @@ final class PartitionLifecycle {
      * the data plane, then mirrors on from the destination's end, or FAILS the partition with the reason. For a
      * partition {@code waitingIn} MIRRORING (resume) or EPOCH_FENCING; nothing happens if it moved on meanwhile.
      */
-    private void recheck(String name, MirrorPartition partition, MirrorPartitionState waitingIn, String why, long epochEndOffset) {
+    private void recheck(
+            String name, MirrorPartition partition, MirrorPartitionState waitingIn, String why, long epochEndOffset) {
         MirrorParts runtime = runtimeOrFail(name, partition);
         if (runtime == null) {
             return;
         }
-        runtime.dataPlane().whenGone(partition).thenRunAsync(() -> {
-            LogTruncation.Outcome outcome;
-            java.util.function.Consumer<String> note = text -> progress.put(name + "/" + partition, text);
-            try {
-                outcome = epochEndOffset >= 0 ? runtime.prefixCheck().afterEpochFencing(name, partition, epochEndOffset, note)
-                        : runtime.prefixCheck().run(name, partition, note);
-            } catch (Exception e) {
-                outcome = new LogTruncation.Unsupported("could not check the destination: " + e);
-            }
-            LogTruncation.Outcome checked = outcome;
-            thread.run(why + " of " + partition, () -> {
-                PartitionStatus now = host.partitions(name).get(partition);
-                if (halts.isHalted(name) || now == null || now.state() != waitingIn) {
-                    return;
-                }
-                if (checked instanceof LogTruncation.Ready ready) {
-                    if (waitingIn != MirrorPartitionState.MIRRORING) {
-                        host.persistPartitions(name, Map.of(partition, now.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
-                        LOGGER.infof("Mirror %s: %s MIRRORING again from offset %d after %s", name, partition, ready.startOffset(), why);
-                    }
-                    try {
-                        host.runtime(name).dataPlane().add(partition, ready.startOffset(), ready.sourceEpoch());
-                    } catch (IllegalStateException e) {
-                        failPartition(name, partition, why + ": could not mirror on: " + e.getMessage());
-                    }
-                } else if (checked instanceof LogTruncation.Diverged diverged) {
-                    failPartition(name, partition, why + ": " + diverged.reason());
-                } else if (checked instanceof LogTruncation.Unsupported unsupported) {
-                    failPartition(name, partition, why + ": " + unsupported.reason());
-                }
-            });
-        }, runtime.workers());
+        runtime.dataPlane()
+                .whenGone(partition)
+                .thenRunAsync(
+                        () -> {
+                            LogTruncation.Outcome outcome;
+                            java.util.function.Consumer<String> note =
+                                    text -> progress.put(name + "/" + partition, text);
+                            try {
+                                outcome = epochEndOffset >= 0
+                                        ? runtime.prefixCheck().afterEpochFencing(name, partition, epochEndOffset, note)
+                                        : runtime.prefixCheck().run(name, partition, note);
+                            } catch (Exception e) {
+                                outcome = new LogTruncation.Unsupported("could not check the destination: " + e);
+                            }
+                            LogTruncation.Outcome checked = outcome;
+                            thread.run(why + " of " + partition, () -> {
+                                PartitionStatus now = host.partitions(name).get(partition);
+                                if (halts.isHalted(name) || now == null || now.state() != waitingIn) {
+                                    return;
+                                }
+                                if (checked instanceof LogTruncation.Ready ready) {
+                                    if (waitingIn != MirrorPartitionState.MIRRORING) {
+                                        host.persistPartitions(
+                                                name,
+                                                Map.of(
+                                                        partition,
+                                                        now.moveTo(
+                                                                MirrorPartitionState.MIRRORING,
+                                                                null,
+                                                                clock.instant())));
+                                        LOGGER.infof(
+                                                "Mirror %s: %s MIRRORING again from offset %d after %s",
+                                                name, partition, ready.startOffset(), why);
+                                    }
+                                    try {
+                                        host.runtime(name)
+                                                .dataPlane()
+                                                .add(partition, ready.startOffset(), ready.sourceEpoch());
+                                    } catch (IllegalStateException e) {
+                                        failPartition(
+                                                name, partition, why + ": could not mirror on: " + e.getMessage());
+                                    }
+                                } else if (checked instanceof LogTruncation.Diverged diverged) {
+                                    failPartition(name, partition, why + ": " + diverged.reason());
+                                } else if (checked instanceof LogTruncation.Unsupported unsupported) {
+                                    failPartition(name, partition, why + ": " + unsupported.reason());
+                                }
+                            });
+                        },
+                        runtime.workers());
     }
 
     /**
@@ -206,11 +235,14 @@ final class PartitionLifecycle {
     private void epochFencing(String name, MirrorPartition partition, String reason, long epochEndOffset) {
         PartitionStatus current = host.partitions(name).get(partition);
         if (current == null || current.state() != MirrorPartitionState.MIRRORING) {
-            LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current == null ? "gone" : current.state(), reason);
+            LOGGER.warnf(
+                    "Mirror %s: %s (%s) reported: %s",
+                    name, partition, current == null ? "gone" : current.state(), reason);
             return;
         }
         metrics.epochFenced(name);
-        host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.EPOCH_FENCING, reason, clock.instant())));
+        host.persistPartitions(
+                name, Map.of(partition, current.moveTo(MirrorPartitionState.EPOCH_FENCING, reason, clock.instant())));
         host.runtime(name).dataPlane().remove(partition, false);
         LOGGER.warnf("Mirror %s: %s EPOCH_FENCING: %s", name, partition, reason);
         recheck(name, partition, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + reason + ")", epochEndOffset);
@@ -248,12 +280,19 @@ final class PartitionLifecycle {
 
     private void retry(String name, MirrorPartition partition, int epoch) {
         PartitionStatus current = host.partitions(name).get(partition);
-        if (current == null || current.stateEpoch() != epoch || current.state() != MirrorPartitionState.FAILED || !host.isActive()) {
+        if (current == null
+                || current.stateEpoch() != epoch
+                || current.state() != MirrorPartitionState.FAILED
+                || !host.isActive()) {
             return;
         }
         try {
-            host.persistPartitions(name, Map.of(partition, current.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
-                    .withRetryAttempt(current.retryAttempt() + 1)));
+            host.persistPartitions(
+                    name,
+                    Map.of(
+                            partition,
+                            current.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
+                                    .withRetryAttempt(current.retryAttempt() + 1)));
             truncate(name, partition);
         } catch (RuntimeException e) {
             LOGGER.warnf("Mirror %s: retry of %s failed: %s", name, partition, e.getMessage());
@@ -270,8 +309,19 @@ final class PartitionLifecycle {
 
     void act(String name, TopicVerb verb, MirrorPartition partition) {
         switch (verb) {
-            case PAUSE -> host.runtime(name).dataPlane().remove(partition, false).thenAccept(last -> thread.run("pause of " + partition,
-                    () -> settle(name, partition, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, last)));
+            case PAUSE ->
+                host.runtime(name)
+                        .dataPlane()
+                        .remove(partition, false)
+                        .thenAccept(last -> thread.run(
+                                "pause of " + partition,
+                                () -> settle(
+                                        name,
+                                        partition,
+                                        MirrorPartitionState.PAUSING,
+                                        MirrorPartitionState.PAUSED,
+                                        null,
+                                        last)));
             // the destination's end is the checkpoint, but only once its last batch is checked against the source:
             // a write while the partition was paused (or the service down) must not be taken as mirrored data
             case RESUME -> recheck(name, partition, MirrorPartitionState.MIRRORING, "resume", -1);
@@ -281,7 +331,12 @@ final class PartitionLifecycle {
     }
 
     /** Moves a partition that is still {@code from} on to {@code to}, keeping the last mirrored epoch the data plane reached. */
-    void settle(String name, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error,
+    void settle(
+            String name,
+            MirrorPartition partition,
+            MirrorPartitionState from,
+            MirrorPartitionState to,
+            String error,
             DataPlane.Progress last) {
         PartitionStatus current = host.partitions(name).get(partition);
         if (current != null && current.state() == from) {
@@ -302,16 +357,20 @@ final class PartitionLifecycle {
                     case LOG_TRUNCATION -> truncate(name, p);
                     case MIRRORING -> act(name, TopicVerb.RESUME, p);
                     // the epoch's end on the source is not persisted: after a restart the prefix check alone decides
-                    case EPOCH_FENCING -> recheck(name, p, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + s.error() + ")", -1);
-                    case PAUSING -> settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, null);
+                    case EPOCH_FENCING ->
+                        recheck(name, p, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + s.error() + ")", -1);
+                    case PAUSING ->
+                        settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, null);
                     case STOPPING -> stops.stop(name, List.of(p));
                     case FAILED -> {
                         if (s.retryAttempt() >= 0) {
-                            thread.schedule("retry of " + p, retries.delayAfterRestartMs(), () -> retry(name, p, s.stateEpoch()));
+                            thread.schedule(
+                                    "retry of " + p,
+                                    retries.delayAfterRestartMs(),
+                                    () -> retry(name, p, s.stateEpoch()));
                         }
                     }
-                    default -> {
-                    }
+                    default -> {}
                 }
             });
         } catch (RuntimeException e) {
@@ -342,7 +401,8 @@ final class PartitionLifecycle {
 
             @Override
             public void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset) {
-                thread.run("epoch fencing of " + partition, () -> epochFencing(name, partition, reason, epochEndOffset));
+                thread.run(
+                        "epoch fencing of " + partition, () -> epochFencing(name, partition, reason, epochEndOffset));
             }
 
             @Override

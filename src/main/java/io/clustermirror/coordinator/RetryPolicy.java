@@ -1,8 +1,7 @@
 package io.clustermirror.coordinator;
 
-import org.apache.kafka.common.utils.ExponentialBackoff;
-
 import io.clustermirror.config.MirrorServiceConfig;
+import org.apache.kafka.common.utils.ExponentialBackoff;
 
 /**
  * The automatic retries of a FAILED partition: attempts {@code 0..maxAttempts}, each after a back-off doubling from the

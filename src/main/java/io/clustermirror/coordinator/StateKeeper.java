@@ -1,14 +1,5 @@
 package io.clustermirror.coordinator;
 
-import java.util.Collection;
-import java.util.Map;
-import java.util.Set;
-
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.jboss.logging.Logger;
-
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.metrics.MirrorMetrics;
@@ -24,6 +15,13 @@ import io.clustermirror.state.MirrorStateStore.StateWriteException;
 import io.clustermirror.state.MirrorStateTopic;
 import io.clustermirror.state.StateFormatException;
 import io.quarkus.runtime.Quarkus;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.jboss.logging.Logger;
 
 /**
  * Boot, replay and every write of the coordinator's state: ensures {@code __mirror_state}, takes over as its one
@@ -52,7 +50,12 @@ final class StateKeeper {
     /** Touched only on the coordinator thread. */
     private MirrorStateStore store;
 
-    StateKeeper(KafkaClients clients, MirrorServiceConfig config, MirrorMetrics metrics, CoordinatorThread thread, Listener listener) {
+    StateKeeper(
+            KafkaClients clients,
+            MirrorServiceConfig config,
+            MirrorMetrics metrics,
+            CoordinatorThread thread,
+            Listener listener) {
         this.clients = clients;
         this.config = config;
         this.metrics = metrics;
@@ -72,23 +75,33 @@ final class StateKeeper {
     void load() {
         String topic = config.state().topic().name();
         try (Admin admin = clients.destinationAdmin()) {
-            int partitions = MirrorStateTopic.ensure(admin, topic, config.state().topic().numPartitions(),
-                    config.state().topic().replicationFactor(), config.destination().requestTimeoutMs());
+            int partitions = MirrorStateTopic.ensure(
+                    admin,
+                    topic,
+                    config.state().topic().numPartitions(),
+                    config.state().topic().replicationFactor(),
+                    config.destination().requestTimeoutMs());
             close();
-            store = new MirrorStateStore(new MirrorStateStore.Clients() {
-                @Override
-                public KafkaProducer<byte[], byte[]> stateProducer(String transactionalId) {
-                    return clients.stateProducer(transactionalId);
-                }
+            store = new MirrorStateStore(
+                    new MirrorStateStore.Clients() {
+                        @Override
+                        public KafkaProducer<byte[], byte[]> stateProducer(String transactionalId) {
+                            return clients.stateProducer(transactionalId);
+                        }
 
-                @Override
-                public KafkaConsumer<byte[], byte[]> stateReader() {
-                    return clients.stateReader();
-                }
-            }, topic, partitions, config.destination().requestTimeoutMs());
+                        @Override
+                        public KafkaConsumer<byte[], byte[]> stateReader() {
+                            return clients.stateReader();
+                        }
+                    },
+                    topic,
+                    partitions,
+                    config.destination().requestTimeoutMs());
             state = CoordinatorState.of(store.open());
             status = CoordinatorStatus.active();
-            LOGGER.infof("Coordinator active: %d mirror(s) loaded from %s (%d partitions)", state.mirrors().size(), topic, partitions);
+            LOGGER.infof(
+                    "Coordinator active: %d mirror(s) loaded from %s (%d partitions)",
+                    state.mirrors().size(), topic, partitions);
             listener.loaded(state);
         } catch (StateFormatException e) {
             status = CoordinatorStatus.loading(e.getMessage());
@@ -98,7 +111,9 @@ final class StateKeeper {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             status = CoordinatorStatus.loading("destination cluster not ready: " + e);
-            LOGGER.warnf("Cannot load %s yet (%s); retrying in %d ms", topic, e, config.destination().retryBackoffMs());
+            LOGGER.warnf(
+                    "Cannot load %s yet (%s); retrying in %d ms",
+                    topic, e, config.destination().retryBackoffMs());
             if (!thread.isShutdown()) {
                 thread.schedule("load", config.destination().retryBackoffMs(), this::load);
             }
@@ -148,15 +163,19 @@ final class StateKeeper {
             throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage());
         } catch (StateWriteException e) {
             metrics.stateWrite(false);
-            LOGGER.warnf("State write failed, re-reading %s: %s", config.state().topic().name(), e.getMessage());
+            LOGGER.warnf(
+                    "State write failed, re-reading %s: %s",
+                    config.state().topic().name(), e.getMessage());
             try {
                 state = CoordinatorState.of(store.open());
             } catch (RuntimeException reopen) {
                 status = CoordinatorStatus.loading("re-reading state after a failed write: " + reopen);
                 thread.schedule("load", config.destination().retryBackoffMs(), this::load);
             }
-            throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage()
-                    + "; the change was not confirmed (the state was re-read: GET the mirror to see what holds)");
+            throw new MirrorException(
+                    MirrorError.COORDINATOR_NOT_AVAILABLE,
+                    e.getMessage()
+                            + "; the change was not confirmed (the state was re-read: GET the mirror to see what holds)");
         }
     }
 }

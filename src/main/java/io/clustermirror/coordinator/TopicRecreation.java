@@ -1,18 +1,16 @@
 package io.clustermirror.coordinator;
 
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
-
 import org.jboss.logging.Logger;
-
-import io.clustermirror.mirror.MirrorConfig;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.MirrorPartitionState;
-import io.clustermirror.mirror.PartitionStatus;
 
 /**
  * {@code mirror.truncation.policy=recreate}: a destination topic that diverged from its source is deleted and created
@@ -30,7 +28,11 @@ final class TopicRecreation {
     /** Runs LOG_TRUNCATION for a partition. */
     private final BiConsumer<String, MirrorPartition> truncate;
 
-    TopicRecreation(PartitionLifecycle.Host host, CoordinatorThread thread, Clock clock, BiConsumer<String, MirrorPartition> truncate) {
+    TopicRecreation(
+            PartitionLifecycle.Host host,
+            CoordinatorThread thread,
+            Clock clock,
+            BiConsumer<String, MirrorPartition> truncate) {
         this.host = host;
         this.thread = thread;
         this.clock = clock;
@@ -44,35 +46,60 @@ final class TopicRecreation {
         Map<MirrorPartition, PartitionStatus> failed = new TreeMap<>();
         host.partitions(name).forEach((p, s) -> {
             if (p.topic().equals(topic) && s.state().isHeld()) {
-                failed.put(p, s.moveTo(MirrorPartitionState.FAILED, "destination diverged, recreating the topic: " + reason, now));
+                failed.put(
+                        p,
+                        s.moveTo(
+                                MirrorPartitionState.FAILED,
+                                "destination diverged, recreating the topic: " + reason,
+                                now));
             }
         });
         host.persistPartitions(name, failed);
-        LOGGER.warnf("Mirror %s: destination topic %s diverged (%s); recreating it (mirror.truncation.policy=recreate)", name, topic, reason);
-        CompletableFuture.allOf(failed.keySet().stream().map(p -> runtime.dataPlane().remove(p, true)).toArray(CompletableFuture[]::new))
-                .thenRunAsync(() -> {
-                    String error = null;
-                    try {
-                        runtime.recreateTopic(topic, host.require(name).config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
-                                MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE));
-                    } catch (Exception e) {
-                        error = "recreating destination topic " + topic + " failed: " + e;
-                    }
-                    String recreateError = error;
-                    thread.run("restart after recreating " + topic, () -> {
-                        Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
-                        failed.keySet().forEach(p -> {
-                            PartitionStatus s = host.partitions(name).get(p);
-                            if (s != null && s.state() == MirrorPartitionState.FAILED) {
-                                restarted.put(p, recreateError == null ? s.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
-                                        : s.moveTo(MirrorPartitionState.FAILED, recreateError, clock.instant()));
+        LOGGER.warnf(
+                "Mirror %s: destination topic %s diverged (%s); recreating it (mirror.truncation.policy=recreate)",
+                name, topic, reason);
+        CompletableFuture.allOf(failed.keySet().stream()
+                        .map(p -> runtime.dataPlane().remove(p, true))
+                        .toArray(CompletableFuture[]::new))
+                .thenRunAsync(
+                        () -> {
+                            String error = null;
+                            try {
+                                runtime.recreateTopic(
+                                        topic,
+                                        host.require(name)
+                                                .config()
+                                                .list(
+                                                        MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
+                                                        MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE));
+                            } catch (Exception e) {
+                                error = "recreating destination topic " + topic + " failed: " + e;
                             }
-                        });
-                        host.persistPartitions(name, restarted);
-                        if (recreateError == null) {
-                            restarted.keySet().forEach(p -> truncate.accept(name, p));
-                        }
-                    });
-                }, runtime.workers());
+                            String recreateError = error;
+                            thread.run("restart after recreating " + topic, () -> {
+                                Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
+                                failed.keySet().forEach(p -> {
+                                    PartitionStatus s = host.partitions(name).get(p);
+                                    if (s != null && s.state() == MirrorPartitionState.FAILED) {
+                                        restarted.put(
+                                                p,
+                                                recreateError == null
+                                                        ? s.moveTo(
+                                                                MirrorPartitionState.LOG_TRUNCATION,
+                                                                null,
+                                                                clock.instant())
+                                                        : s.moveTo(
+                                                                MirrorPartitionState.FAILED,
+                                                                recreateError,
+                                                                clock.instant()));
+                                    }
+                                });
+                                host.persistPartitions(name, restarted);
+                                if (recreateError == null) {
+                                    restarted.keySet().forEach(p -> truncate.accept(name, p));
+                                }
+                            });
+                        },
+                        runtime.workers());
     }
 }

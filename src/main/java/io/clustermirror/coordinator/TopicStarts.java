@@ -1,20 +1,5 @@
 package io.clustermirror.coordinator;
 
-import java.time.Clock;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
-import java.util.regex.Pattern;
-
-import org.jboss.logging.Logger;
-
 import io.clustermirror.fetch.DestinationTopics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
@@ -29,6 +14,19 @@ import io.clustermirror.mirror.StartPlan;
 import io.clustermirror.mirror.TopicSelection;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+import org.jboss.logging.Logger;
 
 /**
  * StartMirrorTopics: the selection is checked (patterns bounded and compiled, the mirror's lists with the new ones
@@ -76,59 +74,87 @@ final class TopicStarts {
 
     /** One outcome per topic; patterns are compiled and checked on a worker thread, never on the caller's (an HTTP event loop). */
     Uni<List<TopicOutcome>> start(String name, TopicSelection selection) {
-        return Uni.createFrom().deferred(() -> {
-            Mirror mirror = host.require(name);
-            List<Pattern> includes = patterns(selection.include(), "include");
-            List<Pattern> excludes = patterns(selection.exclude(), "exclude");
-            if (selection.topics().isEmpty() && includes.isEmpty()) {
-                throw new MirrorException(MirrorError.INVALID_REQUEST, "Name topics and/or give include patterns", "topics");
-            }
-            withPatterns(mirror, selection); // the mirror's lists with these patterns added must be valid too
-            long started = System.nanoTime();
-            Set<String> reserved = ConcurrentHashMap.newKeySet();
-            return host.onCoordinator(() -> host.runtime(name)).chain(runtime -> Uni.createFrom().item(() -> prepareTopics(mirror, runtime, selection,
-                    includes, excludes, reserved)).runSubscriptionOn(runtime.workers))
-                    .invoke(prepared -> LOGGER.infof("Mirror %s: prepared %d destination topic(s) in %d ms", name, prepared.ready().size(),
-                            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)))
-                    .chain(prepared -> host.onCoordinator(() -> startPrepared(name, prepared, selection)))
-                    .onTermination().invoke(() -> starting.removeAll(reserved));
-        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
+        return Uni.createFrom()
+                .deferred(() -> {
+                    Mirror mirror = host.require(name);
+                    List<Pattern> includes = patterns(selection.include(), "include");
+                    List<Pattern> excludes = patterns(selection.exclude(), "exclude");
+                    if (selection.topics().isEmpty() && includes.isEmpty()) {
+                        throw new MirrorException(
+                                MirrorError.INVALID_REQUEST, "Name topics and/or give include patterns", "topics");
+                    }
+                    withPatterns(mirror, selection); // the mirror's lists with these patterns added must be valid too
+                    long started = System.nanoTime();
+                    Set<String> reserved = ConcurrentHashMap.newKeySet();
+                    return host.onCoordinator(() -> host.runtime(name))
+                            .chain(runtime -> Uni.createFrom()
+                                    .item(() -> prepareTopics(mirror, runtime, selection, includes, excludes, reserved))
+                                    .runSubscriptionOn(runtime.workers))
+                            .invoke(prepared -> LOGGER.infof(
+                                    "Mirror %s: prepared %d destination topic(s) in %d ms",
+                                    name,
+                                    prepared.ready().size(),
+                                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)))
+                            .chain(prepared -> host.onCoordinator(() -> startPrepared(name, prepared, selection)))
+                            .onTermination()
+                            .invoke(() -> starting.removeAll(reserved));
+                })
+                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
     }
 
-    private record PreparedTopics(Map<String, DestinationTopics.Prepared> ready, List<TopicOutcome> failed) {
-    }
+    private record PreparedTopics(Map<String, DestinationTopics.Prepared> ready, List<TopicOutcome> failed) {}
 
-    private PreparedTopics prepareTopics(Mirror mirror, MirrorRuntime runtime, TopicSelection selection, List<Pattern> includes,
-            List<Pattern> excludes, Set<String> reserved) {
+    private PreparedTopics prepareTopics(
+            Mirror mirror,
+            MirrorRuntime runtime,
+            TopicSelection selection,
+            List<Pattern> includes,
+            List<Pattern> excludes,
+            Set<String> reserved) {
         Set<String> sourceTopics;
         try {
             sourceTopics = runtime.topics.sourceTopics();
         } catch (Exception e) {
-            throw new MirrorException(MirrorError.SOURCE_METADATA_NOT_AVAILABLE, "Could not list the source topics: " + e);
+            throw new MirrorException(
+                    MirrorError.SOURCE_METADATA_NOT_AVAILABLE, "Could not list the source topics: " + e);
         }
         List<Pattern> allExcludes = new ArrayList<>(excludes);
-        allExcludes.addAll(RegexList.compile(mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE)));
-        StartPlan plan = StartPlan.plan(mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic,
-                host.allPartitions());
-        List<String> excludedProps = mirror.config().list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
+        allExcludes.addAll(RegexList.compile(
+                mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE)));
+        StartPlan plan = StartPlan.plan(
+                mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic, host.allPartitions());
+        List<String> excludedProps = mirror.config()
+                .list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
         Map<String, DestinationTopics.Prepared> ready = new TreeMap<>();
-        List<TopicOutcome> failed = new ArrayList<>(plan.refusals().stream().map(r -> TopicOutcome.error(r.topic(), r.error(), r.reason()))
+        List<TopicOutcome> failed = new ArrayList<>(plan.refusals().stream()
+                .map(r -> TopicOutcome.error(r.topic(), r.error(), r.reason()))
                 .toList());
         for (StartPlan.Candidate candidate : plan.candidates()) {
             String topic = candidate.topic();
             if (!starting.add(topic)) {
-                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR,
+                failed.add(TopicOutcome.error(
+                        topic,
+                        MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR,
                         "another request is starting this topic right now"));
                 continue;
             }
             reserved.add(topic);
             try {
-                runtime.topics.prepare(topic, excludedProps, candidate.mayAdopt()).ifPresentOrElse(p -> ready.put(topic, p), () -> failed.add(
-                        TopicOutcome.error(topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster")));
+                runtime.topics
+                        .prepare(topic, excludedProps, candidate.mayAdopt())
+                        .ifPresentOrElse(
+                                p -> ready.put(topic, p),
+                                () -> failed.add(TopicOutcome.error(
+                                        topic,
+                                        MirrorError.UNKNOWN_TOPIC_OR_PARTITION,
+                                        "topic does not exist on the source cluster")));
             } catch (DestinationTopics.TopicConflictException e) {
                 failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_EXISTS, e.getMessage()));
             } catch (Exception e) {
-                failed.add(TopicOutcome.error(topic, MirrorError.INVALID_CONFIG, "could not prepare the destination topic: " + e.getMessage()));
+                failed.add(TopicOutcome.error(
+                        topic,
+                        MirrorError.INVALID_CONFIG,
+                        "could not prepare the destination topic: " + e.getMessage()));
             }
         }
         return new PreparedTopics(ready, failed);
@@ -153,9 +179,15 @@ final class TopicStarts {
                     changed.put(partition, status.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now));
                 }
             }
-            // decided here, on the coordinator thread: a start that planned before another one persisted its start loses
-            outcomes.add(changed.size() > before ? TopicOutcome.ok(topic.topic(), topic.partitions(), "STARTED")
-                    : TopicOutcome.error(topic.topic(), MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR, "topic is already mirrored"));
+            // decided here, on the coordinator thread: a start that planned before another one persisted its start
+            // loses
+            outcomes.add(
+                    changed.size() > before
+                            ? TopicOutcome.ok(topic.topic(), topic.partitions(), "STARTED")
+                            : TopicOutcome.error(
+                                    topic.topic(),
+                                    MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR,
+                                    "topic is already mirrored"));
         }
         host.persistPartitions(name, changed);
         changed.keySet().forEach(p -> host.truncate(name, p));
@@ -167,7 +199,8 @@ final class TopicStarts {
     private MirrorConfig withPatterns(Mirror mirror, TopicSelection selection) {
         Map<String, String> set = new HashMap<>();
         appendPatterns(mirror, MirrorConfig.TOPICS_INCLUDE, selection.include(), "", set);
-        appendPatterns(mirror, MirrorConfig.TOPICS_EXCLUDE, selection.exclude(), MirrorConfig.DEFAULT_TOPICS_EXCLUDE, set);
+        appendPatterns(
+                mirror, MirrorConfig.TOPICS_EXCLUDE, selection.exclude(), MirrorConfig.DEFAULT_TOPICS_EXCLUDE, set);
         if (set.isEmpty()) {
             return mirror.config();
         }
@@ -175,12 +208,15 @@ final class TopicStarts {
             return rules.alter(mirror.config(), set, Set.of());
         } catch (MirrorException e) {
             String field = e.field() != null && e.field().endsWith(MirrorConfig.TOPICS_EXCLUDE) ? "exclude" : "include";
-            throw new MirrorException(MirrorError.INVALID_REQUEST, "The mirror's patterns with this request's added would be invalid: "
-                    + e.getMessage(), field);
+            throw new MirrorException(
+                    MirrorError.INVALID_REQUEST,
+                    "The mirror's patterns with this request's added would be invalid: " + e.getMessage(),
+                    field);
         }
     }
 
-    private static void appendPatterns(Mirror mirror, String key, List<String> added, String defaultValue, Map<String, String> set) {
+    private static void appendPatterns(
+            Mirror mirror, String key, List<String> added, String defaultValue, Map<String, String> set) {
         if (added.isEmpty()) {
             return;
         }

@@ -1,5 +1,9 @@
 package io.clustermirror.coordinator;
 
+import io.clustermirror.fetch.DataPlane;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -9,13 +13,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
 import org.jboss.logging.Logger;
-
-import io.clustermirror.fetch.DataPlane;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.MirrorPartitionState;
-import io.clustermirror.mirror.PartitionStatus;
 
 /**
  * StopMirrorTopics once the partitions are STOPPING: each leaves the data plane (open destination transactions are
@@ -32,7 +30,12 @@ final class TopicStops {
     /** Moves a partition still in {@code from} to {@code to}, with the data plane's last progress. */
     @FunctionalInterface
     interface Settler {
-        void settle(String mirror, MirrorPartition partition, MirrorPartitionState from, MirrorPartitionState to, String error,
+        void settle(
+                String mirror,
+                MirrorPartition partition,
+                MirrorPartitionState from,
+                MirrorPartitionState to,
+                String error,
                 DataPlane.Progress last);
     }
 
@@ -58,33 +61,52 @@ final class TopicStops {
             return;
         }
         Map<String, List<MirrorPartition>> byTopic = new TreeMap<>();
-        stopping.forEach(p -> byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p));
+        stopping.forEach(
+                p -> byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p));
         byTopic.forEach((topic, ps) -> {
             Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> removals = new HashMap<>();
             Map<MirrorPartition, Integer> epochs = new HashMap<>();
             ps.forEach(p -> {
-                removals.put(p, runtime.dataPlane().remove(p, true)); // a stopped topic never shows uncommitted data as committed
+                removals.put(
+                        p,
+                        runtime.dataPlane()
+                                .remove(p, true)); // a stopped topic never shows uncommitted data as committed
                 epochs.put(p, host.partitions(name).get(p).stateEpoch());
             });
-            CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new)).thenRunAsync(() -> {
-                boolean othersActive = host.partitions(name).entrySet().stream().anyMatch(e -> e.getKey().topic().equals(topic)
-                        && !removals.containsKey(e.getKey()) && e.getValue().state() != MirrorPartitionState.STOPPED);
-                String error = null;
-                if (!othersActive) {
-                    try {
-                        runtime.restoreTopic(topic);
-                    } catch (Exception e) {
-                        error = "mirror-owned configs of the destination topic could not be restored: " + e;
-                    }
-                }
-                String restoreError = error;
-                thread.run("stop of " + topic, () -> removals.forEach((p, removal) -> {
-                    PartitionStatus now = host.partitions(name).get(p);
-                    if (now != null && now.stateEpoch() >= epochs.get(p)) {
-                        settler.settle(name, p, MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPED, restoreError, removal.getNow(null));
-                    }
-                }));
-            }, runtime.workers());
+            CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new))
+                    .thenRunAsync(
+                            () -> {
+                                boolean othersActive = host.partitions(name).entrySet().stream()
+                                        .anyMatch(e -> e.getKey().topic().equals(topic)
+                                                && !removals.containsKey(e.getKey())
+                                                && e.getValue().state() != MirrorPartitionState.STOPPED);
+                                String error = null;
+                                if (!othersActive) {
+                                    try {
+                                        runtime.restoreTopic(topic);
+                                    } catch (Exception e) {
+                                        error = "mirror-owned configs of the destination topic could not be restored: "
+                                                + e;
+                                    }
+                                }
+                                String restoreError = error;
+                                thread.run(
+                                        "stop of " + topic,
+                                        () -> removals.forEach((p, removal) -> {
+                                            PartitionStatus now =
+                                                    host.partitions(name).get(p);
+                                            if (now != null && now.stateEpoch() >= epochs.get(p)) {
+                                                settler.settle(
+                                                        name,
+                                                        p,
+                                                        MirrorPartitionState.STOPPING,
+                                                        MirrorPartitionState.STOPPED,
+                                                        restoreError,
+                                                        removal.getNow(null));
+                                            }
+                                        }));
+                            },
+                            runtime.workers());
         });
     }
 
@@ -98,7 +120,9 @@ final class TopicStops {
         Map<MirrorPartition, PartitionStatus> waiting = new TreeMap<>();
         stopping.forEach(p -> {
             PartitionStatus current = host.partitions(name).get(p);
-            if (current != null && current.state() == MirrorPartitionState.STOPPING && !reason.equals(current.error())) {
+            if (current != null
+                    && current.state() == MirrorPartitionState.STOPPING
+                    && !reason.equals(current.error())) {
                 waiting.put(p, current.moveTo(MirrorPartitionState.STOPPING, reason, clock.instant()));
             }
         });
@@ -107,8 +131,10 @@ final class TopicStops {
             LOGGER.warnf("Mirror %s: %s", name, reason);
         }
         thread.schedule("stop of " + name, TimeUnit.SECONDS.toMillis(RETRY_SECONDS), () -> {
-            List<MirrorPartition> still = stopping.stream().filter(p -> host.partitions(name).containsKey(p)
-                    && host.partitions(name).get(p).state() == MirrorPartitionState.STOPPING).toList();
+            List<MirrorPartition> still = stopping.stream()
+                    .filter(p -> host.partitions(name).containsKey(p)
+                            && host.partitions(name).get(p).state() == MirrorPartitionState.STOPPING)
+                    .toList();
             if (!still.isEmpty() && host.exists(name)) {
                 stop(name, still);
             }

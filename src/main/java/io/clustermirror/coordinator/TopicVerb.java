@@ -1,5 +1,10 @@
 package io.clustermirror.coordinator;
 
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -11,24 +16,32 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
-import io.clustermirror.mirror.MirrorError;
-import io.clustermirror.mirror.MirrorException;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.MirrorPartitionState;
-import io.clustermirror.mirror.PartitionStatus;
-
 /**
  * The topic verbs after start: which state each moves a partition to, from which states it applies,
  * and which states it leaves alone because they are already where the verb leads.
  */
 public enum TopicVerb {
-    PAUSE(MirrorPartitionState.PAUSING, EnumSet.of(MirrorPartitionState.MIRRORING),
+    PAUSE(
+            MirrorPartitionState.PAUSING,
+            EnumSet.of(MirrorPartitionState.MIRRORING),
             EnumSet.of(MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED)),
-    RESUME(MirrorPartitionState.MIRRORING, EnumSet.of(MirrorPartitionState.PAUSED), EnumSet.of(MirrorPartitionState.MIRRORING)),
-    STOP(MirrorPartitionState.STOPPING, EnumSet.of(MirrorPartitionState.LOG_TRUNCATION, MirrorPartitionState.EPOCH_FENCING,
-            MirrorPartitionState.MIRRORING, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, MirrorPartitionState.FAILED),
+    RESUME(
+            MirrorPartitionState.MIRRORING,
+            EnumSet.of(MirrorPartitionState.PAUSED),
+            EnumSet.of(MirrorPartitionState.MIRRORING)),
+    STOP(
+            MirrorPartitionState.STOPPING,
+            EnumSet.of(
+                    MirrorPartitionState.LOG_TRUNCATION,
+                    MirrorPartitionState.EPOCH_FENCING,
+                    MirrorPartitionState.MIRRORING,
+                    MirrorPartitionState.PAUSING,
+                    MirrorPartitionState.PAUSED,
+                    MirrorPartitionState.FAILED),
             EnumSet.of(MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPED)),
-    RECOVER(MirrorPartitionState.LOG_TRUNCATION, EnumSet.of(MirrorPartitionState.FAILED),
+    RECOVER(
+            MirrorPartitionState.LOG_TRUNCATION,
+            EnumSet.of(MirrorPartitionState.FAILED),
             EnumSet.complementOf(EnumSet.of(MirrorPartitionState.FAILED)));
 
     private final MirrorPartitionState target;
@@ -59,8 +72,12 @@ public enum TopicVerb {
      * (TOPIC_NOT_IN_CLUSTER_MIRROR), a stop finds a topic already stopped (MIRROR_TOPIC_ALREADY_STOPPED), or a
      * partition is in a state the verb does not apply to (INVALID_MIRROR_PARTITION_STATE, naming up to 20).
      */
-    Map<MirrorPartition, PartitionStatus> plan(String mirror, Map<MirrorPartition, PartitionStatus> owned, Collection<String> topics,
-            String reason, Instant now) {
+    Map<MirrorPartition, PartitionStatus> plan(
+            String mirror,
+            Map<MirrorPartition, PartitionStatus> owned,
+            Collection<String> topics,
+            String reason,
+            Instant now) {
         Map<MirrorPartition, PartitionStatus> changed = new TreeMap<>();
         List<String> illegal = new ArrayList<>();
         for (String topic : new TreeSet<>(topics)) {
@@ -71,11 +88,14 @@ public enum TopicVerb {
                 }
             });
             if (ofTopic.isEmpty()) {
-                throw new MirrorException(MirrorError.TOPIC_NOT_IN_CLUSTER_MIRROR, "Topic '" + topic + "' is not in mirror '" + mirror + "'",
+                throw new MirrorException(
+                        MirrorError.TOPIC_NOT_IN_CLUSTER_MIRROR,
+                        "Topic '" + topic + "' is not in mirror '" + mirror + "'",
                         "topics");
             }
             if (this == STOP && ofTopic.values().stream().allMatch(s -> s.state() == MirrorPartitionState.STOPPED)) {
-                throw new MirrorException(MirrorError.MIRROR_TOPIC_ALREADY_STOPPED, "Topic '" + topic + "' is already stopped", "topics");
+                throw new MirrorException(
+                        MirrorError.MIRROR_TOPIC_ALREADY_STOPPED, "Topic '" + topic + "' is already stopped", "topics");
             }
             ofTopic.forEach((p, s) -> {
                 if (skips(s.state())) {
@@ -90,8 +110,11 @@ public enum TopicVerb {
             });
         }
         if (!illegal.isEmpty()) {
-            throw new MirrorException(MirrorError.INVALID_MIRROR_PARTITION_STATE, "Cannot " + name().toLowerCase(Locale.ROOT) + ": "
-                    + String.join(", ", illegal.subList(0, Math.min(20, illegal.size()))), "topics");
+            throw new MirrorException(
+                    MirrorError.INVALID_MIRROR_PARTITION_STATE,
+                    "Cannot " + name().toLowerCase(Locale.ROOT) + ": "
+                            + String.join(", ", illegal.subList(0, Math.min(20, illegal.size()))),
+                    "topics");
         }
         return changed;
     }

@@ -1,5 +1,11 @@
 package io.clustermirror.embedded;
 
+import io.clustermirror.coordinator.MirrorCoordinator;
+import io.quarkus.arc.profile.IfBuildProfile;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -8,7 +14,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -18,13 +23,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
-
-import io.clustermirror.coordinator.MirrorCoordinator;
-import io.quarkus.arc.profile.IfBuildProfile;
-import io.quarkus.runtime.StartupEvent;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
 
 /**
  * The embedded default of {@code ./mvnw quarkus:dev}: two local single-node Kafka clusters, "source"
@@ -54,9 +52,10 @@ public class EmbeddedClusters {
         try {
             String classpath = KafkaBrokerProcess.classpathFrom(Path.of("target", "kafka-broker.classpath"));
             Path root = Path.of("target", "embedded-kafka");
-            KafkaBrokerProcess source = new KafkaBrokerProcess("source", root.resolve("source"), 19092, 19093, classpath, Map.of());
-            KafkaBrokerProcess destination = new KafkaBrokerProcess("destination", root.resolve("destination"), 29092, 29093,
-                    classpath, Map.of());
+            KafkaBrokerProcess source =
+                    new KafkaBrokerProcess("source", root.resolve("source"), 19092, 19093, classpath, Map.of());
+            KafkaBrokerProcess destination = new KafkaBrokerProcess(
+                    "destination", root.resolve("destination"), 29092, 29093, classpath, Map.of());
             for (KafkaBrokerProcess broker : List.of(source, destination)) {
                 if (!listening(broker)) {
                     broker.start(Duration.ofSeconds(90));
@@ -64,14 +63,19 @@ public class EmbeddedClusters {
             }
             createDemoTopic(source.bootstrapServers());
             awaitCoordinator();
-            LOGGER.infof("""
+            LOGGER.infof(
+                    """
 
                     Embedded Kafka clusters are up and Cluster Mirror is ready:
                       source       %s   (topic %s)
                       destination  %s   (this service's cluster)
                     Swagger UI:    http://localhost:%d/q/swagger-ui
                     Create a mirror: POST /v1/mirrors {"name":"demo","config":{"bootstrap.servers":"%s"}}
-                    """, source.bootstrapServers(), DEMO_TOPIC, destination.bootstrapServers(), httpPort,
+                    """,
+                    source.bootstrapServers(),
+                    DEMO_TOPIC,
+                    destination.bootstrapServers(),
+                    httpPort,
                     source.bootstrapServers());
         } catch (Exception e) {
             LOGGER.errorf(e, "Could not start the embedded Kafka clusters: %s", e.getMessage());
@@ -86,8 +90,13 @@ public class EmbeddedClusters {
     }
 
     private static boolean listening(KafkaBrokerProcess broker) {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 1000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 1000))) {
+        try (Admin admin = Admin.create(Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                1000,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                1000))) {
             admin.describeCluster().clusterId().get(1500, TimeUnit.MILLISECONDS);
             return true;
         } catch (Exception e) {
@@ -100,13 +109,21 @@ public class EmbeddedClusters {
             if (admin.listTopics().names().get().contains(DEMO_TOPIC)) {
                 return;
             }
-            admin.createTopics(Set.of(new NewTopic(DEMO_TOPIC, 3, (short) 1))).all().get();
+            admin.createTopics(Set.of(new NewTopic(DEMO_TOPIC, 3, (short) 1)))
+                    .all()
+                    .get();
         }
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4"), new StringSerializer(), new StringSerializer())) {
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(
+                Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        bootstrap,
+                        ProducerConfig.COMPRESSION_TYPE_CONFIG,
+                        "lz4"),
+                new StringSerializer(),
+                new StringSerializer())) {
             for (int i = 0; i < 1000; i++) {
-                ProducerRecord<String, String> record = new ProducerRecord<>(DEMO_TOPIC, "order-" + i,
-                        "{\"order\":" + i + ",\"amount\":" + (i % 97) + "}");
+                ProducerRecord<String, String> record = new ProducerRecord<>(
+                        DEMO_TOPIC, "order-" + i, "{\"order\":" + i + ",\"amount\":" + (i % 97) + "}");
                 record.headers().add("source", "demo".getBytes(StandardCharsets.UTF_8));
                 producer.send(record);
             }

@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-
 import org.jboss.logging.Logger;
 
 /**
@@ -39,29 +38,39 @@ public final class KafkaBrokerProcess implements AutoCloseable {
     private Process process;
 
     /** JVM options for quick start-up (tests, demo): small heap, C1 only. */
-    public static final List<String> QUICK_START = List.of("-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+    public static final List<String> QUICK_START =
+            List.of("-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
     /** JVM options for measurements: the full JIT and Kafka's usual G1 settings. */
-    public static final List<String> THROUGHPUT = List.of("-Xmx1g", "-Xms1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20");
+    public static final List<String> THROUGHPUT =
+            List.of("-Xmx1g", "-Xms1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20");
 
     /**
      * @param classpath the broker's classpath (kafka_2.13 and its dependencies)
      * @param overrides extra or replaced server.properties entries
      */
-    public KafkaBrokerProcess(String name, Path dataDir, int port, int controllerPort, String classpath,
-            Map<String, String> overrides) {
+    public KafkaBrokerProcess(
+            String name, Path dataDir, int port, int controllerPort, String classpath, Map<String, String> overrides) {
         this(name, dataDir, port, controllerPort, classpath, overrides, QUICK_START);
     }
 
-    public KafkaBrokerProcess(String name, Path dataDir, int port, int controllerPort, String classpath,
-            Map<String, String> overrides, List<String> jvmOptions) {
+    public KafkaBrokerProcess(
+            String name,
+            Path dataDir,
+            int port,
+            int controllerPort,
+            String classpath,
+            Map<String, String> overrides,
+            List<String> jvmOptions) {
         this.name = name;
         this.dataDir = dataDir.toAbsolutePath();
         this.port = port;
         this.controllerPort = controllerPort;
         // the broker logs through log4j2 (see log4j2.properties in its data dir), not through Quarkus' slf4j binding
         this.classpath = java.util.Arrays.stream(classpath.split(java.io.File.pathSeparator))
-                .filter(entry -> !entry.contains("slf4j-jboss-logmanager"))
-                .collect(Collectors.joining(java.io.File.pathSeparator)) + java.io.File.pathSeparator + ownCodeLocation();
+                        .filter(entry -> !entry.contains("slf4j-jboss-logmanager"))
+                        .collect(Collectors.joining(java.io.File.pathSeparator))
+                + java.io.File.pathSeparator
+                + ownCodeLocation();
         this.overrides = Map.copyOf(overrides);
         this.jvmOptions = List.copyOf(jvmOptions);
     }
@@ -71,8 +80,10 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         try {
             return Files.readString(file).trim();
         } catch (IOException e) {
-            throw new UncheckedIOException("Cannot read the Kafka broker classpath from " + file.toAbsolutePath()
-                    + " (it is written by the Maven build: run ./mvnw generate-resources)", e);
+            throw new UncheckedIOException(
+                    "Cannot read the Kafka broker classpath from " + file.toAbsolutePath()
+                            + " (it is written by the Maven build: run ./mvnw generate-resources)",
+                    e);
         }
     }
 
@@ -124,8 +135,11 @@ public final class KafkaBrokerProcess implements AutoCloseable {
             if (!Files.exists(dataDir.resolve("logs").resolve("meta.properties"))) {
                 format(properties);
             }
-            process = java(jvmOptions,
-                    List.of(ParentWatchdog.class.getName(), "kafka.Kafka", properties.toString()), logFile(), true);
+            process = java(
+                    jvmOptions,
+                    List.of(ParentWatchdog.class.getName(), "kafka.Kafka", properties.toString()),
+                    logFile(),
+                    true);
             awaitListening(timeout);
             LOGGER.infof("Kafka cluster '%s' up at %s (pid %d)", name, bootstrapServers(), process.pid());
         } catch (IOException e) {
@@ -182,13 +196,26 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         props.put("group.initial.rebalance.delay.ms", "0");
         props.put("log.cleaner.backoff.ms", "1000");
         props.putAll(overrides);
-        return props.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining("\n", "", "\n"));
+        return props.entrySet().stream()
+                .map(e -> e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining("\n", "", "\n"));
     }
 
     private void format(Path properties) throws IOException {
         // share groups (KIP-932) on, so that share-group offset sync can be exercised
-        Process format = java(List.of("-Xmx256m"), List.of("kafka.tools.StorageTool", "format", "--standalone",
-                "--cluster-id=" + clusterId(), "-c", properties.toString(), "--feature", "share.version=1"), dataDir.resolve("format.log"), false);
+        Process format = java(
+                List.of("-Xmx256m"),
+                List.of(
+                        "kafka.tools.StorageTool",
+                        "format",
+                        "--standalone",
+                        "--cluster-id=" + clusterId(),
+                        "-c",
+                        properties.toString(),
+                        "--feature",
+                        "share.version=1"),
+                dataDir.resolve("format.log"),
+                false);
         try {
             if (!format.waitFor(120, TimeUnit.SECONDS) || format.exitValue() != 0) {
                 format.destroyForcibly();
@@ -212,7 +239,8 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.array());
     }
 
-    private Process java(List<String> jvmOptions, List<String> mainAndArgs, Path log, boolean append) throws IOException {
+    private Process java(List<String> jvmOptions, List<String> mainAndArgs, Path log, boolean append)
+            throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmOptions);
@@ -221,8 +249,10 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         command.add("-cp");
         command.add(classpath);
         command.addAll(mainAndArgs);
-        ProcessBuilder builder = new ProcessBuilder(command).directory(dataDir.toFile()).redirectErrorStream(true);
-        builder.redirectOutput(append ? ProcessBuilder.Redirect.appendTo(log.toFile()) : ProcessBuilder.Redirect.to(log.toFile()));
+        ProcessBuilder builder =
+                new ProcessBuilder(command).directory(dataDir.toFile()).redirectErrorStream(true);
+        builder.redirectOutput(
+                append ? ProcessBuilder.Redirect.appendTo(log.toFile()) : ProcessBuilder.Redirect.to(log.toFile()));
         return builder.start();
     }
 
@@ -230,7 +260,8 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
-                throw new IllegalStateException("Kafka broker " + name + " exited with " + process.exitValue() + "; see " + logFile());
+                throw new IllegalStateException(
+                        "Kafka broker " + name + " exited with " + process.exitValue() + "; see " + logFile());
             }
             try (Socket socket = new Socket()) {
                 socket.connect(new InetSocketAddress("localhost", port), 200);
@@ -239,7 +270,8 @@ public final class KafkaBrokerProcess implements AutoCloseable {
                 sleep(100);
             }
         }
-        throw new IllegalStateException("Kafka broker " + name + " did not listen on " + port + " within " + timeout + "; see " + logFile());
+        throw new IllegalStateException(
+                "Kafka broker " + name + " did not listen on " + port + " within " + timeout + "; see " + logFile());
     }
 
     private static void sleep(long millis) {
@@ -253,7 +285,12 @@ public final class KafkaBrokerProcess implements AutoCloseable {
 
     private static String ownCodeLocation() {
         try {
-            return Path.of(ParentWatchdog.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+            return Path.of(ParentWatchdog.class
+                            .getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toString();
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }

@@ -11,23 +11,25 @@ import java.util.Arrays;
  */
 public final class ParentWatchdog {
 
-    private ParentWatchdog() {
-    }
+    private ParentWatchdog() {}
 
     public static void main(String[] args) throws Exception {
-        Thread watchdog = new Thread(() -> {
-            try {
-                InputStream in = System.in;
-                while (in.read() != -1) {
-                    // the parent writes nothing; EOF means it is gone
-                }
-            } catch (IOException ignored) {
-                // a broken pipe means the same as EOF
-            }
-            System.exit(0);
-        }, "parent-watchdog");
+        Thread watchdog = new Thread(
+                () -> {
+                    try {
+                        InputStream in = System.in;
+                        while (in.read() != -1) {
+                            // the parent writes nothing; EOF means it is gone
+                        }
+                    } catch (IOException ignored) {
+                        // a broken pipe means the same as EOF
+                    }
+                    System.exit(0);
+                },
+                "parent-watchdog");
         watchdog.setDaemon(true);
         watchdog.start();
-        Class.forName(args[0]).getMethod("main", String[].class).invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
+        Class.forName(args[0]).getMethod("main", String[].class).invoke(null, (Object)
+                Arrays.copyOfRange(args, 1, args.length));
     }
 }

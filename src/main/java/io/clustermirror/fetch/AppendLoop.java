@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.Node;
@@ -33,8 +32,12 @@ final class AppendLoop implements Runnable {
     private static final Logger LOGGER = Logger.getLogger(AppendLoop.class);
 
     static final int MAX_IN_FLIGHT_PER_PARTITION = 5;
-    private static final Set<Errors> NEW_IDENTITY_ERRORS = Set.of(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID,
-            Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED, Errors.DUPLICATE_SEQUENCE_NUMBER);
+    private static final Set<Errors> NEW_IDENTITY_ERRORS = Set.of(
+            Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+            Errors.UNKNOWN_PRODUCER_ID,
+            Errors.INVALID_PRODUCER_EPOCH,
+            Errors.PRODUCER_FENCED,
+            Errors.DUPLICATE_SEQUENCE_NUMBER);
 
     private final Pipeline pipeline;
     private final String mirror;
@@ -68,8 +71,8 @@ final class AppendLoop implements Runnable {
         this.recoveryBackoff = new LoopBackoff(mirror, "reading back its open destination transactions");
     }
 
-    private record ProduceContext(Node node, Map<TopicPartition, FetchPartition.Sent> sent, Map<Uuid, String> topicNames) {
-    }
+    private record ProduceContext(
+            Node node, Map<TopicPartition, FetchPartition.Sent> sent, Map<Uuid, String> topicNames) {}
 
     @Override
     public void run() {
@@ -129,7 +132,10 @@ final class AppendLoop implements Runnable {
 
     private void ensureIdentities() throws IOException {
         for (FetchPartition state : partitions.values()) {
-            if (state.identity == null && state.inFlight.isEmpty() && state.sendable() && !pipeline.destinationView.nodes().isEmpty()) {
+            if (state.identity == null
+                    && state.inFlight.isEmpty()
+                    && state.sendable()
+                    && !pipeline.destinationView.nodes().isEmpty()) {
                 state.identity = destination.initProducerId(pipeline.destinationView.anyNode());
                 state.nextSequence = 0;
             }
@@ -140,7 +146,9 @@ final class AppendLoop implements Runnable {
         ClusterView view = pipeline.destinationView;
         Map<Node, List<FetchPartition>> byNode = new HashMap<>();
         for (FetchPartition state : partitions.values()) {
-            if (state.identity == null || state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION || state.transactionalInFlight()
+            if (state.identity == null
+                    || state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION
+                    || state.transactionalInFlight()
                     || !state.plainSendable()) {
                 continue;
             }
@@ -168,17 +176,25 @@ final class AppendLoop implements Runnable {
                     FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
                     state.inFlight.add(entry);
                     sent.put(state.tp, entry);
-                    topics.computeIfAbsent(state.tp.topic(), t -> new ProduceRequestData.TopicProduceData()
-                            .setName(t).setTopicId(view.topicIds().get(t))).partitionData()
-                            .add(new ProduceRequestData.PartitionProduceData().setIndex(state.tp.partition())
+                    topics.computeIfAbsent(
+                                    state.tp.topic(),
+                                    t -> new ProduceRequestData.TopicProduceData()
+                                            .setName(t)
+                                            .setTopicId(view.topicIds().get(t)))
+                            .partitionData()
+                            .add(new ProduceRequestData.PartitionProduceData()
+                                    .setIndex(state.tp.partition())
                                     .setRecords(MemoryRecords.readableRecords(bytes)));
                 }
                 if (sent.isEmpty()) {
                     return;
                 }
-                ProduceRequestData.TopicProduceDataCollection collection = new ProduceRequestData.TopicProduceDataCollection();
+                ProduceRequestData.TopicProduceDataCollection collection =
+                        new ProduceRequestData.TopicProduceDataCollection();
                 topics.values().forEach(collection::add);
-                ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs((int) Math.max(1000, timeoutMs / 2))
+                ProduceRequestData data = new ProduceRequestData()
+                        .setAcks((short) -1)
+                        .setTimeoutMs((int) Math.max(1000, timeoutMs / 2))
                         .setTopicData(collection);
                 ProduceContext context = new ProduceContext(node, sent, view.topicNames());
                 listener.onRequest("produce", false);
@@ -188,7 +204,8 @@ final class AppendLoop implements Runnable {
     }
 
     private void onProduceResponse(ProduceContext context, ClientResponse response) {
-        boolean failedRequest = response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null;
+        boolean failedRequest =
+                response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null;
         if (failedRequest) {
             listener.onRequest("produce", true);
         }
@@ -196,12 +213,15 @@ final class AppendLoop implements Runnable {
         if (!failedRequest) {
             ProduceResponse produce = (ProduceResponse) response.responseBody();
             for (ProduceResponseData.TopicProduceResponse topic : produce.data().responses()) {
-                String name = topic.name() != null && !topic.name().isEmpty() ? topic.name() : context.topicNames().get(topic.topicId());
+                String name = topic.name() != null && !topic.name().isEmpty()
+                        ? topic.name()
+                        : context.topicNames().get(topic.topicId());
                 topic.partitionResponses().forEach(p -> results.put(new TopicPartition(name, p.index()), p));
             }
         }
         boolean wakeFetcher = false;
-        for (Map.Entry<TopicPartition, FetchPartition.Sent> entry : context.sent().entrySet()) {
+        for (Map.Entry<TopicPartition, FetchPartition.Sent> entry :
+                context.sent().entrySet()) {
             FetchPartition state = partitions.get(entry.getKey());
             if (state == null) {
                 continue;
@@ -229,7 +249,11 @@ final class AppendLoop implements Runnable {
                 continue;
             }
             if (result == null) {
-                pipeline.requestReset(state, failedRequest ? "destination request to " + context.node() + " failed" : "no answer for partition");
+                pipeline.requestReset(
+                        state,
+                        failedRequest
+                                ? "destination request to " + context.node() + " failed"
+                                : "no answer for partition");
                 continue;
             }
             onAppended(state, sent.batch(), result);
@@ -239,7 +263,8 @@ final class AppendLoop implements Runnable {
         }
     }
 
-    private void onAppended(FetchPartition state, SourceBatch batch, ProduceResponseData.PartitionProduceResponse result) {
+    private void onAppended(
+            FetchPartition state, SourceBatch batch, ProduceResponseData.PartitionProduceResponse result) {
         Errors error = Errors.forCode(result.errorCode());
         if (error == Errors.NONE) {
             if (result.baseOffset() != batch.baseOffset()) {
@@ -251,8 +276,10 @@ final class AppendLoop implements Runnable {
             pipeline.requestReset(state, error.name());
         } else {
             String message = result.errorMessage() == null ? error.message() : result.errorMessage();
-            pipeline.fail(state, "destination refused source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "]: " + error.name()
-                    + " (" + message + ")");
+            pipeline.fail(
+                    state,
+                    "destination refused source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "]: "
+                            + error.name() + " (" + message + ")");
         }
     }
 
@@ -268,7 +295,8 @@ final class AppendLoop implements Runnable {
     }
 
     private static String misplaced(SourceBatch batch, long destinationOffset) {
-        return "source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] was appended at destination offset "
+        return "source batch [" + batch.baseOffset() + ".." + batch.lastOffset()
+                + "] was appended at destination offset "
                 + destinationOffset + " instead of " + batch.baseOffset()
                 + ": the destination was written by another producer (or lost data); mirroring stopped";
     }
@@ -283,7 +311,8 @@ final class AppendLoop implements Runnable {
      */
     private void recoverTransactions() throws InterruptedException {
         List<FetchPartition> recovering = partitions.values().stream()
-                .filter(s -> s.transactions.recoveryNeeded && s.inFlight.isEmpty()).toList();
+                .filter(s -> s.transactions.recoveryNeeded && s.inFlight.isEmpty())
+                .toList();
         if (recovering.isEmpty() || System.currentTimeMillis() < nextRecoveryAttemptMs) {
             return;
         }
@@ -300,9 +329,13 @@ final class AppendLoop implements Runnable {
             recoveryFailingSinceMs = recoveryFailingSinceMs == 0 ? now : recoveryFailingSinceMs;
             recoveryBackoff.report(e);
             if (now - recoveryFailingSinceMs > 4 * timeoutMs) {
-                recovering.stream().filter(state -> TransactionReplay.replayed(state.peekQueue())).forEach(state -> pipeline.fail(state,
-                        "the destination transactions open on this partition cannot be read back (ListTransactions, DescribeTransactions, "
-                                + "DescribeProducers; the service principal needs DESCRIBE on its transactional ids): " + e));
+                recovering.stream()
+                        .filter(state -> TransactionReplay.replayed(state.peekQueue()))
+                        .forEach(state -> pipeline.fail(
+                                state,
+                                "the destination transactions open on this partition cannot be read back (ListTransactions, DescribeTransactions, "
+                                        + "DescribeProducers; the service principal needs DESCRIBE on its transactional ids): "
+                                        + e));
             }
         }
     }
@@ -331,7 +364,8 @@ final class AppendLoop implements Runnable {
 
         @Override
         public void send(Node leader, FetchPartition state, FetchPartition.Sent entry, ProduceRequest.Builder request) {
-            ProduceContext context = new ProduceContext(leader, Map.of(state.tp, entry), pipeline.destinationView.topicNames());
+            ProduceContext context =
+                    new ProduceContext(leader, Map.of(state.tp, entry), pipeline.destinationView.topicNames());
             listener.onRequest("produce", false);
             destination.send(leader, request, response -> onProduceResponse(context, response));
         }

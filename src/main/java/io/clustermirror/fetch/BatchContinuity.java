@@ -11,8 +11,7 @@ import java.util.List;
  */
 public final class BatchContinuity {
 
-    private BatchContinuity() {
-    }
+    private BatchContinuity() {}
 
     /** The batches to append, in order, or (when {@code blocked} is set) why fetching cannot go past this point. */
     public record Plan(List<SourceBatch> batches, String blocked) {
@@ -38,11 +37,11 @@ public final class BatchContinuity {
                     + "; only v2 batches can be mirrored");
         }
         if (batch.baseOffset() < expectedOffset) {
-            return Plan.blocked("the destination ends at offset " + expectedOffset + ", inside source batch [" + batch.baseOffset()
-                    + ".." + batch.lastOffset() + "]");
+            return Plan.blocked("the destination ends at offset " + expectedOffset + ", inside source batch ["
+                    + batch.baseOffset() + ".." + batch.lastOffset() + "]");
         }
-        List<SourceBatch> batches = new ArrayList<>(CompactionHoles.gap(expectedOffset, batch.baseOffset(), batch.firstTimestamp(),
-                batch.partitionLeaderEpoch()));
+        List<SourceBatch> batches = new ArrayList<>(CompactionHoles.gap(
+                expectedOffset, batch.baseOffset(), batch.firstTimestamp(), batch.partitionLeaderEpoch()));
         batches.add(batch.hasHoles() && !batch.control() ? CompactionHoles.fill(batch) : batch);
         return new Plan(List.copyOf(batches), null);
     }

@@ -1,7 +1,6 @@
 package io.clustermirror.fetch;
 
 import java.nio.ByteBuffer;
-
 import org.apache.kafka.common.utils.Crc32C;
 
 /**
@@ -11,8 +10,7 @@ import org.apache.kafka.common.utils.Crc32C;
  */
 public final class BatchRestamp {
 
-    private BatchRestamp() {
-    }
+    private BatchRestamp() {}
 
     /** A restamped copy; the source batch is left as it was. */
     public static ByteBuffer restamp(SourceBatch batch, ProducerIdentity identity, int baseSequence) {

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Node;
@@ -15,7 +14,11 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /** A snapshot of one cluster's brokers, partition leaders and topic ids, for the topics a fetcher handles. */
-public record ClusterView(String clusterId, Collection<Node> nodes, Map<TopicPartition, Node> leaders, Map<String, Uuid> topicIds,
+public record ClusterView(
+        String clusterId,
+        Collection<Node> nodes,
+        Map<TopicPartition, Node> leaders,
+        Map<String, Uuid> topicIds,
         Map<Uuid, String> topicNames) {
 
     public static ClusterView empty() {

@@ -3,7 +3,6 @@ package io.clustermirror.fetch;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
@@ -23,8 +22,7 @@ import org.apache.kafka.common.utils.CloseableIterator;
  */
 public final class CompactionHoles {
 
-    private CompactionHoles() {
-    }
+    private CompactionHoles() {}
 
     /**
      * Filler batches for the source offsets {@code [from, to)} that hold no batch, stamped with {@code timestamp} and
@@ -33,7 +31,10 @@ public final class CompactionHoles {
     public static List<SourceBatch> gap(long from, long to, long timestamp, int partitionLeaderEpoch) {
         List<SourceBatch> fillers = new ArrayList<>();
         for (long offset = from; offset < to; offset += FillerBatches.MAX_RECORDS_PER_BATCH) {
-            fillers.add(FillerBatches.at(offset, (int) Math.min(FillerBatches.MAX_RECORDS_PER_BATCH, to - offset), timestamp,
+            fillers.add(FillerBatches.at(
+                    offset,
+                    (int) Math.min(FillerBatches.MAX_RECORDS_PER_BATCH, to - offset),
+                    timestamp,
                     partitionLeaderEpoch));
         }
         return fillers;
@@ -41,22 +42,36 @@ public final class CompactionHoles {
 
     /** {@code batch} rewritten with a filler at every offset of its range that has no record. */
     public static SourceBatch fill(SourceBatch batch) {
-        RecordBatch original = MemoryRecords.readableRecords(batch.bytes().duplicate()).batches().iterator().next();
+        RecordBatch original = MemoryRecords.readableRecords(batch.bytes().duplicate())
+                .batches()
+                .iterator()
+                .next();
         List<Record> records = new ArrayList<>();
         try (CloseableIterator<Record> iterator = original.streamingIterator(BufferSupplier.create())) {
             iterator.forEachRemaining(records::add);
         }
-        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(Math.max(1024, 2 * batch.sizeInBytes())),
-                RecordBatch.CURRENT_MAGIC_VALUE, Compression.of(original.compressionType()).build(), TimestampType.CREATE_TIME,
-                original.baseOffset(), RecordBatch.NO_TIMESTAMP, original.producerId(), original.producerEpoch(), original.baseSequence(),
-                original.isTransactional(), original.partitionLeaderEpoch());
+        MemoryRecordsBuilder builder = MemoryRecords.builder(
+                ByteBuffer.allocate(Math.max(1024, 2 * batch.sizeInBytes())),
+                RecordBatch.CURRENT_MAGIC_VALUE,
+                Compression.of(original.compressionType()).build(),
+                TimestampType.CREATE_TIME,
+                original.baseOffset(),
+                RecordBatch.NO_TIMESTAMP,
+                original.producerId(),
+                original.producerEpoch(),
+                original.baseSequence(),
+                original.isTransactional(),
+                original.partitionLeaderEpoch());
         long next = original.baseOffset();
-        long fillerTimestamp = records.isEmpty() ? Math.max(0, original.maxTimestamp()) : records.get(0).timestamp();
+        long fillerTimestamp = records.isEmpty()
+                ? Math.max(0, original.maxTimestamp())
+                : records.get(0).timestamp();
         for (Record record : records) {
             for (; next < record.offset(); next++) {
                 builder.appendWithOffset(next, fillerTimestamp, FillerBatches.KEY, null, FillerBatches.HEADERS);
             }
-            builder.appendWithOffset(record.offset(), record.timestamp(), record.key(), record.value(), record.headers());
+            builder.appendWithOffset(
+                    record.offset(), record.timestamp(), record.key(), record.value(), record.headers());
             fillerTimestamp = record.timestamp();
             next = record.offset() + 1;
         }

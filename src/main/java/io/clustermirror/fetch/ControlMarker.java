@@ -1,7 +1,6 @@
 package io.clustermirror.fetch;
 
 import java.util.Optional;
-
 import org.apache.kafka.common.record.ControlRecordType;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
@@ -10,12 +9,14 @@ import org.apache.kafka.common.record.RecordBatch;
 /** Reads a source control batch: which transaction marker it is. */
 final class ControlMarker {
 
-    private ControlMarker() {
-    }
+    private ControlMarker() {}
 
     /** COMMIT or ABORT for a transaction marker; empty for any other control record. */
     static Optional<Boolean> isCommit(SourceBatch batch) {
-        RecordBatch control = MemoryRecords.readableRecords(batch.bytes().duplicate()).batches().iterator().next();
+        RecordBatch control = MemoryRecords.readableRecords(batch.bytes().duplicate())
+                .batches()
+                .iterator()
+                .next();
         for (Record record : control) {
             ControlRecordType type = ControlRecordType.parse(record.key());
             if (type == ControlRecordType.COMMIT || type == ControlRecordType.ABORT) {

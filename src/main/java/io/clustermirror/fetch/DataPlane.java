@@ -1,10 +1,9 @@
 package io.clustermirror.fetch;
 
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.OpenTransaction;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One mirror's data plane as its owner drives it: partitions enter at an offset and leave again; what happens to them
@@ -50,6 +49,9 @@ public interface DataPlane {
     }
 
     /** Live progress of a partition in the data plane. */
-    record Progress(long sourceHighWatermark, long destinationEnd, int lastMirroredEpoch, List<OpenTransaction> openTransactions) {
-    }
+    record Progress(
+            long sourceHighWatermark,
+            long destinationEnd,
+            int lastMirroredEpoch,
+            List<OpenTransaction> openTransactions) {}
 }

@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.mirror.OwnedTopicConfigs;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -9,7 +10,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
@@ -21,8 +21,6 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
-import io.clustermirror.mirror.OwnedTopicConfigs;
-
 /**
  * Destination topics of a mirror: created like the source's (same partitions, the source's non-default
  * configs, the destination's default replication factor) plus the mirror-owned configs that keep the
@@ -32,8 +30,7 @@ import io.clustermirror.mirror.OwnedTopicConfigs;
 public final class DestinationTopics {
 
     /** What the data plane needs to know about a prepared topic. */
-    public record Prepared(String topic, int partitions) {
-    }
+    public record Prepared(String topic, int partitions) {}
 
     /** The topic cannot be mirrored as asked (e.g. the destination has more partitions than the source). */
     public static final class TopicMismatchException extends Exception {
@@ -52,9 +49,11 @@ public final class DestinationTopics {
         private static final long serialVersionUID = 1L;
 
         public TopicConflictException(String topic) {
-            super("destination topic " + topic + " already exists and was not created by this mirror; it was left untouched. "
-                    + "To mirror into it (it gets the read-only guard and the mirror-owned configs, and with "
-                    + "mirror.truncation.policy=recreate it may be deleted and recreated), start it again with \"adoptExisting\": true");
+            super(
+                    "destination topic " + topic
+                            + " already exists and was not created by this mirror; it was left untouched. "
+                            + "To mirror into it (it gets the read-only guard and the mirror-owned configs, and with "
+                            + "mirror.truncation.policy=recreate it may be deleted and recreated), start it again with \"adoptExisting\": true");
         }
     }
 
@@ -70,7 +69,8 @@ public final class DestinationTopics {
 
     /** Source topic names (internal ones included; callers filter). */
     public Set<String> sourceTopics() throws Exception {
-        return source.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true)).names()
+        return source.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+                .names()
                 .get(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
@@ -81,7 +81,8 @@ public final class DestinationTopics {
      *        adopted it before), or the operator said so; otherwise an existing topic is a {@link TopicConflictException}
      *        and nothing is changed on it
      */
-    public Optional<Prepared> prepare(String topic, Collection<String> excludedProperties, boolean mayAdopt) throws Exception {
+    public Optional<Prepared> prepare(String topic, Collection<String> excludedProperties, boolean mayAdopt)
+            throws Exception {
         Optional<TopicDescription> sourceTopic = describe(source, topic);
         if (sourceTopic.isEmpty()) {
             return Optional.empty();
@@ -90,7 +91,8 @@ public final class DestinationTopics {
         Config sourceConfig = configs(source, topic);
         Map<String, String> copied = new HashMap<>();
         for (ConfigEntry entry : sourceConfig.entries()) {
-            if (entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG && !excludedProperties.contains(entry.name())
+            if (entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG
+                    && !excludedProperties.contains(entry.name())
                     && !OwnedTopicConfigs.NAMES.contains(entry.name())) {
                 copied.put(entry.name(), entry.value());
             }
@@ -104,7 +106,10 @@ public final class DestinationTopics {
             Map<String, String> all = new HashMap<>(copied);
             all.putAll(owned);
             try {
-                destination.createTopics(List.of(new NewTopic(topic, Optional.of(partitions), Optional.empty()).configs(all))).all()
+                destination
+                        .createTopics(
+                                List.of(new NewTopic(topic, Optional.of(partitions), Optional.empty()).configs(all)))
+                        .all()
                         .get(timeoutMs, TimeUnit.MILLISECONDS);
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
@@ -117,11 +122,14 @@ public final class DestinationTopics {
         } else {
             int existing = destinationTopic.get().partitions().size();
             if (existing > partitions) {
-                throw new TopicMismatchException("destination topic " + topic + " has " + existing + " partitions, the source only "
-                        + partitions);
+                throw new TopicMismatchException("destination topic " + topic + " has " + existing
+                        + " partitions, the source only " + partitions);
             }
             if (existing < partitions) {
-                destination.createPartitions(Map.of(topic, NewPartitions.increaseTo(partitions))).all().get(timeoutMs, TimeUnit.MILLISECONDS);
+                destination
+                        .createPartitions(Map.of(topic, NewPartitions.increaseTo(partitions)))
+                        .all()
+                        .get(timeoutMs, TimeUnit.MILLISECONDS);
             }
             alter(topic, owned, Set.of());
         }
@@ -136,7 +144,8 @@ public final class DestinationTopics {
         Set<String> delete = new java.util.HashSet<>(OwnedTopicConfigs.NAMES);
         if (sourceTopic.isPresent()) {
             for (ConfigEntry entry : configs(source, topic).entries()) {
-                if (OwnedTopicConfigs.NAMES.contains(entry.name()) && entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) {
+                if (OwnedTopicConfigs.NAMES.contains(entry.name())
+                        && entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) {
                     set.put(entry.name(), entry.value());
                     delete.remove(entry.name());
                 }
@@ -154,8 +163,8 @@ public final class DestinationTopics {
      * authorizer, where enforcement cannot be had and the offset check is the only guard.
      */
     public boolean guard(String topic, boolean enforce) throws Exception {
-        org.apache.kafka.common.acl.AclBinding binding = io.clustermirror.kafka.AclConversions.binding(
-                io.clustermirror.mirror.AclEntry.readOnly(topic));
+        org.apache.kafka.common.acl.AclBinding binding =
+                io.clustermirror.kafka.AclConversions.binding(io.clustermirror.mirror.AclEntry.readOnly(topic));
         try {
             if (enforce) {
                 destination.createAcls(List.of(binding)).all().get(timeoutMs, TimeUnit.MILLISECONDS);
@@ -203,7 +212,9 @@ public final class DestinationTopics {
         owned.put(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, "CreateTime");
         owned.put(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, String.valueOf(Long.MAX_VALUE));
         owned.put(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, String.valueOf(Long.MAX_VALUE));
-        owned.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, sourceConfig.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value());
+        owned.put(
+                TopicConfig.MAX_MESSAGE_BYTES_CONFIG,
+                sourceConfig.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value());
         return owned;
     }
 
@@ -211,13 +222,18 @@ public final class DestinationTopics {
         List<AlterConfigOp> ops = new ArrayList<>();
         set.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
         delete.forEach(k -> ops.add(new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)));
-        destination.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), ops)).all()
+        destination
+                .incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), ops))
+                .all()
                 .get(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
     private Optional<TopicDescription> describe(Admin admin, String topic) throws Exception {
         try {
-            return Optional.of(admin.describeTopics(List.of(topic)).allTopicNames().get(timeoutMs, TimeUnit.MILLISECONDS).get(topic));
+            return Optional.of(admin.describeTopics(List.of(topic))
+                    .allTopicNames()
+                    .get(timeoutMs, TimeUnit.MILLISECONDS)
+                    .get(topic));
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                 return Optional.empty();
@@ -228,6 +244,9 @@ public final class DestinationTopics {
 
     private Config configs(Admin admin, String topic) throws Exception {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        return admin.describeConfigs(List.of(resource)).all().get(timeoutMs, TimeUnit.MILLISECONDS).get(resource);
+        return admin.describeConfigs(List.of(resource))
+                .all()
+                .get(timeoutMs, TimeUnit.MILLISECONDS)
+                .get(resource);
     }
 }

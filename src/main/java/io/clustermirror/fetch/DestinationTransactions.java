@@ -3,7 +3,6 @@ package io.clustermirror.fetch;
 import java.io.IOException;
 import java.util.List;
 import java.util.Set;
-
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.EndTxnRequestData;
@@ -32,9 +31,15 @@ final class DestinationTransactions {
      * {@code transaction.max.timeout.ms}): a replayed transaction stays open as long as the destination allows,
      * because the source's may stay open that long.
      */
-    private static final int[] TRANSACTION_TIMEOUTS_MS = { 900_000, 300_000, 60_000, 10_000 };
-    private static final Set<Errors> RETRIABLE = Set.of(Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.CONCURRENT_TRANSACTIONS,
-            Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REQUEST_TIMED_OUT, Errors.NETWORK_EXCEPTION);
+    private static final int[] TRANSACTION_TIMEOUTS_MS = {900_000, 300_000, 60_000, 10_000};
+
+    private static final Set<Errors> RETRIABLE = Set.of(
+            Errors.COORDINATOR_LOAD_IN_PROGRESS,
+            Errors.CONCURRENT_TRANSACTIONS,
+            Errors.COORDINATOR_NOT_AVAILABLE,
+            Errors.NOT_COORDINATOR,
+            Errors.REQUEST_TIMED_OUT,
+            Errors.NETWORK_EXCEPTION);
 
     private final WireClient client;
     private final int timeoutMs;
@@ -50,13 +55,21 @@ final class DestinationTransactions {
         int attempt = 0;
         long deadline = System.currentTimeMillis() + timeoutMs;
         while (true) {
-            InitProducerIdResponse response = (InitProducerIdResponse) client.call(coordinator, new InitProducerIdRequest.Builder(
-                    new InitProducerIdRequestData().setTransactionalId(transactionalId)
-                            .setTransactionTimeoutMs(TRANSACTION_TIMEOUTS_MS[attempt]))).responseBody();
+            InitProducerIdResponse response = (InitProducerIdResponse) client.call(
+                            coordinator,
+                            new InitProducerIdRequest.Builder(new InitProducerIdRequestData()
+                                    .setTransactionalId(transactionalId)
+                                    .setTransactionTimeoutMs(TRANSACTION_TIMEOUTS_MS[attempt])))
+                    .responseBody();
             Errors error = Errors.forCode(response.data().errorCode());
             if (error == Errors.NONE) {
-                return new ReplayProducer(transactionalId, sourceProducerId,
-                        new ProducerIdentity(response.data().producerId(), response.data().producerEpoch()), coordinator, 0);
+                return new ReplayProducer(
+                        transactionalId,
+                        sourceProducerId,
+                        new ProducerIdentity(
+                                response.data().producerId(), response.data().producerEpoch()),
+                        coordinator,
+                        0);
             }
             if (error == Errors.INVALID_TRANSACTION_TIMEOUT && attempt < TRANSACTION_TIMEOUTS_MS.length - 1) {
                 attempt++; // the destination's transaction.max.timeout.ms is lower
@@ -70,10 +83,16 @@ final class DestinationTransactions {
     void begin(ReplayProducer producer, TopicPartition tp) throws IOException {
         long deadline = System.currentTimeMillis() + timeoutMs;
         while (true) {
-            AddPartitionsToTxnResponse response = (AddPartitionsToTxnResponse) client.call(producer.coordinator,
-                    AddPartitionsToTxnRequest.Builder.forClient(producer.transactionalId, producer.identity.producerId(),
-                            producer.identity.producerEpoch(), List.of(tp))).responseBody();
-            Errors error = response.errors().getOrDefault(AddPartitionsToTxnResponse.V3_AND_BELOW_TXN_ID, java.util.Map.of())
+            AddPartitionsToTxnResponse response = (AddPartitionsToTxnResponse) client.call(
+                            producer.coordinator,
+                            AddPartitionsToTxnRequest.Builder.forClient(
+                                    producer.transactionalId,
+                                    producer.identity.producerId(),
+                                    producer.identity.producerEpoch(),
+                                    List.of(tp)))
+                    .responseBody();
+            Errors error = response.errors()
+                    .getOrDefault(AddPartitionsToTxnResponse.V3_AND_BELOW_TXN_ID, java.util.Map.of())
                     .getOrDefault(tp, Errors.NONE);
             if (error == Errors.NONE) {
                 return;
@@ -86,9 +105,16 @@ final class DestinationTransactions {
     void end(ReplayProducer producer, boolean commit) throws IOException {
         long deadline = System.currentTimeMillis() + timeoutMs;
         while (true) {
-            EndTxnResponse response = (EndTxnResponse) client.call(producer.coordinator, new EndTxnRequest.Builder(new EndTxnRequestData()
-                    .setTransactionalId(producer.transactionalId).setProducerId(producer.identity.producerId())
-                    .setProducerEpoch(producer.identity.producerEpoch()).setCommitted(commit), false)).responseBody();
+            EndTxnResponse response = (EndTxnResponse) client.call(
+                            producer.coordinator,
+                            new EndTxnRequest.Builder(
+                                    new EndTxnRequestData()
+                                            .setTransactionalId(producer.transactionalId)
+                                            .setProducerId(producer.identity.producerId())
+                                            .setProducerEpoch(producer.identity.producerEpoch())
+                                            .setCommitted(commit),
+                                    false))
+                    .responseBody();
             Errors error = response.error();
             if (error == Errors.NONE) {
                 return;
@@ -100,9 +126,12 @@ final class DestinationTransactions {
     private Node coordinator(Node anyNode, String transactionalId) throws IOException {
         long deadline = System.currentTimeMillis() + timeoutMs;
         while (true) {
-            FindCoordinatorResponse response = (FindCoordinatorResponse) client.call(anyNode, new FindCoordinatorRequest.Builder(
-                    new FindCoordinatorRequestData().setKeyType(FindCoordinatorRequest.CoordinatorType.TRANSACTION.id())
-                            .setCoordinatorKeys(List.of(transactionalId)))).responseBody();
+            FindCoordinatorResponse response = (FindCoordinatorResponse) client.call(
+                            anyNode,
+                            new FindCoordinatorRequest.Builder(new FindCoordinatorRequestData()
+                                    .setKeyType(FindCoordinatorRequest.CoordinatorType.TRANSACTION.id())
+                                    .setCoordinatorKeys(List.of(transactionalId))))
+                    .responseBody();
             var coordinator = response.data().coordinators().get(0);
             Errors error = Errors.forCode(coordinator.errorCode());
             if (error == Errors.NONE) {

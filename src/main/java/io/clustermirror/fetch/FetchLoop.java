@@ -5,7 +5,6 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.IsolationLevel;
@@ -60,8 +59,8 @@ final class FetchLoop implements Runnable {
         this.backoff = new LoopBackoff(mirror, "fetcher");
     }
 
-    private record FetchContext(Node node, Map<TopicPartition, FetchPartition.FetchTicket> tickets, Map<Uuid, String> topicNames) {
-    }
+    private record FetchContext(
+            Node node, Map<TopicPartition, FetchPartition.FetchTicket> tickets, Map<Uuid, String> topicNames) {}
 
     @Override
     public void run() {
@@ -71,7 +70,8 @@ final class FetchLoop implements Runnable {
                     ClusterView view = pipeline.refresh(sourceAdmin, source);
                     if (!sourceClusterId.equals(view.clusterId())) {
                         listener.onSourceClusterChanged(view.clusterId());
-                        throw new IllegalStateException("source cluster id is " + view.clusterId() + ", expected " + sourceClusterId);
+                        throw new IllegalStateException(
+                                "source cluster id is " + view.clusterId() + ", expected " + sourceClusterId);
                     }
                     pipeline.sourceView = view;
                     pipeline.sourceRefresh = false;
@@ -109,9 +109,18 @@ final class FetchLoop implements Runnable {
             if (ticket == null) {
                 continue;
             }
-            Optional<Integer> lastFetchedEpoch = ticket.lastFetchedEpoch() >= 0 ? Optional.of(ticket.lastFetchedEpoch()) : Optional.empty();
-            byNode.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, new FetchRequest.PartitionData(topicId,
-                    ticket.fetchOffset(), -1, PARTITION_FETCH_BYTES, Optional.empty(), lastFetchedEpoch));
+            Optional<Integer> lastFetchedEpoch =
+                    ticket.lastFetchedEpoch() >= 0 ? Optional.of(ticket.lastFetchedEpoch()) : Optional.empty();
+            byNode.computeIfAbsent(leader, n -> new HashMap<>())
+                    .put(
+                            state.tp,
+                            new FetchRequest.PartitionData(
+                                    topicId,
+                                    ticket.fetchOffset(),
+                                    -1,
+                                    PARTITION_FETCH_BYTES,
+                                    Optional.empty(),
+                                    lastFetchedEpoch));
             tickets.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, ticket);
         }
         byNode.forEach((node, data) -> {
@@ -124,13 +133,20 @@ final class FetchLoop implements Runnable {
             }
             if (source.usableVersion(node, ApiKeys.FETCH) < FIRST_FETCH_WITH_LAST_FETCHED_EPOCH) {
                 // brokers before 2.7 (Fetch < v12) cannot take the epoch: fetch without it (no EPOCH_FENCING there)
-                data.replaceAll((tp, d) -> new FetchRequest.PartitionData(d.topicId, d.fetchOffset, d.logStartOffset, d.maxBytes,
-                        d.currentLeaderEpoch, Optional.empty()));
+                data.replaceAll((tp, d) -> new FetchRequest.PartitionData(
+                        d.topicId,
+                        d.fetchOffset,
+                        d.logStartOffset,
+                        d.maxBytes,
+                        d.currentLeaderEpoch,
+                        Optional.empty()));
             }
             fetchingFrom.add(node.id());
             FetchContext context = new FetchContext(node, tickets.get(node), view.topicNames());
-            FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), FETCH_MAX_WAIT_MS, 1, data)
-                    .isolationLevel(IsolationLevel.READ_UNCOMMITTED).setMaxBytes(FETCH_MAX_BYTES);
+            FetchRequest.Builder request = FetchRequest.Builder.forConsumer(
+                            ApiKeys.FETCH.latestVersion(), FETCH_MAX_WAIT_MS, 1, data)
+                    .isolationLevel(IsolationLevel.READ_UNCOMMITTED)
+                    .setMaxBytes(FETCH_MAX_BYTES);
             listener.onRequest("fetch", false);
             source.send(node, request, response -> onFetchResponse(context, response));
         });
@@ -141,7 +157,9 @@ final class FetchLoop implements Runnable {
         context.tickets().values().forEach(t -> t.state().fetchDone());
         if (response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null) {
             listener.onRequest("fetch", true);
-            LOGGER.debugf("Mirror %s: fetch from source broker %s failed (disconnected or timed out)", mirror, context.node());
+            LOGGER.debugf(
+                    "Mirror %s: fetch from source broker %s failed (disconnected or timed out)",
+                    mirror, context.node());
             pipeline.sourceRefresh = true;
             return;
         }
@@ -151,8 +169,8 @@ final class FetchLoop implements Runnable {
             pipeline.sourceRefresh = true;
             return;
         }
-        Map<TopicPartition, FetchResponseData.PartitionData> data = fetch.responseData(context.topicNames(),
-                response.requestHeader().apiVersion());
+        Map<TopicPartition, FetchResponseData.PartitionData> data = fetch.responseData(
+                context.topicNames(), response.requestHeader().apiVersion());
         boolean queued = false;
         for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> entry : data.entrySet()) {
             FetchPartition.FetchTicket ticket = context.tickets().get(entry.getKey());
@@ -173,7 +191,10 @@ final class FetchLoop implements Runnable {
         long epochEndOffset = -1;
         boolean queued = false;
         synchronized (state) {
-            if (state.generation != ticket.generation() || state.fetchOffset != ticket.fetchOffset() || state.removing || state.failed
+            if (state.generation != ticket.generation()
+                    || state.fetchOffset != ticket.fetchOffset()
+                    || state.removing
+                    || state.failed
                     || state.resetPending) {
                 return false;
             }
@@ -182,7 +203,10 @@ final class FetchLoop implements Runnable {
             }
             if (error == Errors.NONE && data.divergingEpoch().epoch() >= 0) {
                 epochEndOffset = data.divergingEpoch().endOffset();
-                fenced = SourceDivergence.describe(ticket.lastFetchedEpoch(), ticket.fetchOffset(), data.divergingEpoch().epoch(),
+                fenced = SourceDivergence.describe(
+                        ticket.lastFetchedEpoch(),
+                        ticket.fetchOffset(),
+                        data.divergingEpoch().epoch(),
                         epochEndOffset);
             } else if (error == Errors.OFFSET_OUT_OF_RANGE) {
                 failure = SourceDivergence.outOfRange(state.fetchOffset, data.logStartOffset(), data.highWatermark());

@@ -1,11 +1,9 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.mirror.MirrorPartition;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
-
 import org.apache.kafka.common.TopicPartition;
-
-import io.clustermirror.mirror.MirrorPartition;
 
 /**
  * The data plane's view of one partition. Fields under "guarded by this" are shared by the fetch and
@@ -15,12 +13,10 @@ import io.clustermirror.mirror.MirrorPartition;
 final class FetchPartition {
 
     /** One batch sent to the destination and not yet answered. */
-    record Sent(SourceBatch batch, int generation) {
-    }
+    record Sent(SourceBatch batch, int generation) {}
 
     /** What a Fetch request was built from, captured under the lock. */
-    record FetchTicket(FetchPartition state, int generation, long fetchOffset, int lastFetchedEpoch) {
-    }
+    record FetchTicket(FetchPartition state, int generation, long fetchOffset, int lastFetchedEpoch) {}
 
     final MirrorPartition partition;
     final TopicPartition tp;
@@ -34,6 +30,7 @@ final class FetchPartition {
      * leader election): it answers with a diverging epoch instead of records.
      */
     int fetchedEpoch;
+
     final ArrayDeque<SourceBatch> queue = new ArrayDeque<>();
     long queuedBytes;
     boolean removing;

@@ -2,7 +2,6 @@ package io.clustermirror.fetch;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -24,10 +23,9 @@ public final class FillerBatches {
     public static final int MAX_RECORDS_PER_BATCH = 100_000;
     public static final byte[] KEY = "__cluster_mirror_filler".getBytes(StandardCharsets.UTF_8);
     public static final String HEADER = "mirror.filler";
-    static final Header[] HEADERS = { new RecordHeader(HEADER, new byte[0]) };
+    static final Header[] HEADERS = {new RecordHeader(HEADER, new byte[0])};
 
-    private FillerBatches() {
-    }
+    private FillerBatches() {}
 
     /** A batch of {@code count} filler records (1..{@value #MAX_RECORDS_PER_BATCH}) stamped now. */
     public static SourceBatch of(int count) {
@@ -44,8 +42,12 @@ public final class FillerBatches {
         if (count < 1 || count > MAX_RECORDS_PER_BATCH) {
             throw new IllegalArgumentException("count must be in 1.." + MAX_RECORDS_PER_BATCH);
         }
-        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(64 * 1024), RecordBatch.CURRENT_MAGIC_VALUE,
-                Compression.zstd().build(), TimestampType.CREATE_TIME, baseOffset);
+        MemoryRecordsBuilder builder = MemoryRecords.builder(
+                ByteBuffer.allocate(64 * 1024),
+                RecordBatch.CURRENT_MAGIC_VALUE,
+                Compression.zstd().build(),
+                TimestampType.CREATE_TIME,
+                baseOffset);
         for (int i = 0; i < count; i++) {
             builder.appendWithOffset(baseOffset + i, timestamp, KEY, null, HEADERS);
         }

@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.mirror.MirrorPartition;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -8,7 +9,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
@@ -23,8 +23,6 @@ import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.jboss.logging.Logger;
 
-import io.clustermirror.mirror.MirrorPartition;
-
 /**
  * LOG_TRUNCATION (DESIGN §4.3): makes the destination partition a prefix of the source, or says why it
  * cannot. An empty destination is aligned to the source log start with filler records and
@@ -36,23 +34,19 @@ public final class LogTruncation implements PrefixCheck {
     private static final Logger LOGGER = Logger.getLogger(LogTruncation.class);
 
     /** The result: where mirroring starts, or why it cannot. */
-    public sealed interface Outcome {
-    }
+    public sealed interface Outcome {}
 
     /**
      * The destination is a prefix of the source ending at {@code startOffset}; {@code sourceEpoch} is the source
      * leader epoch of the batch just before it (-1: none or unknown), for the fetches that continue from there.
      */
-    public record Ready(long startOffset, int sourceEpoch) implements Outcome {
-    }
+    public record Ready(long startOffset, int sourceEpoch) implements Outcome {}
 
     /** The destination cannot be made a prefix without recreating it. */
-    public record Diverged(String reason) implements Outcome {
-    }
+    public record Diverged(String reason) implements Outcome {}
 
     /** The partition cannot be mirrored yet for a reason recreating the destination would not change. */
-    public record Unsupported(String reason) implements Outcome {
-    }
+    public record Unsupported(String reason) implements Outcome {}
 
     private final Admin sourceAdmin;
     private final Admin destinationAdmin;
@@ -61,8 +55,13 @@ public final class LogTruncation implements PrefixCheck {
     private final int timeoutMs;
     private final String expectedSourceClusterId;
 
-    public LogTruncation(String expectedSourceClusterId, Admin sourceAdmin, Admin destinationAdmin, Map<String, ?> sourceConnection,
-            Map<String, ?> destinationConnection, int timeoutMs) {
+    public LogTruncation(
+            String expectedSourceClusterId,
+            Admin sourceAdmin,
+            Admin destinationAdmin,
+            Map<String, ?> sourceConnection,
+            Map<String, ?> destinationConnection,
+            int timeoutMs) {
         this.expectedSourceClusterId = expectedSourceClusterId;
         this.sourceAdmin = sourceAdmin;
         this.destinationAdmin = destinationAdmin;
@@ -81,54 +80,81 @@ public final class LogTruncation implements PrefixCheck {
         long sourceEnd = offset(sourceAdmin, tp, OffsetSpec.latest());
         long destinationStart = offset(destinationAdmin, tp, OffsetSpec.earliest());
         long destinationEnd = offset(destinationAdmin, tp, OffsetSpec.latest());
-        progress.accept("source [" + sourceStart + ", " + sourceEnd + "), destination [" + destinationStart + ", " + destinationEnd + ")");
-        try (WireClient source = WireClient.create("cluster-mirror-" + mirror + "-truncation-src", sourceConnection, timeoutMs);
-                WireClient destination = WireClient.create("cluster-mirror-" + mirror + "-truncation-dst", destinationConnection, timeoutMs)) {
+        progress.accept("source [" + sourceStart + ", " + sourceEnd + "), destination [" + destinationStart + ", "
+                + destinationEnd + ")");
+        try (WireClient source =
+                        WireClient.create("cluster-mirror-" + mirror + "-truncation-src", sourceConnection, timeoutMs);
+                WireClient destination = WireClient.create(
+                        "cluster-mirror-" + mirror + "-truncation-dst", destinationConnection, timeoutMs)) {
             ClusterView sourceView = view(sourceAdmin, source, tp);
             if (expectedSourceClusterId != null && !expectedSourceClusterId.equals(sourceView.clusterId())) {
-                throw new IllegalStateException("the source answers with cluster id " + sourceView.clusterId() + ", not "
-                        + expectedSourceClusterId);
+                throw new IllegalStateException("the source answers with cluster id " + sourceView.clusterId()
+                        + ", not " + expectedSourceClusterId);
             }
             ClusterView destinationView = view(destinationAdmin, destination, tp);
             if (destinationEnd == destinationStart) {
-                return alignEmpty(tp, sourceStart, sourceEnd, destinationEnd, source, sourceView, destination, destinationView, progress);
+                return alignEmpty(
+                        tp,
+                        sourceStart,
+                        sourceEnd,
+                        destinationEnd,
+                        source,
+                        sourceView,
+                        destination,
+                        destinationView,
+                        progress);
             }
             if (destinationEnd > sourceEnd) {
-                return new Diverged("destination log end " + destinationEnd + " is beyond the source high watermark " + sourceEnd);
+                return new Diverged(
+                        "destination log end " + destinationEnd + " is beyond the source high watermark " + sourceEnd);
             }
             if (destinationEnd < sourceStart) {
-                return new Diverged("source deleted offsets [" + destinationEnd + ", " + sourceStart + ") before they were mirrored");
+                return new Diverged("source deleted offsets [" + destinationEnd + ", " + sourceStart
+                        + ") before they were mirrored");
             }
             Optional<SourceBatch> last = RawFetch.batchAt(destination, destinationView, tp, destinationEnd - 1);
             if (last.isEmpty() || last.get().lastOffset() != destinationEnd - 1) {
                 return new Diverged("cannot read the destination's last batch before offset " + destinationEnd);
             }
-            Optional<SourceBatch> same = RawFetch.batchAt(source, sourceView, tp, last.get().baseOffset());
+            Optional<SourceBatch> same =
+                    RawFetch.batchAt(source, sourceView, tp, last.get().baseOffset());
             if (same.isEmpty() || !mirrors(last.get(), same.get())) {
-                return new Diverged("destination batch [" + last.get().baseOffset() + ".." + last.get().lastOffset()
-                        + "] differs from the source at the same offsets (divergence at or before offset " + last.get().baseOffset() + ")");
+                return new Diverged("destination batch [" + last.get().baseOffset() + ".."
+                        + last.get().lastOffset()
+                        + "] differs from the source at the same offsets (divergence at or before offset "
+                        + last.get().baseOffset() + ")");
             }
             progress.accept("destination is a prefix of the source up to " + destinationEnd);
             return new Ready(destinationEnd, same.get().partitionLeaderEpoch());
         }
     }
 
-    private Outcome alignEmpty(TopicPartition tp, long sourceStart, long sourceEnd, long destinationEnd, WireClient source,
-            ClusterView sourceView, WireClient destination, ClusterView destinationView, Consumer<String> progress)
+    private Outcome alignEmpty(
+            TopicPartition tp,
+            long sourceStart,
+            long sourceEnd,
+            long destinationEnd,
+            WireClient source,
+            ClusterView sourceView,
+            WireClient destination,
+            ClusterView destinationView,
+            Consumer<String> progress)
             throws Exception {
         if (destinationEnd > sourceStart) {
-            return new Diverged("the destination is empty but its log starts at " + destinationEnd + ", after the source log start "
-                    + sourceStart + "; it cannot be filled backwards");
+            return new Diverged("the destination is empty but its log starts at " + destinationEnd
+                    + ", after the source log start " + sourceStart + "; it cannot be filled backwards");
         }
         if (destinationEnd == sourceStart) {
             // the note describe shows for the step's outcome, not the offsets read before it
             progress.accept("destination is empty at the source log start " + sourceStart + ": mirroring starts there");
             return new Ready(destinationEnd, -1);
         }
-        Optional<SourceBatch> first = sourceStart < sourceEnd ? RawFetch.batchAt(source, sourceView, tp, sourceStart) : Optional.empty();
+        Optional<SourceBatch> first =
+                sourceStart < sourceEnd ? RawFetch.batchAt(source, sourceView, tp, sourceStart) : Optional.empty();
         long fillTo = first.map(SourceBatch::baseOffset).orElse(sourceStart);
         if (fillTo < destinationEnd) {
-            return new Diverged("source batch at " + fillTo + " starts before the destination log end " + destinationEnd);
+            return new Diverged(
+                    "source batch at " + fillTo + " starts before the destination log end " + destinationEnd);
         }
         Node leader = destinationView.leaders().get(tp);
         ProducerIdentity identity = destination.initProducerId(destinationView.anyNode());
@@ -143,19 +169,22 @@ public final class LogTruncation implements PrefixCheck {
             append(destination, destinationView, leader, tp, fillers, end, identity, sequence);
             sequence = BatchRestamp.nextSequence(sequence, count);
             end += count;
-            progress.accept("aligning to the source log start " + sourceStart + ": " + end + " of " + fillTo + " offsets filled");
+            progress.accept("aligning to the source log start " + sourceStart + ": " + end + " of " + fillTo
+                    + " offsets filled");
         }
         long startOffset = fillTo;
         int sourceEpoch = -1;
         if (first.isPresent() && fillTo < sourceStart) {
-            // the source log starts inside its first batch: that batch goes too, so that DeleteRecords can reach the log start
+            // the source log starts inside its first batch: that batch goes too, so that DeleteRecords can reach the
+            // log start
             BatchContinuity.Plan plan = BatchContinuity.plan(first.get(), fillTo);
             if (plan.isBlocked()) {
                 return new Unsupported(plan.blocked());
             }
             if (first.get().transactional()) {
-                return new Unsupported("the source log starts at " + sourceStart + ", inside transactional batch [" + first.get().baseOffset()
-                        + ".." + first.get().lastOffset() + "]: that transaction cannot be replayed from its middle");
+                return new Unsupported("the source log starts at " + sourceStart + ", inside transactional batch ["
+                        + first.get().baseOffset() + ".." + first.get().lastOffset()
+                        + "]: that transaction cannot be replayed from its middle");
             }
             for (SourceBatch batch : plan.batches()) {
                 append(destination, destinationView, leader, tp, batch, batch.baseOffset(), identity, sequence);
@@ -165,10 +194,14 @@ public final class LogTruncation implements PrefixCheck {
             sourceEpoch = first.get().partitionLeaderEpoch();
         }
         if (compactedOnly(tp.topic())) {
-            LOGGER.infof("%s: compacted topic, %d filler tombstones below %d stay until the cleaner removes them", tp, fillTo - destinationEnd,
-                    sourceStart);
+            LOGGER.infof(
+                    "%s: compacted topic, %d filler tombstones below %d stay until the cleaner removes them",
+                    tp, fillTo - destinationEnd, sourceStart);
         } else {
-            destinationAdmin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(sourceStart))).all().get(timeoutMs, TimeUnit.MILLISECONDS);
+            destinationAdmin
+                    .deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(sourceStart)))
+                    .all()
+                    .get(timeoutMs, TimeUnit.MILLISECONDS);
         }
         progress.accept("aligned to the source log start " + sourceStart);
         return new Ready(startOffset, sourceEpoch);
@@ -180,25 +213,45 @@ public final class LogTruncation implements PrefixCheck {
      */
     private boolean compactedOnly(String topic) throws Exception {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        String policy = destinationAdmin.describeConfigs(List.of(resource)).all().get(timeoutMs, TimeUnit.MILLISECONDS).get(resource)
-                .get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
-        return policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT) && !policy.contains(TopicConfig.CLEANUP_POLICY_DELETE);
+        String policy = destinationAdmin
+                .describeConfigs(List.of(resource))
+                .all()
+                .get(timeoutMs, TimeUnit.MILLISECONDS)
+                .get(resource)
+                .get(TopicConfig.CLEANUP_POLICY_CONFIG)
+                .value();
+        return policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT)
+                && !policy.contains(TopicConfig.CLEANUP_POLICY_DELETE);
     }
 
-    private void append(WireClient destination, ClusterView view, Node leader, TopicPartition tp, SourceBatch batch, long expectedOffset,
-            ProducerIdentity identity, int sequence) throws IOException {
+    private void append(
+            WireClient destination,
+            ClusterView view,
+            Node leader,
+            TopicPartition tp,
+            SourceBatch batch,
+            long expectedOffset,
+            ProducerIdentity identity,
+            int sequence)
+            throws IOException {
         ByteBuffer bytes = BatchRestamp.restamp(batch, identity, sequence);
-        ProduceResponse response = (ProduceResponse) destination.call(leader,
-                ProduceRequest.builder(OneBatchProduce.request(view, tp, bytes, null, timeoutMs))).responseBody();
-        ProduceResponseData.PartitionProduceResponse result = response.data().responses().iterator().next().partitionResponses().get(0);
+        ProduceResponse response = (ProduceResponse) destination
+                .call(leader, ProduceRequest.builder(OneBatchProduce.request(view, tp, bytes, null, timeoutMs)))
+                .responseBody();
+        ProduceResponseData.PartitionProduceResponse result = response.data()
+                .responses()
+                .iterator()
+                .next()
+                .partitionResponses()
+                .get(0);
         Errors error = Errors.forCode(result.errorCode());
         if (error != Errors.NONE) {
             throw new IOException("appending to " + tp + " at " + expectedOffset + " failed: " + error.name() + " "
                     + (result.errorMessage() == null ? error.message() : result.errorMessage()));
         }
         if (result.baseOffset() != expectedOffset) {
-            throw new IOException("batch for source offset " + expectedOffset + " landed at destination offset " + result.baseOffset()
-                    + ": the destination was written by another producer");
+            throw new IOException("batch for source offset " + expectedOffset + " landed at destination offset "
+                    + result.baseOffset() + ": the destination was written by another producer");
         }
     }
 
@@ -209,15 +262,18 @@ public final class LogTruncation implements PrefixCheck {
      */
     static boolean mirrors(SourceBatch destination, SourceBatch source) {
         BatchContinuity.Plan plan = BatchContinuity.plan(source, destination.baseOffset());
-        return !plan.isBlocked() && plan.batches().stream()
-                .anyMatch(expected -> expected.baseOffset() == destination.baseOffset() && (expected.control()
-                        ? sameMarker(destination, expected)
-                        : RawFetch.sameContent(destination, expected)));
+        return !plan.isBlocked()
+                && plan.batches().stream()
+                        .anyMatch(expected -> expected.baseOffset() == destination.baseOffset()
+                                && (expected.control()
+                                        ? sameMarker(destination, expected)
+                                        : RawFetch.sameContent(destination, expected)));
     }
 
     /** A marker written by the destination's coordinator carries its own epoch and time: only its place and kind must match. */
     private static boolean sameMarker(SourceBatch destination, SourceBatch source) {
-        return destination.control() && destination.lastOffset() == source.lastOffset()
+        return destination.control()
+                && destination.lastOffset() == source.lastOffset()
                 && ControlMarker.isCommit(destination).equals(ControlMarker.isCommit(source));
     }
 
@@ -233,18 +289,23 @@ public final class LogTruncation implements PrefixCheck {
      * same kind at the same offset in the new history proves nothing); else the usual prefix check decides.
      */
     @Override
-    public Outcome afterEpochFencing(String mirror, MirrorPartition partition, long epochEndOffset,
-            Consumer<String> progress) throws Exception {
-        long destinationEnd = offset(destinationAdmin, new TopicPartition(partition.topic(), partition.partition()), OffsetSpec.latest());
+    public Outcome afterEpochFencing(
+            String mirror, MirrorPartition partition, long epochEndOffset, Consumer<String> progress) throws Exception {
+        long destinationEnd = offset(
+                destinationAdmin, new TopicPartition(partition.topic(), partition.partition()), OffsetSpec.latest());
         if (destinationEnd > epochEndOffset) {
-            return new Diverged("the destination holds offsets [" + epochEndOffset + ", " + destinationEnd + ") that the source no "
-                    + "longer has");
+            return new Diverged("the destination holds offsets [" + epochEndOffset + ", " + destinationEnd
+                    + ") that the source no " + "longer has");
         }
         return run(mirror, partition, progress);
     }
 
     private long offset(Admin admin, TopicPartition tp, OffsetSpec spec) throws Exception {
-        return admin.listOffsets(Map.of(tp, spec), new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
-                .partitionResult(tp).get(timeoutMs, TimeUnit.MILLISECONDS).offset();
+        return admin.listOffsets(
+                        Map.of(tp, spec),
+                        new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+                .partitionResult(tp)
+                .get(timeoutMs, TimeUnit.MILLISECONDS)
+                .offset();
     }
 }

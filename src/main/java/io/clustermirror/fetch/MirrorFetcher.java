@@ -1,5 +1,7 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.OpenTransaction;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -8,13 +10,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
 import org.jboss.logging.Logger;
-
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.OpenTransaction;
 
 /**
  * The data plane of one mirror: a {@link FetchLoop} thread pulls raw record batches from the source partition leaders
@@ -40,19 +38,29 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
     private final Thread fetchThread;
     private final Thread appendThread;
 
-    public MirrorFetcher(String mirror, String sourceClusterId, Map<String, ?> sourceConnection, Map<String, ?> destinationConnection,
-            Admin sourceAdmin, Admin destinationAdmin, Listener listener, int timeoutMs) {
+    public MirrorFetcher(
+            String mirror,
+            String sourceClusterId,
+            Map<String, ?> sourceConnection,
+            Map<String, ?> destinationConnection,
+            Admin sourceAdmin,
+            Admin destinationAdmin,
+            Listener listener,
+            int timeoutMs) {
         this.mirror = mirror;
         this.source = WireClient.create("cluster-mirror-" + mirror + "-fetcher", sourceConnection, timeoutMs);
-        this.destination = WireClient.create("cluster-mirror-" + mirror + "-appender", destinationConnection, timeoutMs);
+        this.destination =
+                WireClient.create("cluster-mirror-" + mirror + "-appender", destinationConnection, timeoutMs);
         this.pipeline = new Pipeline(mirror, listener, source, destination, timeoutMs);
         this.partitions = pipeline.partitions;
         this.recovery = new TransactionRecovery(mirror, destinationAdmin, timeoutMs);
         this.destinationAdmin = destinationAdmin;
         this.destinationConnection = destinationConnection;
         this.timeoutMs = timeoutMs;
-        this.fetchThread = new Thread(new FetchLoop(pipeline, sourceClusterId, sourceAdmin), "mirror-fetcher-" + mirror);
-        this.appendThread = new Thread(new AppendLoop(pipeline, destinationAdmin, recovery), "mirror-appender-" + mirror);
+        this.fetchThread =
+                new Thread(new FetchLoop(pipeline, sourceClusterId, sourceAdmin), "mirror-fetcher-" + mirror);
+        this.appendThread =
+                new Thread(new AppendLoop(pipeline, destinationAdmin, recovery), "mirror-appender-" + mirror);
         fetchThread.setDaemon(true);
         appendThread.setDaemon(true);
         fetchThread.start();
@@ -64,7 +72,8 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
         FetchPartition state = new FetchPartition(partition, startOffset, sourceEpoch, pipeline.nextGeneration());
         FetchPartition previous = partitions.putIfAbsent(state.tp, state);
         if (previous != null) {
-            throw new IllegalStateException(partition + " is still in the data plane of " + mirror + "; wait for whenGone()");
+            throw new IllegalStateException(
+                    partition + " is still in the data plane of " + mirror + "; wait for whenGone()");
         }
         pipeline.sourceRefresh = true;
         pipeline.destinationRefresh = true;
@@ -76,14 +85,16 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
     public CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
         if (state == null && abortTransactions) {
-            return CompletableFuture.supplyAsync(() -> {
-                abortLeftOpen(partition);
-                return null;
-            }, task -> {
-                Thread thread = new Thread(task, "mirror-stop-" + mirror);
-                thread.setDaemon(true);
-                thread.start();
-            });
+            return CompletableFuture.supplyAsync(
+                    () -> {
+                        abortLeftOpen(partition);
+                        return null;
+                    },
+                    task -> {
+                        Thread thread = new Thread(task, "mirror-stop-" + mirror);
+                        thread.setDaemon(true);
+                        thread.start();
+                    });
         }
         if (state == null) {
             return CompletableFuture.completedFuture(null);
@@ -104,7 +115,8 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
      */
     private void abortLeftOpen(MirrorPartition partition) {
         FetchPartition state = new FetchPartition(partition, -1, -1, 0);
-        try (WireClient client = WireClient.create("cluster-mirror-" + mirror + "-stop", destinationConnection, (int) timeoutMs)) {
+        try (WireClient client =
+                WireClient.create("cluster-mirror-" + mirror + "-stop", destinationConnection, (int) timeoutMs)) {
             ClusterView view = ClusterView.load(destinationAdmin, Set.of(partition.topic()), (int) timeoutMs);
             client.setNodes(view.nodes());
             for (int attempt = 0; state.transactions.recoveryNeeded; attempt++) {
@@ -118,8 +130,10 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
             }
             TransactionReplay.abortOpen(mirror, state, new DestinationTransactions(client, (int) timeoutMs));
         } catch (Exception e) {
-            LOGGER.errorf("Mirror %s: %s stopped, but the destination transactions left open on it could not be read back or aborted (%s); "
-                    + "the destination aborts them after their transaction timeout", mirror, partition, e.toString());
+            LOGGER.errorf(
+                    "Mirror %s: %s stopped, but the destination transactions left open on it could not be read back or aborted (%s); "
+                            + "the destination aborts them after their transaction timeout",
+                    mirror, partition, e.toString());
         }
     }
 
@@ -131,8 +145,7 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
 
     public Optional<Progress> progress(MirrorPartition partition) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
-        return state == null ? Optional.empty()
-                : Optional.of(state.progress());
+        return state == null ? Optional.empty() : Optional.of(state.progress());
     }
 
     /** The destination transactions held open over all partitions in the data plane. */

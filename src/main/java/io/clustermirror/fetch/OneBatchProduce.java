@@ -2,7 +2,6 @@ package io.clustermirror.fetch;
 
 import java.nio.ByteBuffer;
 import java.util.List;
-
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.record.MemoryRecords;
@@ -10,15 +9,22 @@ import org.apache.kafka.common.record.MemoryRecords;
 /** A Produce request (acks=all) carrying one restamped batch for one partition. */
 final class OneBatchProduce {
 
-    private OneBatchProduce() {
-    }
+    private OneBatchProduce() {}
 
     /** @param transactionalId null for an idempotent batch; the replay producer's id for a transactional one */
-    static ProduceRequestData request(ClusterView view, TopicPartition tp, ByteBuffer batch, String transactionalId, int timeoutMs) {
+    static ProduceRequestData request(
+            ClusterView view, TopicPartition tp, ByteBuffer batch, String transactionalId, int timeoutMs) {
         ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
-        topics.add(new ProduceRequestData.TopicProduceData().setName(tp.topic()).setTopicId(view.topicIds().get(tp.topic()))
-                .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData().setIndex(tp.partition())
+        topics.add(new ProduceRequestData.TopicProduceData()
+                .setName(tp.topic())
+                .setTopicId(view.topicIds().get(tp.topic()))
+                .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData()
+                        .setIndex(tp.partition())
                         .setRecords(MemoryRecords.readableRecords(batch)))));
-        return new ProduceRequestData().setTransactionalId(transactionalId).setAcks((short) -1).setTimeoutMs(timeoutMs).setTopicData(topics);
+        return new ProduceRequestData()
+                .setTransactionalId(transactionalId)
+                .setAcks((short) -1)
+                .setTimeoutMs(timeoutMs)
+                .setTopicData(topics);
     }
 }

@@ -1,13 +1,12 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.mirror.OpenTransaction;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-
-import io.clustermirror.mirror.OpenTransaction;
 
 /**
  * The replay producers of one partition, by source producer id: those with a transaction open on the
@@ -22,6 +21,7 @@ final class PartitionTransactions {
     private final Map<Long, ReplayProducer> bySourceProducer = new LinkedHashMap<>(16, 0.75f, true);
     /** Set when the partition enters the data plane or its pipeline is reset: open transactions are read back from the destination. */
     boolean recoveryNeeded = true;
+
     private volatile List<OpenTransaction> snapshot = List.of();
 
     ReplayProducer get(long sourceProducerId) {
@@ -62,10 +62,13 @@ final class PartitionTransactions {
     private void changed() {
         int idle = 0;
         List<OpenTransaction> open = new ArrayList<>();
-        for (Iterator<ReplayProducer> it = bySourceProducer.values().iterator(); it.hasNext();) {
+        for (Iterator<ReplayProducer> it = bySourceProducer.values().iterator(); it.hasNext(); ) {
             ReplayProducer producer = it.next();
             if (producer.open()) {
-                open.add(new OpenTransaction(producer.sourceProducerId, producer.transactionalId, producer.firstOffset,
+                open.add(new OpenTransaction(
+                        producer.sourceProducerId,
+                        producer.transactionalId,
+                        producer.firstOffset,
                         Instant.ofEpochMilli(producer.openSinceMs)));
             } else if (++idle > MAX_IDLE) {
                 it.remove(); // least recently used first

@@ -5,7 +5,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
@@ -21,11 +20,22 @@ final class Pipeline {
     private static final Logger LOGGER = Logger.getLogger(Pipeline.class);
 
     /** Errors that new metadata (a new leader, a topic id) cures: the loop reads the cluster again and goes on. */
-    static final Set<Errors> REFRESH_ERRORS = Set.of(Errors.NOT_LEADER_OR_FOLLOWER, Errors.FENCED_LEADER_EPOCH,
-            Errors.UNKNOWN_LEADER_EPOCH, Errors.LEADER_NOT_AVAILABLE, Errors.UNKNOWN_TOPIC_ID, Errors.UNKNOWN_TOPIC_OR_PARTITION,
-            Errors.KAFKA_STORAGE_ERROR, Errors.REPLICA_NOT_AVAILABLE, Errors.OFFSET_NOT_AVAILABLE, Errors.NOT_ENOUGH_REPLICAS,
-            Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.REQUEST_TIMED_OUT, Errors.NETWORK_EXCEPTION,
-            Errors.INCONSISTENT_TOPIC_ID, Errors.UNKNOWN_SERVER_ERROR);
+    static final Set<Errors> REFRESH_ERRORS = Set.of(
+            Errors.NOT_LEADER_OR_FOLLOWER,
+            Errors.FENCED_LEADER_EPOCH,
+            Errors.UNKNOWN_LEADER_EPOCH,
+            Errors.LEADER_NOT_AVAILABLE,
+            Errors.UNKNOWN_TOPIC_ID,
+            Errors.UNKNOWN_TOPIC_OR_PARTITION,
+            Errors.KAFKA_STORAGE_ERROR,
+            Errors.REPLICA_NOT_AVAILABLE,
+            Errors.OFFSET_NOT_AVAILABLE,
+            Errors.NOT_ENOUGH_REPLICAS,
+            Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+            Errors.REQUEST_TIMED_OUT,
+            Errors.NETWORK_EXCEPTION,
+            Errors.INCONSISTENT_TOPIC_ID,
+            Errors.UNKNOWN_SERVER_ERROR);
 
     final String mirror;
     final DataPlane.Listener listener;
@@ -35,6 +45,7 @@ final class Pipeline {
     final Map<TopicPartition, FetchPartition> partitions = new ConcurrentHashMap<>();
     /** One counter for every generation of every partition: a re-added partition never reuses a value. */
     private final AtomicInteger generations = new AtomicInteger();
+
     volatile boolean running = true;
     volatile boolean sourceRefresh = true;
     volatile boolean destinationRefresh = true;
@@ -104,7 +115,8 @@ final class Pipeline {
 
     /** The cluster's view of the partitions' topics, with the client pointed at its brokers. */
     ClusterView refresh(Admin admin, WireClient client) throws Exception {
-        Set<String> topics = partitions.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
+        Set<String> topics =
+                partitions.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
         ClusterView view = ClusterView.load(admin, topics, timeoutMs);
         client.setNodes(view.nodes());
         return view;

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.jboss.logging.Logger;
@@ -43,8 +42,11 @@ final class PipelineReset {
         long end;
         String unverified = null;
         try {
-            end = destinationAdmin.listOffsets(Map.of(state.tp, OffsetSpec.latest())).partitionResult(state.tp)
-                    .get(timeoutMs, TimeUnit.MILLISECONDS).offset();
+            end = destinationAdmin
+                    .listOffsets(Map.of(state.tp, OffsetSpec.latest()))
+                    .partitionResult(state.tp)
+                    .get(timeoutMs, TimeUnit.MILLISECONDS)
+                    .offset();
             if (end > state.ackedEnd) {
                 // batches whose answers were lost may have landed: they must be exactly ours, checked by content
                 unverified = verifyUnconfirmed(state, end);
@@ -53,7 +55,8 @@ final class PipelineReset {
             Thread.currentThread().interrupt();
             return;
         } catch (Exception e) {
-            // the destination is not answering yet (e.g. a restarted broker without leaders): read it again, for a while
+            // the destination is not answering yet (e.g. a restarted broker without leaders): read it again, for a
+            // while
             pipeline.destinationRefresh = true;
             if (System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
                 pipeline.fail(state, "could not read the destination back after a pipeline reset: " + e);
@@ -65,11 +68,15 @@ final class PipelineReset {
                 pipeline.fail(state, unverified);
                 return;
             }
-            LOGGER.infof("Mirror %s: %s: batches up to %d landed without an answer; verified by content", mirror, state.partition, end);
+            LOGGER.infof(
+                    "Mirror %s: %s: batches up to %d landed without an answer; verified by content",
+                    mirror, state.partition, end);
             state.ackedEnd = end;
         } else if (end < state.ackedEnd) {
-            pipeline.fail(state, "after a pipeline reset the destination ends at " + end + " but " + state.ackedEnd
-                    + " was acknowledged: the destination lost data");
+            pipeline.fail(
+                    state,
+                    "after a pipeline reset the destination ends at " + end + " but " + state.ackedEnd
+                            + " was acknowledged: the destination lost data");
             return;
         }
         state.unconfirmed.clear();
@@ -94,9 +101,11 @@ final class PipelineReset {
     private String verifyUnconfirmed(FetchPartition state, long end) throws IOException {
         long offset = state.ackedEnd;
         while (offset < end) {
-            List<SourceBatch> landed = RawFetch.batches(destination, pipeline.destinationView, state.tp, offset, FetchLoop.PARTITION_FETCH_BYTES);
+            List<SourceBatch> landed = RawFetch.batches(
+                    destination, pipeline.destinationView, state.tp, offset, FetchLoop.PARTITION_FETCH_BYTES);
             if (landed.isEmpty()) {
-                return "destination offsets [" + offset + ", " + end + ") could not be read back after a pipeline reset";
+                return "destination offsets [" + offset + ", " + end
+                        + ") could not be read back after a pipeline reset";
             }
             for (SourceBatch batch : landed) {
                 if (batch.lastOffset() < offset || batch.baseOffset() >= end) {
@@ -104,7 +113,8 @@ final class PipelineReset {
                 }
                 SourceBatch ours = state.unconfirmed.get(batch.baseOffset());
                 if (ours == null || !RawFetch.sameContent(ours, batch)) {
-                    return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "] is not the source batch sent "
+                    return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset()
+                            + "] is not the source batch sent "
                             + "there (written by another producer?); the destination is checked again by LOG_TRUNCATION";
                 }
                 offset = batch.lastOffset() + 1;

@@ -1,8 +1,7 @@
 package io.clustermirror.fetch;
 
-import java.util.function.Consumer;
-
 import io.clustermirror.mirror.MirrorPartition;
+import java.util.function.Consumer;
 
 /**
  * LOG_TRUNCATION's question: is the destination partition a prefix of the source's, and where does mirroring go on?
@@ -18,6 +17,6 @@ public interface PrefixCheck {
      * EPOCH_FENCING's check: the source leader said the epoch last fetched ends at {@code epochEndOffset} on its side.
      * A destination ending beyond that holds records the source lost; else the full check decides.
      */
-    LogTruncation.Outcome afterEpochFencing(String mirror, MirrorPartition partition, long epochEndOffset, Consumer<String> progress)
-            throws Exception;
+    LogTruncation.Outcome afterEpochFencing(
+            String mirror, MirrorPartition partition, long epochEndOffset, Consumer<String> progress) throws Exception;
 }

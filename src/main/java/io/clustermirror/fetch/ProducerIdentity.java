@@ -1,5 +1,4 @@
 package io.clustermirror.fetch;
 
 /** The mirror's own idempotent producer id and epoch on the destination. */
-public record ProducerIdentity(long producerId, short producerEpoch) {
-}
+public record ProducerIdentity(long producerId, short producerEpoch) {}

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
@@ -19,28 +18,37 @@ import org.apache.kafka.common.requests.FetchResponse;
 /** A blocking raw Fetch of one partition from its leader: the batches as stored, for content checks. */
 final class RawFetch {
 
-    private RawFetch() {
-    }
+    private RawFetch() {}
 
     /** The complete batches the leader returns for a fetch at {@code offset} (the first may start below it). */
-    static List<SourceBatch> batches(WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes) throws IOException {
+    static List<SourceBatch> batches(WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes)
+            throws IOException {
         return batches(client, view, tp, offset, maxBytes, 0);
     }
 
     /** Like {@link #batches(WireClient, ClusterView, TopicPartition, long, int)}, the leader waiting up to {@code maxWaitMs} for data. */
-    static List<SourceBatch> batches(WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes, int maxWaitMs)
+    static List<SourceBatch> batches(
+            WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes, int maxWaitMs)
             throws IOException {
         Node leader = view.leaders().get(tp);
         Uuid topicId = view.topicIds().get(tp.topic());
         if (leader == null || topicId == null) {
             throw new IOException("no leader known for " + tp);
         }
-        FetchRequest.Builder request = FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), maxWaitMs, 1,
-                Map.of(tp, new FetchRequest.PartitionData(topicId, offset, -1, maxBytes, Optional.empty(), Optional.empty())))
+        FetchRequest.Builder request = FetchRequest.Builder.forConsumer(
+                        ApiKeys.FETCH.latestVersion(),
+                        maxWaitMs,
+                        1,
+                        Map.of(
+                                tp,
+                                new FetchRequest.PartitionData(
+                                        topicId, offset, -1, maxBytes, Optional.empty(), Optional.empty())))
                 .isolationLevel(IsolationLevel.READ_UNCOMMITTED);
         var clientResponse = client.call(leader, request);
         FetchResponse response = (FetchResponse) clientResponse.responseBody();
-        FetchResponseData.PartitionData data = response.responseData(view.topicNames(), clientResponse.requestHeader().apiVersion()).get(tp);
+        FetchResponseData.PartitionData data = response.responseData(
+                        view.topicNames(), clientResponse.requestHeader().apiVersion())
+                .get(tp);
         Errors error = data == null ? Errors.UNKNOWN_SERVER_ERROR : Errors.forCode(data.errorCode());
         if (error != Errors.NONE) {
             throw new IOException("fetch of " + tp + " at " + offset + " failed: " + error.name());
@@ -49,16 +57,24 @@ final class RawFetch {
     }
 
     /** The first batch that holds {@code offset} or later. */
-    static Optional<SourceBatch> batchAt(WireClient client, ClusterView view, TopicPartition tp, long offset) throws IOException {
-        return batches(client, view, tp, offset, 1 << 20).stream().filter(b -> b.lastOffset() >= offset).findFirst();
+    static Optional<SourceBatch> batchAt(WireClient client, ClusterView view, TopicPartition tp, long offset)
+            throws IOException {
+        return batches(client, view, tp, offset, 1 << 20).stream()
+                .filter(b -> b.lastOffset() >= offset)
+                .findFirst();
     }
 
     /** Same offsets, same count, same attributes and timestamps, byte-identical records (producer fields and CRC aside). */
     static boolean sameContent(SourceBatch a, SourceBatch b) {
-        return a.baseOffset() == b.baseOffset() && a.lastOffset() == b.lastOffset() && a.recordCount() == b.recordCount()
-                && a.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET) == b.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET)
-                && a.bytes().getLong(SourceBatch.FIRST_TIMESTAMP_OFFSET) == b.bytes().getLong(SourceBatch.FIRST_TIMESTAMP_OFFSET)
-                && a.bytes().getLong(SourceBatch.MAX_TIMESTAMP_OFFSET) == b.bytes().getLong(SourceBatch.MAX_TIMESTAMP_OFFSET)
+        return a.baseOffset() == b.baseOffset()
+                && a.lastOffset() == b.lastOffset()
+                && a.recordCount() == b.recordCount()
+                && a.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET)
+                        == b.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET)
+                && a.bytes().getLong(SourceBatch.FIRST_TIMESTAMP_OFFSET)
+                        == b.bytes().getLong(SourceBatch.FIRST_TIMESTAMP_OFFSET)
+                && a.bytes().getLong(SourceBatch.MAX_TIMESTAMP_OFFSET)
+                        == b.bytes().getLong(SourceBatch.MAX_TIMESTAMP_OFFSET)
                 && a.recordsSection().equals(b.recordsSection());
     }
 }

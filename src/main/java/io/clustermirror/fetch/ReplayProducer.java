@@ -22,7 +22,12 @@ final class ReplayProducer {
     /** When the open transaction began here (epoch millis). */
     long openSinceMs;
 
-    ReplayProducer(String transactionalId, long sourceProducerId, ProducerIdentity identity, Node coordinator, int nextSequence) {
+    ReplayProducer(
+            String transactionalId,
+            long sourceProducerId,
+            ProducerIdentity identity,
+            Node coordinator,
+            int nextSequence) {
         this.transactionalId = transactionalId;
         this.sourceProducerId = sourceProducerId;
         this.identity = identity;

@@ -1,7 +1,6 @@
 package io.clustermirror.fetch;
 
 import java.nio.ByteBuffer;
-
 import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.Records;
@@ -11,10 +10,18 @@ import org.apache.kafka.common.record.Records;
  *
  * @param bytes the whole batch, position 0, limit = its size
  */
-public record SourceBatch(long baseOffset, long lastOffset, int recordCount, int partitionLeaderEpoch, boolean transactional,
-        boolean control, byte magic, ByteBuffer bytes) {
+public record SourceBatch(
+        long baseOffset,
+        long lastOffset,
+        int recordCount,
+        int partitionLeaderEpoch,
+        boolean transactional,
+        boolean control,
+        byte magic,
+        ByteBuffer bytes) {
 
-    // Fields of a v2 batch header that kafka-clients keeps package-private (DefaultRecordBatch); the public ones are used as is
+    // Fields of a v2 batch header that kafka-clients keeps package-private (DefaultRecordBatch); the public ones are
+    // used as is
     static final int PARTITION_LEADER_EPOCH_OFFSET = 12;
     static final int ATTRIBUTES_OFFSET = 21;
     static final int FIRST_TIMESTAMP_OFFSET = 27;
@@ -31,9 +38,17 @@ public record SourceBatch(long baseOffset, long lastOffset, int recordCount, int
         ByteBuffer bytes = ByteBuffer.allocate(batch.sizeInBytes());
         batch.writeTo(bytes);
         bytes.flip();
-        int count = batch.countOrNull() == null ? (int) (batch.lastOffset() - batch.baseOffset() + 1) : batch.countOrNull();
-        return new SourceBatch(batch.baseOffset(), batch.lastOffset(), count, batch.partitionLeaderEpoch(), batch.isTransactional(),
-                batch.isControlBatch(), batch.magic(), bytes);
+        int count =
+                batch.countOrNull() == null ? (int) (batch.lastOffset() - batch.baseOffset() + 1) : batch.countOrNull();
+        return new SourceBatch(
+                batch.baseOffset(),
+                batch.lastOffset(),
+                count,
+                batch.partitionLeaderEpoch(),
+                batch.isTransactional(),
+                batch.isControlBatch(),
+                batch.magic(),
+                bytes);
     }
 
     /**
@@ -50,16 +65,23 @@ public record SourceBatch(long baseOffset, long lastOffset, int recordCount, int
             if (size < Records.HEADER_SIZE_UP_TO_MAGIC || position + size > limit) {
                 break; // a partial batch at the end of a fetch response
             }
-            ByteBuffer bytes = buffer.duplicate().position(position).limit(position + size).slice();
+            ByteBuffer bytes =
+                    buffer.duplicate().position(position).limit(position + size).slice();
             byte magic = bytes.get(Records.MAGIC_OFFSET);
             long baseOffset = bytes.getLong(Records.OFFSET_OFFSET);
             if (magic < RecordBatch.MAGIC_VALUE_V2 || size < DefaultRecordBatch.RECORD_BATCH_OVERHEAD) {
                 batches.add(new SourceBatch(baseOffset, baseOffset, 1, -1, false, false, magic, bytes));
             } else {
                 short attributes = bytes.getShort(ATTRIBUTES_OFFSET);
-                batches.add(new SourceBatch(baseOffset, baseOffset + bytes.getInt(DefaultRecordBatch.LAST_OFFSET_DELTA_OFFSET),
-                        bytes.getInt(DefaultRecordBatch.RECORDS_COUNT_OFFSET), bytes.getInt(PARTITION_LEADER_EPOCH_OFFSET),
-                        (attributes & TRANSACTIONAL_FLAG) != 0, (attributes & CONTROL_FLAG) != 0, magic, bytes));
+                batches.add(new SourceBatch(
+                        baseOffset,
+                        baseOffset + bytes.getInt(DefaultRecordBatch.LAST_OFFSET_DELTA_OFFSET),
+                        bytes.getInt(DefaultRecordBatch.RECORDS_COUNT_OFFSET),
+                        bytes.getInt(PARTITION_LEADER_EPOCH_OFFSET),
+                        (attributes & TRANSACTIONAL_FLAG) != 0,
+                        (attributes & CONTROL_FLAG) != 0,
+                        magic,
+                        bytes));
             }
             position += size;
         }

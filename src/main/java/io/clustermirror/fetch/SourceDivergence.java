@@ -8,8 +8,7 @@ package io.clustermirror.fetch;
  */
 final class SourceDivergence {
 
-    private SourceDivergence() {
-    }
+    private SourceDivergence() {}
 
     /** The source leader's diverging-epoch answer to a Fetch at {@code fetchOffset} sent with {@code lastFetchedEpoch}. */
     static String describe(int lastFetchedEpoch, long fetchOffset, int divergingEpoch, long endOffset) {
@@ -28,7 +27,8 @@ final class SourceDivergence {
             return "source offset " + fetchOffset + " is beyond the source log end " + highWatermark
                     + ": the source lost records that were mirrored (unclean leader election on the source?)";
         }
-        return "source offset " + fetchOffset + " is out of range on the source: deleted by retention before it was mirrored, "
+        return "source offset " + fetchOffset
+                + " is out of range on the source: deleted by retention before it was mirrored, "
                 + "or the source lost records that were mirrored";
     }
 }

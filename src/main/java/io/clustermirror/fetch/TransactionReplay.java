@@ -5,7 +5,6 @@ import java.nio.ByteBuffer;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
-
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.requests.ProduceRequest;
@@ -63,7 +62,9 @@ final class TransactionReplay {
     /** Sends the transactional batch or writes the marker at the head of each partition whose turn it is. */
     void replay(Collection<FetchPartition> partitions) {
         for (FetchPartition state : partitions) {
-            while (!state.transactions.recoveryNeeded && state.inFlight.isEmpty() && state.sendable()
+            while (!state.transactions.recoveryNeeded
+                    && state.inFlight.isEmpty()
+                    && state.sendable()
                     && replayed(state.peekQueue())) {
                 SourceBatch head = state.peekQueue();
                 Node leader = host.destinationView().leaders().get(state.tp);
@@ -100,8 +101,8 @@ final class TransactionReplay {
         producer.nextSequence = BatchRestamp.nextSequence(producer.nextSequence, batch.recordCount());
         FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
         state.inFlight.add(entry);
-        ProduceRequestData data = OneBatchProduce.request(host.destinationView(), state.tp, bytes, producer.transactionalId,
-                (int) Math.max(1000, timeoutMs / 2));
+        ProduceRequestData data = OneBatchProduce.request(
+                host.destinationView(), state.tp, bytes, producer.transactionalId, (int) Math.max(1000, timeoutMs / 2));
         host.send(leader, state, entry, ProduceRequest.builder(data, true));
         return false;
     }
@@ -117,7 +118,10 @@ final class TransactionReplay {
             return false;
         }
         if (state.ackedEnd != marker.baseOffset()) {
-            host.fail(state, "the destination ends at " + state.ackedEnd + " where the source has a transaction marker at " + marker.baseOffset());
+            host.fail(
+                    state,
+                    "the destination ends at " + state.ackedEnd + " where the source has a transaction marker at "
+                            + marker.baseOffset());
             return false;
         }
         ReplayProducer producer = replayProducer(state, marker.producerId(), marker.baseOffset());
@@ -128,9 +132,13 @@ final class TransactionReplay {
         String misplaced = markerMismatch(state, marker.baseOffset(), producer, commit.get());
         state.transactions.closed(producer);
         if (misplaced != null) {
-            host.fail(state, "the " + (commit.get() ? "commit" : "abort") + " marker of destination transaction " + producer.transactionalId
-                    + " belongs at offset " + marker.baseOffset() + " but " + misplaced + " (another writer, or the destination ended "
-                    + "the transaction on its own: transaction.max.timeout.ms, an expired transactional id)");
+            host.fail(
+                    state,
+                    "the " + (commit.get() ? "commit" : "abort") + " marker of destination transaction "
+                            + producer.transactionalId
+                            + " belongs at offset " + marker.baseOffset() + " but " + misplaced
+                            + " (another writer, or the destination ended "
+                            + "the transaction on its own: transaction.max.timeout.ms, an expired transactional id)");
             return false;
         }
         state.ackedEnd = marker.baseOffset() + 1;
@@ -143,7 +151,8 @@ final class TransactionReplay {
      * Waits for the batch at {@code offset} (a marker appears a few milliseconds after EndTxn returns; the
      * leader holds the fetch until then) and says what is there if it is not the marker just written; null when it is.
      */
-    private String markerMismatch(FetchPartition state, long offset, ReplayProducer producer, boolean commit) throws IOException {
+    private String markerMismatch(FetchPartition state, long offset, ReplayProducer producer, boolean commit)
+            throws IOException {
         long deadline = System.currentTimeMillis() + timeoutMs;
         List<SourceBatch> landed = List.of();
         while (landed.isEmpty() && System.currentTimeMillis() < deadline) {
@@ -163,15 +172,20 @@ final class TransactionReplay {
         if (batch.producerId() != producer.identity.producerId()) {
             return "a marker of producer " + batch.producerId() + " is there";
         }
-        return landedCommit.equals(Optional.of(commit)) ? null : (commit ? "an abort" : "a commit") + " marker is there";
+        return landedCommit.equals(Optional.of(commit))
+                ? null
+                : (commit ? "an abort" : "a commit") + " marker is there";
     }
 
     /** The replay producer of the source producer on this partition, with a transaction open here. */
     private ReplayProducer replayProducer(FetchPartition state, long sourceProducerId, long offset) throws IOException {
         ReplayProducer producer = state.transactions.get(sourceProducerId);
         if (producer == null) {
-            producer = transactions.init(host.destinationView().anyNode(),
-                    ReplayProducer.transactionalIdPrefix(mirror, state.tp.topic(), state.tp.partition()) + sourceProducerId, sourceProducerId);
+            producer = transactions.init(
+                    host.destinationView().anyNode(),
+                    ReplayProducer.transactionalIdPrefix(mirror, state.tp.topic(), state.tp.partition())
+                            + sourceProducerId,
+                    sourceProducerId);
             state.transactions.put(producer);
         }
         if (!producer.open()) {
@@ -191,11 +205,14 @@ final class TransactionReplay {
             try {
                 transactions.end(producer, false);
                 state.transactions.closed(producer);
-                LOGGER.infof("Mirror %s: %s stopped: destination transaction %s (source producer %d) aborted", mirror, state.partition,
-                        producer.transactionalId, producer.sourceProducerId);
+                LOGGER.infof(
+                        "Mirror %s: %s stopped: destination transaction %s (source producer %d) aborted",
+                        mirror, state.partition, producer.transactionalId, producer.sourceProducerId);
             } catch (IOException e) {
-                LOGGER.errorf("Mirror %s: %s stopped but destination transaction %s could not be aborted (%s); the destination aborts it "
-                        + "after its transaction timeout", mirror, state.partition, producer.transactionalId, e.getMessage());
+                LOGGER.errorf(
+                        "Mirror %s: %s stopped but destination transaction %s could not be aborted (%s); the destination aborts it "
+                                + "after its transaction timeout",
+                        mirror, state.partition, producer.transactionalId, e.getMessage());
             }
         }
     }

@@ -5,7 +5,6 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-
 import org.apache.kafka.clients.ApiVersions;
 import org.apache.kafka.clients.ClientRequest;
 import org.apache.kafka.clients.ClientResponse;
@@ -42,7 +41,12 @@ public final class WireClient implements AutoCloseable {
     private final ApiVersions apiVersions;
     private final Time time = Time.SYSTEM;
 
-    private WireClient(String clientId, NetworkClient client, ManualMetadataUpdater nodes, Metrics metrics, int requestTimeoutMs,
+    private WireClient(
+            String clientId,
+            NetworkClient client,
+            ManualMetadataUpdater nodes,
+            Metrics metrics,
+            int requestTimeoutMs,
             ApiVersions apiVersions) {
         this.clientId = clientId;
         this.client = client;
@@ -69,8 +73,17 @@ public final class WireClient implements AutoCloseable {
         ManualMetadataUpdater nodes = new ManualMetadataUpdater(List.of());
         Metrics metrics = new Metrics();
         ApiVersions apiVersions = new ApiVersions();
-        NetworkClient client = ClientUtils.createNetworkClient(config, clientId, metrics, "cluster-mirror-wire",
-                new LogContext("[" + clientId + "] "), apiVersions, Time.SYSTEM, 5, requestTimeoutMs, nodes,
+        NetworkClient client = ClientUtils.createNetworkClient(
+                config,
+                clientId,
+                metrics,
+                "cluster-mirror-wire",
+                new LogContext("[" + clientId + "] "),
+                apiVersions,
+                Time.SYSTEM,
+                5,
+                requestTimeoutMs,
+                nodes,
                 new DefaultHostResolver());
         return new WireClient(clientId, client, nodes, metrics, requestTimeoutMs, apiVersions);
     }
@@ -90,7 +103,8 @@ public final class WireClient implements AutoCloseable {
 
     public void send(Node node, AbstractRequest.Builder<?> request, RequestCompletionHandler handler) {
         long now = time.milliseconds();
-        ClientRequest clientRequest = client.newClientRequest(node.idString(), request, now, true, requestTimeoutMs, handler);
+        ClientRequest clientRequest =
+                client.newClientRequest(node.idString(), request, now, true, requestTimeoutMs, handler);
         client.send(clientRequest, now);
     }
 
@@ -118,13 +132,18 @@ public final class WireClient implements AutoCloseable {
 
     /** A fresh idempotent producer identity on this (destination) cluster. */
     public ProducerIdentity initProducerId(Node node) throws IOException {
-        InitProducerIdResponse response = (InitProducerIdResponse) call(node, new InitProducerIdRequest.Builder(
-                new InitProducerIdRequestData().setTransactionalId(null).setTransactionTimeoutMs(60000))).responseBody();
+        InitProducerIdResponse response = (InitProducerIdResponse) call(
+                        node,
+                        new InitProducerIdRequest.Builder(new InitProducerIdRequestData()
+                                .setTransactionalId(null)
+                                .setTransactionTimeoutMs(60000)))
+                .responseBody();
         Errors error = Errors.forCode(response.data().errorCode());
         if (error != Errors.NONE) {
             throw new IOException(clientId + ": InitProducerId failed: " + error.name() + " " + error.message());
         }
-        return new ProducerIdentity(response.data().producerId(), response.data().producerEpoch());
+        return new ProducerIdentity(
+                response.data().producerId(), response.data().producerEpoch());
     }
 
     @Override

@@ -1,10 +1,17 @@
 package io.clustermirror.kafka;
 
+import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorConfigRules;
+import io.smallrye.common.annotation.Identifier;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -15,15 +22,6 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
-import io.clustermirror.config.MirrorServiceConfig;
-import io.clustermirror.mirror.MirrorConfig;
-import io.clustermirror.mirror.MirrorConfigRules;
-import io.smallrye.common.annotation.Identifier;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.inject.Produces;
-import jakarta.inject.Inject;
-import jakarta.inject.Singleton;
-
 /** The only place that builds Kafka clients: destination clients from {@code kafka.*}, source clients from a mirror's config. */
 @ApplicationScoped
 public class KafkaClients {
@@ -33,7 +31,9 @@ public class KafkaClients {
     private final SourceConfigProviders configProviders;
 
     @Inject
-    public KafkaClients(@Identifier("default-kafka-broker") Map<String, Object> destination, MirrorServiceConfig config,
+    public KafkaClients(
+            @Identifier("default-kafka-broker") Map<String, Object> destination,
+            MirrorServiceConfig config,
             SourceConfigProviders configProviders) {
         this.destination = Map.copyOf(destination);
         this.config = config;
@@ -53,8 +53,12 @@ public class KafkaClients {
 
     public Admin destinationAdmin() {
         Map<String, Object> props = destinationProps("admin");
-        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, config.destination().requestTimeoutMs());
-        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, config.destination().requestTimeoutMs());
+        props.put(
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                config.destination().requestTimeoutMs());
+        props.put(
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                config.destination().requestTimeoutMs());
         return Admin.create(props);
     }
 
@@ -65,8 +69,11 @@ public class KafkaClients {
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, config.destination().requestTimeoutMs());
-        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, config.destination().requestTimeoutMs());
-        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(config.destination().requestTimeoutMs(), 30000));
+        props.put(
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, config.destination().requestTimeoutMs());
+        props.put(
+                ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                Math.min(config.destination().requestTimeoutMs(), 30000));
         props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
         return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     }
@@ -77,7 +84,9 @@ public class KafkaClients {
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, config.destination().requestTimeoutMs());
+        props.put(
+                ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                config.destination().requestTimeoutMs());
         return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 

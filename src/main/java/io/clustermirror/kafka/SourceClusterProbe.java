@@ -1,14 +1,5 @@
 package io.clustermirror.kafka;
 
-import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeoutException;
-
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.DescribeClusterOptions;
-import org.jboss.logging.Logger;
-
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
@@ -17,6 +8,13 @@ import io.clustermirror.mirror.MirrorException;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.jboss.logging.Logger;
 
 /**
  * Asks a source cluster for its cluster id. Building and closing an Admin client may block (DNS
@@ -45,23 +43,36 @@ public class SourceClusterProbe {
      */
     public Uni<String> clusterId(String mirrorName, MirrorConfig mirrorConfig) {
         int timeoutMs = config.source().requestTimeoutMs();
-        CompletableFuture<Admin> admin = CompletableFuture.supplyAsync(() -> clients.sourceAdmin(mirrorName, mirrorConfig),
-                Infrastructure.getDefaultWorkerPool());
-        return Uni.createFrom().completionStage(admin)
-                .onItem().transformToUni(a -> KafkaUni.of(a.describeCluster(new DescribeClusterOptions().timeoutMs(timeoutMs)).clusterId()))
-                .ifNoItem().after(Duration.ofMillis(timeoutMs)).failWith(() -> new TimeoutException("no answer within " + timeoutMs + " ms"))
-                .onFailure().transform(e -> unavailable(mirrorConfig, e instanceof CompletionException && e.getCause() != null ? e.getCause() : e))
-                .onTermination().invoke(() -> admin.thenAcceptAsync(a -> a.close(Duration.ZERO), Infrastructure.getDefaultWorkerPool()));
+        CompletableFuture<Admin> admin = CompletableFuture.supplyAsync(
+                () -> clients.sourceAdmin(mirrorName, mirrorConfig), Infrastructure.getDefaultWorkerPool());
+        return Uni.createFrom()
+                .completionStage(admin)
+                .onItem()
+                .transformToUni(a -> KafkaUni.of(a.describeCluster(new DescribeClusterOptions().timeoutMs(timeoutMs))
+                        .clusterId()))
+                .ifNoItem()
+                .after(Duration.ofMillis(timeoutMs))
+                .failWith(() -> new TimeoutException("no answer within " + timeoutMs + " ms"))
+                .onFailure()
+                .transform(e -> unavailable(
+                        mirrorConfig, e instanceof CompletionException && e.getCause() != null ? e.getCause() : e))
+                .onTermination()
+                .invoke(() ->
+                        admin.thenAcceptAsync(a -> a.close(Duration.ZERO), Infrastructure.getDefaultWorkerPool()));
     }
 
     private MirrorException unavailable(MirrorConfig mirrorConfig, Throwable cause) {
         if (cause instanceof MirrorException mirrorException) {
             return mirrorException;
         }
-        String reason = rules.redact(cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage(), mirrorConfig);
+        String reason = rules.redact(
+                cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage(), mirrorConfig);
         LOGGER.debugf("Source cluster at %s not reachable: %s", mirrorConfig.bootstrapServers(), reason);
-        return new MirrorException(MirrorError.SOURCE_METADATA_NOT_AVAILABLE, "Could not describe the source cluster at "
-                + mirrorConfig.bootstrapServers() + " within " + config.source().requestTimeoutMs() + " ms: " + reason,
-                "config.bootstrap.servers", cause);
+        return new MirrorException(
+                MirrorError.SOURCE_METADATA_NOT_AVAILABLE,
+                "Could not describe the source cluster at " + mirrorConfig.bootstrapServers() + " within "
+                        + config.source().requestTimeoutMs() + " ms: " + reason,
+                "config.bootstrap.servers",
+                cause);
     }
 }

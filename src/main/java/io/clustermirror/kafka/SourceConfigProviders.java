@@ -1,24 +1,22 @@
 package io.clustermirror.kafka;
 
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.function.Predicate;
-import java.util.regex.Matcher;
-
-import org.apache.kafka.common.config.ConfigTransformer;
-import org.apache.kafka.common.config.provider.ConfigProvider;
-import org.apache.kafka.common.config.provider.DirectoryConfigProvider;
-import org.apache.kafka.common.config.provider.EnvVarConfigProvider;
-import org.apache.kafka.common.config.provider.FileConfigProvider;
-import org.jboss.logging.Logger;
-
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import org.apache.kafka.common.config.ConfigTransformer;
+import org.apache.kafka.common.config.provider.ConfigProvider;
+import org.apache.kafka.common.config.provider.DirectoryConfigProvider;
+import org.apache.kafka.common.config.provider.EnvVarConfigProvider;
+import org.apache.kafka.common.config.provider.FileConfigProvider;
+import org.jboss.logging.Logger;
 
 /**
  * Kafka's config providers (KIP-297) for a mirror's source settings, so that secrets need not be stored in
@@ -56,14 +54,18 @@ public class SourceConfigProviders {
                 case "file" -> new FileConfigProvider();
                 case "directory" -> new DirectoryConfigProvider();
                 case "env" -> new EnvVarConfigProvider();
-                default -> throw new IllegalArgumentException(PREFIX + ": unknown config provider '" + name
-                        + "' (known: file, directory, env)");
+                default ->
+                    throw new IllegalArgumentException(
+                            PREFIX + ": unknown config provider '" + name + "' (known: file, directory, env)");
             };
             provider.configure(params);
             if (("file".equals(name) || "directory".equals(name)) && !params.containsKey("allowed.paths")
                     || "env".equals(name) && !params.containsKey("allowlist.pattern")) {
-                LOGGER.warnf("Config provider '%s' for source settings has no %s: any mirror may read any %s the service can", name,
-                        "env".equals(name) ? "allowlist.pattern" : "allowed.paths", "env".equals(name) ? "environment variable" : "file");
+                LOGGER.warnf(
+                        "Config provider '%s' for source settings has no %s: any mirror may read any %s the service can",
+                        name,
+                        "env".equals(name) ? "allowlist.pattern" : "allowed.paths",
+                        "env".equals(name) ? "environment variable" : "file");
             }
             built.put(name, provider);
         });
@@ -76,8 +78,10 @@ public class SourceConfigProviders {
 
     private static Map<String, Map<String, String>> enabled(MirrorServiceConfig.Source source) {
         Map<String, Map<String, String>> enabled = new LinkedHashMap<>();
-        source.configProviders().orElse(List.of()).forEach(name -> enabled.put(name.trim(),
-                source.configProviderParams().getOrDefault(name.trim(), Map.of())));
+        source.configProviders()
+                .orElse(List.of())
+                .forEach(name ->
+                        enabled.put(name.trim(), source.configProviderParams().getOrDefault(name.trim(), Map.of())));
         return enabled;
     }
 
@@ -92,12 +96,18 @@ public class SourceConfigProviders {
             Matcher references = ConfigTransformer.DEFAULT_PATTERN.matcher(entry.getValue());
             while (references.find()) {
                 if (!secret.test(entry.getKey())) {
-                    throw new MirrorException(MirrorError.INVALID_CONFIG, "'" + entry.getKey() + "' cannot refer to a config provider: "
-                            + "only secret settings (passwords, sasl.jaas.config, keys) may", "config." + entry.getKey());
+                    throw new MirrorException(
+                            MirrorError.INVALID_CONFIG,
+                            "'" + entry.getKey() + "' cannot refer to a config provider: "
+                                    + "only secret settings (passwords, sasl.jaas.config, keys) may",
+                            "config." + entry.getKey());
                 }
                 if (!providers.containsKey(references.group(1))) {
-                    throw new MirrorException(MirrorError.INVALID_CONFIG, "'" + entry.getKey() + "' refers to config provider '"
-                            + references.group(1) + "', which this service does not enable (" + PREFIX + ": " + providers.keySet() + ")",
+                    throw new MirrorException(
+                            MirrorError.INVALID_CONFIG,
+                            "'" + entry.getKey() + "' refers to config provider '" + references.group(1)
+                                    + "', which this service does not enable (" + PREFIX + ": " + providers.keySet()
+                                    + ")",
                             "config." + entry.getKey());
                 }
             }
@@ -111,11 +121,19 @@ public class SourceConfigProviders {
             try {
                 result = transformer.transform(Map.of(key, value)).data().get(key);
             } catch (RuntimeException e) {
-                throw new MirrorException(MirrorError.INVALID_CONFIG, "'" + key + "' could not be resolved: " + e.getMessage(), "config." + key);
+                throw new MirrorException(
+                        MirrorError.INVALID_CONFIG,
+                        "'" + key + "' could not be resolved: " + e.getMessage(),
+                        "config." + key);
             }
-            if (ConfigTransformer.DEFAULT_PATTERN.matcher(result).find()) { // a provider leaves what it cannot find as it was
-                throw new MirrorException(MirrorError.INVALID_CONFIG, "'" + key + "' could not be resolved: its config provider has no "
-                        + "such key, file or directory, or the path is outside its allowed.paths", "config." + key);
+            if (ConfigTransformer.DEFAULT_PATTERN
+                    .matcher(result)
+                    .find()) { // a provider leaves what it cannot find as it was
+                throw new MirrorException(
+                        MirrorError.INVALID_CONFIG,
+                        "'" + key + "' could not be resolved: its config provider has no "
+                                + "such key, file or directory, or the path is outside its allowed.paths",
+                        "config." + key);
             }
             resolved.put(key, result);
         });

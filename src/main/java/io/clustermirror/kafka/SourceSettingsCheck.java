@@ -1,16 +1,14 @@
 package io.clustermirror.kafka;
 
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
 import java.util.Map;
-
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.security.JaasContext;
-
-import io.clustermirror.mirror.MirrorError;
-import io.clustermirror.mirror.MirrorException;
 
 /**
  * Checks resolved source client settings the way the Kafka client will read them (types, validators, the JAAS
@@ -19,10 +17,10 @@ import io.clustermirror.mirror.MirrorException;
  */
 final class SourceSettingsCheck {
 
-    private static final Map<String, ConfigDef.ConfigKey> KEYS = AdminClientConfig.configDef().configKeys();
+    private static final Map<String, ConfigDef.ConfigKey> KEYS =
+            AdminClientConfig.configDef().configKeys();
 
-    private SourceSettingsCheck() {
-    }
+    private SourceSettingsCheck() {}
 
     static void check(Map<String, String> resolved) {
         resolved.forEach((name, value) -> {
@@ -36,21 +34,30 @@ final class SourceSettingsCheck {
                     key.validator.ensureValid(name, parsed);
                 }
             } catch (ConfigException e) {
-                throw invalid(name, "is not a valid " + key.type.name().toLowerCase(java.util.Locale.ROOT) + " value"
-                        + (key.type == ConfigDef.Type.PASSWORD || name.contains("secret") || name.contains("password") ? ""
-                                : ": " + e.getMessage()));
+                throw invalid(
+                        name,
+                        "is not a valid " + key.type.name().toLowerCase(java.util.Locale.ROOT) + " value"
+                                + (key.type == ConfigDef.Type.PASSWORD
+                                                || name.contains("secret")
+                                                || name.contains("password")
+                                        ? ""
+                                        : ": " + e.getMessage()));
             }
         });
         String jaas = resolved.get(SaslConfigs.SASL_JAAS_CONFIG);
         String protocol = resolved.getOrDefault(AdminClientConfig.SECURITY_PROTOCOL_CONFIG, "PLAINTEXT");
-        if (jaas != null && protocol.toUpperCase(java.util.Locale.ROOT).startsWith("SASL")) { // read only where SASL is used, as the client does
+        if (jaas != null
+                && protocol.toUpperCase(java.util.Locale.ROOT)
+                        .startsWith("SASL")) { // read only where SASL is used, as the client does
             try {
                 // parsed as the client will: one login module, Kafka's JAAS syntax
                 JaasContext.loadClientContext(Map.of(SaslConfigs.SASL_JAAS_CONFIG, new Password(jaas)));
             } catch (IllegalArgumentException e) {
                 // JaasConfig's messages name the rule broken and may quote a token of the value: those are left out
-                throw invalid(SaslConfigs.SASL_JAAS_CONFIG, "is not valid JAAS ('<LoginModule class> required key=\"value\" ...;'): "
-                        + String.valueOf(e.getMessage()).replaceAll("'[^']*'", "'...'"));
+                throw invalid(
+                        SaslConfigs.SASL_JAAS_CONFIG,
+                        "is not valid JAAS ('<LoginModule class> required key=\"value\" ...;'): "
+                                + String.valueOf(e.getMessage()).replaceAll("'[^']*'", "'...'"));
             }
         }
     }

@@ -1,13 +1,5 @@
 package io.clustermirror.metrics;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
-import java.util.function.Supplier;
-import java.util.function.ToLongFunction;
-
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
@@ -18,6 +10,13 @@ import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
 
 /** Every meter of the service, declared once. Tags are bounded: no partition-level tags except on lag. */
 @ApplicationScoped
@@ -30,27 +29,38 @@ public class MirrorMetrics {
     private final MeterRegistry registry;
     private final Counter stateWritesOk;
     private final Counter stateWritesFailed;
-    private final java.util.Map<String, DataPlaneMeters> dataPlaneMeters = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<String, DataPlaneMeters> dataPlaneMeters =
+            new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<String, MirrorGaugeSources> gaugeSources = new ConcurrentHashMap<>();
     private final MultiGauge partitionLag;
 
     public MirrorMetrics(MeterRegistry registry) {
         this.registry = registry;
-        this.stateWritesOk = Counter.builder(STATE_WRITES).description("Writes to __mirror_state")
-                .tag("result", "ok").register(registry);
-        this.stateWritesFailed = Counter.builder(STATE_WRITES).description("Writes to __mirror_state")
-                .tag("result", "failed").register(registry);
-        this.partitionLag = MultiGauge.builder("cluster.mirror.partition.lag")
-                .description("Lag of each partition in a data plane, in records (source high watermark minus destination end)")
+        this.stateWritesOk = Counter.builder(STATE_WRITES)
+                .description("Writes to __mirror_state")
+                .tag("result", "ok")
                 .register(registry);
-        io.micrometer.core.instrument.FunctionCounter.builder("cluster.mirror.pattern.compilations", this,
-                ignored -> io.clustermirror.mirror.RegexList.compilations())
-                .description("Pattern lists (include/exclude regexes, ACL rules) compiled; unchanged lists are served compiled")
+        this.stateWritesFailed = Counter.builder(STATE_WRITES)
+                .description("Writes to __mirror_state")
+                .tag("result", "failed")
+                .register(registry);
+        this.partitionLag = MultiGauge.builder("cluster.mirror.partition.lag")
+                .description(
+                        "Lag of each partition in a data plane, in records (source high watermark minus destination end)")
+                .register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder(
+                        "cluster.mirror.pattern.compilations",
+                        this,
+                        ignored -> io.clustermirror.mirror.RegexList.compilations())
+                .description(
+                        "Pattern lists (include/exclude regexes, ACL rules) compiled; unchanged lists are served compiled")
                 .register(registry);
     }
 
     public void registerMirrorCount(Supplier<Number> count) {
-        Gauge.builder(MIRRORS, count).description("Cluster mirrors this instance coordinates").register(registry);
+        Gauge.builder(MIRRORS, count)
+                .description("Cluster mirrors this instance coordinates")
+                .register(registry);
     }
 
     public void stateWrite(boolean ok) {
@@ -62,26 +72,46 @@ public class MirrorMetrics {
      * (records), each partition's lag, the destination transactions it holds open and the age of the oldest (a
      * hanging source transaction shows there). Replaced whenever the mirror's data plane is rebuilt; the gauges stay.
      */
-    public record MirrorGaugeSources(ToLongFunction<MirrorPartitionState> partitionsIn, Supplier<Number> maxLag,
-            Supplier<Map<MirrorPartition, Long>> partitionLags, Supplier<Number> openTransactions, Supplier<Number> oldestOpenTransactionSeconds) {
-    }
+    public record MirrorGaugeSources(
+            ToLongFunction<MirrorPartitionState> partitionsIn,
+            Supplier<Number> maxLag,
+            Supplier<Map<MirrorPartition, Long>> partitionLags,
+            Supplier<Number> openTransactions,
+            Supplier<Number> oldestOpenTransactionSeconds) {}
 
     /** Registers the mirror's gauges on first use; later calls point them at the new sources (a rebuilt data plane). */
     public void registerMirror(String mirror, MirrorGaugeSources sources) {
         if (gaugeSources.put(mirror, sources) != null) {
             return;
         }
-        Gauge.builder("cluster.mirror.transactions.open", () -> read(mirror, s -> s.openTransactions().get()))
-                .description("Destination transactions held open because the source's are still open").tag("mirror", mirror).register(registry);
-        Gauge.builder("cluster.mirror.transactions.oldest.open", () -> read(mirror, s -> s.oldestOpenTransactionSeconds().get()))
-                .baseUnit("seconds").description("Age of the oldest destination transaction held open (0 when none)").tag("mirror", mirror)
+        Gauge.builder(
+                        "cluster.mirror.transactions.open",
+                        () -> read(mirror, s -> s.openTransactions().get()))
+                .description("Destination transactions held open because the source's are still open")
+                .tag("mirror", mirror)
+                .register(registry);
+        Gauge.builder(
+                        "cluster.mirror.transactions.oldest.open",
+                        () -> read(mirror, s -> s.oldestOpenTransactionSeconds().get()))
+                .baseUnit("seconds")
+                .description("Age of the oldest destination transaction held open (0 when none)")
+                .tag("mirror", mirror)
                 .register(registry);
         for (MirrorPartitionState state : MirrorPartitionState.values()) {
-            Gauge.builder("cluster.mirror.partitions", () -> read(mirror, s -> s.partitionsIn().applyAsLong(state)))
-                    .description("Partitions per state").tag("mirror", mirror).tag("state", state.name()).register(registry);
+            Gauge.builder(
+                            "cluster.mirror.partitions",
+                            () -> read(mirror, s -> s.partitionsIn().applyAsLong(state)))
+                    .description("Partitions per state")
+                    .tag("mirror", mirror)
+                    .tag("state", state.name())
+                    .register(registry);
         }
-        Gauge.builder("cluster.mirror.lag.max", () -> read(mirror, s -> s.maxLag().get()))
-                .description("Largest lag of a mirroring partition, in records").tag("mirror", mirror).register(registry);
+        Gauge.builder(
+                        "cluster.mirror.lag.max",
+                        () -> read(mirror, s -> s.maxLag().get()))
+                .description("Largest lag of a mirroring partition, in records")
+                .tag("mirror", mirror)
+                .register(registry);
     }
 
     private Number read(String mirror, Function<MirrorGaugeSources, Number> value) {
@@ -96,8 +126,17 @@ public class MirrorMetrics {
     @Scheduled(every = "${mirror.metrics.partition-lag.refresh:5s}", identity = "partition-lag-gauges")
     void refreshPartitionLags() {
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
-        gaugeSources.forEach((mirror, sources) -> sources.partitionLags().get().forEach((partition, lag) -> rows.add(MultiGauge.Row.of(
-                Tags.of("mirror", mirror, "topic", partition.topic(), "partition", Integer.toString(partition.partition())), lag))));
+        gaugeSources.forEach((mirror, sources) -> sources.partitionLags()
+                .get()
+                .forEach((partition, lag) -> rows.add(MultiGauge.Row.of(
+                        Tags.of(
+                                "mirror",
+                                mirror,
+                                "topic",
+                                partition.topic(),
+                                "partition",
+                                Integer.toString(partition.partition())),
+                        lag))));
         partitionLag.register(rows, true);
     }
 
@@ -105,64 +144,109 @@ public class MirrorMetrics {
     public void request(String mirror, String api, boolean failed) {
         DataPlaneMeters meters = dataPlane(mirror);
         boolean fetch = "fetch".equals(api);
-        (failed ? (fetch ? meters.fetchErrors() : meters.produceErrors()) : (fetch ? meters.fetches() : meters.produces())).increment();
+        (failed
+                        ? (fetch ? meters.fetchErrors() : meters.produceErrors())
+                        : (fetch ? meters.fetches() : meters.produces()))
+                .increment();
     }
 
     /** The data plane's counters of one mirror, registered once: the fetch/append loop must not look meters up. */
-    private record DataPlaneMeters(Counter records, Counter bytes, Counter fetches, Counter produces, Counter fetchErrors,
-            Counter produceErrors) {
-    }
+    private record DataPlaneMeters(
+            Counter records,
+            Counter bytes,
+            Counter fetches,
+            Counter produces,
+            Counter fetchErrors,
+            Counter produceErrors) {}
 
     private DataPlaneMeters dataPlane(String mirror) {
-        return dataPlaneMeters.computeIfAbsent(mirror, m -> new DataPlaneMeters(
-                Counter.builder("cluster.mirror.records").description("Records mirrored").tag("mirror", m).register(registry),
-                Counter.builder("cluster.mirror.bytes").description("Log bytes mirrored").baseUnit("bytes").tag("mirror", m).register(registry),
-                requestCounter("cluster.mirror.requests", m, "fetch"), requestCounter("cluster.mirror.requests", m, "produce"),
-                requestCounter("cluster.mirror.request.errors", m, "fetch"), requestCounter("cluster.mirror.request.errors", m, "produce")));
+        return dataPlaneMeters.computeIfAbsent(
+                mirror,
+                m -> new DataPlaneMeters(
+                        Counter.builder("cluster.mirror.records")
+                                .description("Records mirrored")
+                                .tag("mirror", m)
+                                .register(registry),
+                        Counter.builder("cluster.mirror.bytes")
+                                .description("Log bytes mirrored")
+                                .baseUnit("bytes")
+                                .tag("mirror", m)
+                                .register(registry),
+                        requestCounter("cluster.mirror.requests", m, "fetch"),
+                        requestCounter("cluster.mirror.requests", m, "produce"),
+                        requestCounter("cluster.mirror.request.errors", m, "fetch"),
+                        requestCounter("cluster.mirror.request.errors", m, "produce")));
     }
 
     private Counter requestCounter(String name, String mirror, String api) {
-        return Counter.builder(name).description("Data-plane requests by API").tag("mirror", mirror).tag("api", api).register(registry);
+        return Counter.builder(name)
+                .description("Data-plane requests by API")
+                .tag("mirror", mirror)
+                .tag("api", api)
+                .register(registry);
     }
 
     /** Drops every meter of a deleted mirror. */
     public void removeMirror(String mirror) {
         dataPlaneMeters.remove(mirror);
         gaugeSources.remove(mirror);
-        registry.getMeters().stream().filter(m -> mirror.equals(m.getId().getTag("mirror"))).toList().forEach(registry::remove);
+        registry.getMeters().stream()
+                .filter(m -> mirror.equals(m.getId().getTag("mirror")))
+                .toList()
+                .forEach(registry::remove);
     }
 
     public void mirrorHalted(String mirror) {
-        Counter.builder("cluster.mirror.halts").description("Mirrors halted because the source cluster id changed").tag("mirror", mirror)
-                .register(registry).increment();
+        Counter.builder("cluster.mirror.halts")
+                .description("Mirrors halted because the source cluster id changed")
+                .tag("mirror", mirror)
+                .register(registry)
+                .increment();
     }
 
     /** A metadata-sync error of one kind (the KIP's MetadataRefreshError, TopicConfigMetadataSyncError, ConsumerGroupOffsetSyncError, ...). */
     public void syncError(String mirror, String kind) {
-        Counter.builder("cluster.mirror.sync.errors").description("Metadata sync errors by kind").tag("mirror", mirror).tag("kind", kind)
-                .register(registry).increment();
+        Counter.builder("cluster.mirror.sync.errors")
+                .description("Metadata sync errors by kind")
+                .tag("mirror", mirror)
+                .tag("kind", kind)
+                .register(registry)
+                .increment();
     }
 
     /** Group offsets not synced because the group has active members on the destination. */
     public void groupSkippedActive(String mirror) {
-        Counter.builder("cluster.mirror.groups.skipped.active").description("Group offset syncs skipped: group active on the destination")
-                .tag("mirror", mirror).register(registry).increment();
+        Counter.builder("cluster.mirror.groups.skipped.active")
+                .description("Group offset syncs skipped: group active on the destination")
+                .tag("mirror", mirror)
+                .register(registry)
+                .increment();
     }
 
     public void syncCycle(String mirror, java.time.Duration duration) {
-        io.micrometer.core.instrument.Timer.builder("cluster.mirror.sync.cycle").description("Metadata sync cycle duration")
-                .tag("mirror", mirror).register(registry).record(duration);
+        io.micrometer.core.instrument.Timer.builder("cluster.mirror.sync.cycle")
+                .description("Metadata sync cycle duration")
+                .tag("mirror", mirror)
+                .register(registry)
+                .record(duration);
     }
 
     public void partitionFailed(String mirror) {
-        Counter.builder("cluster.mirror.partition.failures").description("Partitions moved to FAILED").tag("mirror", mirror)
-                .register(registry).increment();
+        Counter.builder("cluster.mirror.partition.failures")
+                .description("Partitions moved to FAILED")
+                .tag("mirror", mirror)
+                .register(registry)
+                .increment();
     }
 
     /** A source leader answered that its log no longer holds what was fetched (EPOCH_FENCING entered). */
     public void epochFenced(String mirror) {
-        Counter.builder("cluster.mirror.partition.epoch.fencings").description("Partitions moved to EPOCH_FENCING: the source lost "
-                + "fetched records (unclean leader election)").tag("mirror", mirror).register(registry).increment();
+        Counter.builder("cluster.mirror.partition.epoch.fencings")
+                .description("Partitions moved to EPOCH_FENCING: the source lost "
+                        + "fetched records (unclean leader election)")
+                .tag("mirror", mirror)
+                .register(registry)
+                .increment();
     }
 
     /** Records and log bytes appended to the destination by a mirror's data plane (per batch: the counters are cached). */
@@ -174,7 +258,10 @@ public class MirrorMetrics {
 
     /** Requests refused, by KIP error name (a bounded set). */
     public void apiError(MirrorError error) {
-        Counter.builder(API_ERRORS).description("Requests refused, by KIP error name").tag("errorCode", error.name())
-                .register(registry).increment();
+        Counter.builder(API_ERRORS)
+                .description("Requests refused, by KIP error name")
+                .tag("errorCode", error.name())
+                .register(registry)
+                .increment();
     }
 }

@@ -9,11 +9,25 @@ import java.util.regex.Pattern;
  * One rule of {@code mirror.acl.include}: {@code resourceType;resourceName-regex;operation;permissionType;principal},
  * where {@code *} in any position but the regex matches anything.
  */
-public record AclRule(String resourceType, Pattern resourceName, String operation, String permissionType, String principal) {
+public record AclRule(
+        String resourceType, Pattern resourceName, String operation, String permissionType, String principal) {
 
-    static final Set<String> RESOURCE_TYPES = Set.of("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER");
-    static final Set<String> OPERATIONS = Set.of("ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
-            "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE", "CREATE_TOKENS", "DESCRIBE_TOKENS",
+    static final Set<String> RESOURCE_TYPES =
+            Set.of("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER");
+    static final Set<String> OPERATIONS = Set.of(
+            "ALL",
+            "READ",
+            "WRITE",
+            "CREATE",
+            "DELETE",
+            "ALTER",
+            "DESCRIBE",
+            "CLUSTER_ACTION",
+            "DESCRIBE_CONFIGS",
+            "ALTER_CONFIGS",
+            "IDEMPOTENT_WRITE",
+            "CREATE_TOKENS",
+            "DESCRIBE_TOKENS",
             "TWO_PHASE_COMMIT");
     static final Set<String> PERMISSION_TYPES = Set.of("ALLOW", "DENY");
     public static final String ANY = "*";
@@ -39,8 +53,8 @@ public record AclRule(String resourceType, Pattern resourceName, String operatio
         try {
             resourceName = RegexList.compile(List.of(parts.get(1).trim())).get(0);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule) + "' has an invalid resource name regex: "
-                    + e.getMessage());
+            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule)
+                    + "' has an invalid resource name regex: " + e.getMessage());
         }
         String operation = oneOf(parts.get(2), OPERATIONS, "operation", rule);
         String permissionType = oneOf(parts.get(3), PERMISSION_TYPES, "permission type", rule);
@@ -55,8 +69,9 @@ public record AclRule(String resourceType, Pattern resourceName, String operatio
     private static String oneOf(String raw, Set<String> allowed, String what, String rule) {
         String value = raw.trim().toUpperCase(Locale.ROOT);
         if (!value.equals(ANY) && !allowed.contains(value)) {
-            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule) + "' has unknown " + what + " '"
-                    + RegexList.abbreviate(raw.trim()) + "'; expected '*' or one of " + allowed.stream().sorted().toList());
+            throw new IllegalArgumentException("ACL rule '" + RegexList.abbreviate(rule) + "' has unknown " + what
+                    + " '" + RegexList.abbreviate(raw.trim()) + "'; expected '*' or one of "
+                    + allowed.stream().sorted().toList());
         }
         return value;
     }

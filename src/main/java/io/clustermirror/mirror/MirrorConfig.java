@@ -28,6 +28,7 @@ public record MirrorConfig(Map<String, String> values) {
     public static final String DEFAULT_TOPIC_PROPERTIES_EXCLUDE = "follower.replication.throttled.replicas,"
             + "leader.replication.throttled.replicas,message.timestamp.type,message.timestamp.before.max.ms,"
             + "message.timestamp.after.max.ms,min.insync.replicas,unclean.leader.election.enable";
+
     public static final String DEFAULT_TOPICS_EXCLUDE = "__.*";
 
     /** What a masked value reads as, in every response and log line (Kafka's own choice for passwords). */
@@ -52,7 +53,10 @@ public record MirrorConfig(Map<String, String> values) {
 
     /** A comma-separated list value as a list, blanks dropped. */
     public static java.util.List<String> split(String value) {
-        return java.util.Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+        return java.util.Arrays.stream(value.split(","))
+                .map(String::trim)
+                .filter(s -> !s.isEmpty())
+                .toList();
     }
 
     public boolean recreateOnDivergence() {

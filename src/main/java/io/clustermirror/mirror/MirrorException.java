@@ -9,7 +9,6 @@ import java.util.Objects;
 public class MirrorException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-
     private final MirrorError error;
     private final String field;
 

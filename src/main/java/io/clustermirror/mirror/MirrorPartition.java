@@ -6,8 +6,8 @@ import java.util.Objects;
 /** One partition of a mirrored topic (the same topic name and partition on source and destination). */
 public record MirrorPartition(String topic, int partition) implements Comparable<MirrorPartition> {
 
-    private static final Comparator<MirrorPartition> ORDER = Comparator.comparing(MirrorPartition::topic)
-            .thenComparingInt(MirrorPartition::partition);
+    private static final Comparator<MirrorPartition> ORDER =
+            Comparator.comparing(MirrorPartition::topic).thenComparingInt(MirrorPartition::partition);
 
     public MirrorPartition {
         Objects.requireNonNull(topic, "topic");

@@ -18,7 +18,15 @@ import java.util.Set;
  * </pre>
  */
 public enum MirrorPartitionState {
-    UNKNOWN(0), LOG_TRUNCATION(1), MIRRORING(2), EPOCH_FENCING(3), PAUSING(4), PAUSED(5), STOPPING(6), STOPPED(7), FAILED(8);
+    UNKNOWN(0),
+    LOG_TRUNCATION(1),
+    MIRRORING(2),
+    EPOCH_FENCING(3),
+    PAUSING(4),
+    PAUSED(5),
+    STOPPING(6),
+    STOPPED(7),
+    FAILED(8);
 
     private static final Map<MirrorPartitionState, Set<MirrorPartitionState>> LEGAL_SOURCES = Map.of(
             UNKNOWN, EnumSet.noneOf(MirrorPartitionState.class),

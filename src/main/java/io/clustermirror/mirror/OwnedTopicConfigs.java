@@ -15,9 +15,12 @@ public final class OwnedTopicConfigs {
     public static final String MESSAGE_TIMESTAMP_BEFORE_MAX_MS = "message.timestamp.before.max.ms";
     public static final String MAX_MESSAGE_BYTES = "max.message.bytes";
 
-    public static final Set<String> NAMES = Set.of(COMPRESSION_TYPE, MESSAGE_TIMESTAMP_TYPE, MESSAGE_TIMESTAMP_AFTER_MAX_MS,
-            MESSAGE_TIMESTAMP_BEFORE_MAX_MS, MAX_MESSAGE_BYTES);
+    public static final Set<String> NAMES = Set.of(
+            COMPRESSION_TYPE,
+            MESSAGE_TIMESTAMP_TYPE,
+            MESSAGE_TIMESTAMP_AFTER_MAX_MS,
+            MESSAGE_TIMESTAMP_BEFORE_MAX_MS,
+            MAX_MESSAGE_BYTES);
 
-    private OwnedTopicConfigs() {
-    }
+    private OwnedTopicConfigs() {}
 }

@@ -12,8 +12,14 @@ import java.util.Objects;
  * @param lastMirroredEpoch source partition leader epoch of the last batch mirrored (LME), -1 if none
  * @param error the last error, for operators; null when none
  */
-public record PartitionStatus(MirrorPartitionState state, MirrorPartitionState previousState, int stateEpoch, int retryAttempt,
-        int lastMirroredEpoch, String error, Instant updatedAt) {
+public record PartitionStatus(
+        MirrorPartitionState state,
+        MirrorPartitionState previousState,
+        int stateEpoch,
+        int retryAttempt,
+        int lastMirroredEpoch,
+        String error,
+        Instant updatedAt) {
 
     public PartitionStatus {
         Objects.requireNonNull(state, "state");
@@ -31,7 +37,8 @@ public record PartitionStatus(MirrorPartitionState state, MirrorPartitionState p
      */
     public PartitionStatus moveTo(MirrorPartitionState target, String newError, Instant now) {
         if (!state.canMoveTo(target)) {
-            throw new MirrorException(MirrorError.INVALID_MIRROR_PARTITION_STATE,
+            throw new MirrorException(
+                    MirrorError.INVALID_MIRROR_PARTITION_STATE,
                     "A partition in state " + state + " cannot move to " + target);
         }
         return new PartitionStatus(target, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, newError, now);

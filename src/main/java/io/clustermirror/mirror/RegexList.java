@@ -28,11 +28,11 @@ public final class RegexList {
 
     /** Guarded by itself; access order, so the eldest entry is the least recently used. */
     private static final Map<List<String>, List<Pattern>> CACHE = new LinkedHashMap<>(64, 0.75f, true);
+
     private static long cachedChars;
     private static final AtomicLong COMPILATIONS = new AtomicLong();
 
-    private RegexList() {
-    }
+    private RegexList() {}
 
     /**
      * The compiled patterns, from the cache when this exact list was compiled before; validates it first (bounds
@@ -52,8 +52,8 @@ public final class RegexList {
             try {
                 compiled.add(Pattern.compile(regex));
             } catch (PatternSyntaxException e) {
-                throw new IllegalArgumentException("'" + abbreviate(regex) + "' is not a valid regular expression: " + e.getDescription()
-                        + (e.getIndex() >= 0 ? " near index " + e.getIndex() : ""));
+                throw new IllegalArgumentException("'" + abbreviate(regex) + "' is not a valid regular expression: "
+                        + e.getDescription() + (e.getIndex() >= 0 ? " near index " + e.getIndex() : ""));
             } catch (StackOverflowError e) {
                 throw new IllegalArgumentException("'" + abbreviate(regex) + "' is nested too deeply to compile");
             }
@@ -76,12 +76,13 @@ public final class RegexList {
     /** Refuses a list longer than {@link #MAX_PATTERNS} or a pattern longer than {@link #MAX_PATTERN_LENGTH}; cheap, no compiling. */
     public static void checkBounds(List<String> regexes) {
         if (regexes.size() > MAX_PATTERNS) {
-            throw new IllegalArgumentException(regexes.size() + " patterns given; at most " + MAX_PATTERNS + " are accepted");
+            throw new IllegalArgumentException(
+                    regexes.size() + " patterns given; at most " + MAX_PATTERNS + " are accepted");
         }
         for (String regex : regexes) {
             if (regex.length() > MAX_PATTERN_LENGTH) {
-                throw new IllegalArgumentException("a pattern of " + regex.length() + " characters ('" + abbreviate(regex)
-                        + "') is longer than the " + MAX_PATTERN_LENGTH + " accepted");
+                throw new IllegalArgumentException("a pattern of " + regex.length() + " characters ('"
+                        + abbreviate(regex) + "') is longer than the " + MAX_PATTERN_LENGTH + " accepted");
             }
         }
     }

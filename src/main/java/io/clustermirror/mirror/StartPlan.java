@@ -20,11 +20,9 @@ import java.util.regex.Pattern;
  */
 public record StartPlan(List<Candidate> candidates, List<Refusal> refusals) {
 
-    public record Candidate(String topic, boolean mayAdopt) {
-    }
+    public record Candidate(String topic, boolean mayAdopt) {}
 
-    public record Refusal(String topic, MirrorError error, String reason) {
-    }
+    public record Refusal(String topic, MirrorError error, String reason) {}
 
     public StartPlan {
         candidates = List.copyOf(candidates);
@@ -39,12 +37,21 @@ public record StartPlan(List<Candidate> candidates, List<Refusal> refusals) {
      * @param stateTopic this service's state topic
      * @param partitions every mirror's partitions, by mirror name
      */
-    public static StartPlan plan(String mirror, TopicSelection selection, List<Pattern> includes, List<Pattern> excludes,
-            Set<String> sourceTopics, String stateTopic, Map<String, Map<MirrorPartition, PartitionStatus>> partitions) {
-        Predicate<String> excluded = topic -> excludes.stream().anyMatch(p -> p.matcher(topic).matches());
+    public static StartPlan plan(
+            String mirror,
+            TopicSelection selection,
+            List<Pattern> includes,
+            List<Pattern> excludes,
+            Set<String> sourceTopics,
+            String stateTopic,
+            Map<String, Map<MirrorPartition, PartitionStatus>> partitions) {
+        Predicate<String> excluded =
+                topic -> excludes.stream().anyMatch(p -> p.matcher(topic).matches());
         Set<String> named = new TreeSet<>(selection.topics());
         Set<String> wanted = new TreeSet<>(named);
-        sourceTopics.stream().filter(t -> includes.stream().anyMatch(p -> p.matcher(t).matches())).filter(excluded.negate())
+        sourceTopics.stream()
+                .filter(t -> includes.stream().anyMatch(p -> p.matcher(t).matches()))
+                .filter(excluded.negate())
                 .forEach(wanted::add);
         List<Candidate> candidates = new ArrayList<>();
         List<Refusal> refusals = new ArrayList<>();
@@ -55,15 +62,24 @@ public record StartPlan(List<Candidate> candidates, List<Refusal> refusals) {
             if (reason != null) {
                 refusals.add(new Refusal(topic, MirrorError.INVALID_TOPIC_EXCEPTION, reason));
             } else if (named.contains(topic) && !selection.overrideExclude() && excluded.test(topic)) {
-                refusals.add(new Refusal(topic, MirrorError.INVALID_REQUEST, "topic matches mirror.topics.exclude or this request's "
-                        + "exclude; to start it anyway, name it with \"overrideExclude\": true"));
+                refusals.add(new Refusal(
+                        topic,
+                        MirrorError.INVALID_REQUEST,
+                        "topic matches mirror.topics.exclude or this request's "
+                                + "exclude; to start it anyway, name it with \"overrideExclude\": true"));
             } else if (!sourceTopics.contains(topic)) {
-                refusals.add(new Refusal(topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster"));
+                refusals.add(new Refusal(
+                        topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster"));
             } else if (mirroredBy != null) {
-                refusals.add(new Refusal(topic, MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR, mirroredBy.equals(mirror)
-                        ? "topic is already mirrored" : "topic is already mirrored by mirror '" + mirroredBy + "'"));
+                refusals.add(new Refusal(
+                        topic,
+                        MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR,
+                        mirroredBy.equals(mirror)
+                                ? "topic is already mirrored"
+                                : "topic is already mirrored by mirror '" + mirroredBy + "'"));
             } else {
-                boolean tracked = partitions.getOrDefault(mirror, Map.of()).keySet().stream().anyMatch(p -> p.topic().equals(topic));
+                boolean tracked = partitions.getOrDefault(mirror, Map.of()).keySet().stream()
+                        .anyMatch(p -> p.topic().equals(topic));
                 candidates.add(new Candidate(topic, selection.adoptExisting() || tracked));
             }
         }
@@ -72,8 +88,13 @@ public record StartPlan(List<Candidate> candidates, List<Refusal> refusals) {
 
     /** The mirror whose partitions of {@code topic} are not all STOPPED, or null: a destination topic has one writer. */
     private static String mirroredBy(String topic, Map<String, Map<MirrorPartition, PartitionStatus>> partitions) {
-        return partitions.entrySet().stream().filter(m -> m.getValue().entrySet().stream()
-                .anyMatch(e -> e.getKey().topic().equals(topic) && e.getValue().state() != MirrorPartitionState.STOPPED))
-                .map(Map.Entry::getKey).sorted().findFirst().orElse(null);
+        return partitions.entrySet().stream()
+                .filter(m -> m.getValue().entrySet().stream()
+                        .anyMatch(e -> e.getKey().topic().equals(topic)
+                                && e.getValue().state() != MirrorPartitionState.STOPPED))
+                .map(Map.Entry::getKey)
+                .sorted()
+                .findFirst()
+                .orElse(null);
     }
 }

@@ -13,12 +13,16 @@ public final class TopicNames {
     /** The state topic's default name: refused even when this service's state topic is named otherwise. */
     public static final String DEFAULT_STATE_TOPIC = "__mirror_state";
     /** Kafka's own topics: group offsets, transactions, share-group state, KRaft metadata, tiered-storage metadata. */
-    public static final Set<String> KAFKA_INTERNAL = Set.of("__consumer_offsets", "__transaction_state", "__share_group_state",
-            "__cluster_metadata", "__remote_log_metadata");
+    public static final Set<String> KAFKA_INTERNAL = Set.of(
+            "__consumer_offsets",
+            "__transaction_state",
+            "__share_group_state",
+            "__cluster_metadata",
+            "__remote_log_metadata");
+
     private static final Pattern LEGAL = Pattern.compile("[a-zA-Z0-9._-]+");
 
-    private TopicNames() {
-    }
+    private TopicNames() {}
 
     /** Why the name is not a legal Kafka topic name, or null when it is. */
     public static String invalidReason(String topic) {
@@ -26,13 +30,15 @@ public final class TopicNames {
             return "a topic name must not be empty";
         }
         if (topic.length() > MAX_LENGTH) {
-            return "a topic name of " + topic.length() + " characters is longer than the " + MAX_LENGTH + " Kafka allows";
+            return "a topic name of " + topic.length() + " characters is longer than the " + MAX_LENGTH
+                    + " Kafka allows";
         }
         if (topic.equals(".") || topic.equals("..")) {
             return "'.' and '..' are not topic names";
         }
         if (!LEGAL.matcher(topic).matches()) {
-            return "'" + RegexList.abbreviate(topic) + "' is not a legal topic name: only ASCII letters, digits, '.', '_' and '-' are allowed";
+            return "'" + RegexList.abbreviate(topic)
+                    + "' is not a legal topic name: only ASCII letters, digits, '.', '_' and '-' are allowed";
         }
         return null;
     }

@@ -12,7 +12,11 @@ import java.util.List;
  * @param overrideExclude a topic named explicitly is started even when {@code mirror.topics.exclude} (or this start's
  *        {@code exclude}) matches it; Kafka's internal topics and the state topic stay refused
  */
-public record TopicSelection(List<String> topics, List<String> include, List<String> exclude, boolean adoptExisting,
+public record TopicSelection(
+        List<String> topics,
+        List<String> include,
+        List<String> exclude,
+        boolean adoptExisting,
         boolean overrideExclude) {
 
     public TopicSelection {

@@ -1,8 +1,7 @@
 package io.clustermirror.state;
 
-import java.util.List;
-
 import io.clustermirror.mirror.AclEntry;
+import java.util.List;
 
 /** Value of a mirror's {@code acls} record: the ACLs the mirror created on the destination (so it deletes only those). */
 public record AclsRecord(int v, List<AclEntry> acls) {

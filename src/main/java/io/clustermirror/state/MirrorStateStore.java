@@ -1,5 +1,8 @@
 package io.clustermirror.state;
 
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,7 +13,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -20,10 +22,6 @@ import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.utils.Utils;
 import org.jboss.logging.Logger;
-
-import io.clustermirror.mirror.Mirror;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.PartitionStatus;
 
 /**
  * Reads and writes {@code __mirror_state}. Writes go through one transactional producer, so a second
@@ -85,15 +83,16 @@ public final class MirrorStateStore implements AutoCloseable {
         int records = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
             List<TopicPartition> tps = java.util.stream.IntStream.range(0, partitions)
-                    .mapToObj(p -> new TopicPartition(topic, p)).toList();
+                    .mapToObj(p -> new TopicPartition(topic, p))
+                    .toList();
             consumer.assign(tps);
             consumer.seekToBeginning(tps);
             Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofMillis(timeoutMs));
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
             while (!caughtUp(consumer, end)) {
                 if (System.nanoTime() > deadline) {
-                    throw new org.apache.kafka.common.errors.TimeoutException(
-                            "Replay of " + topic + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
+                    throw new org.apache.kafka.common.errors.TimeoutException("Replay of " + topic
+                            + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
                 }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
                     apply(mirrors, statuses, acls, record);
@@ -102,8 +101,12 @@ public final class MirrorStateStore implements AutoCloseable {
             }
         }
         StateSnapshot snapshot = new StateSnapshot(mirrors, statuses, acls);
-        LOGGER.infof("Replayed %d record(s) of %s in %d ms: %d mirror(s), %d partition(s)", records, topic,
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), mirrors.size(),
+        LOGGER.infof(
+                "Replayed %d record(s) of %s in %d ms: %d mirror(s), %d partition(s)",
+                records,
+                topic,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
+                mirrors.size(),
                 snapshot.partitions().values().stream().mapToInt(Map::size).sum());
         return snapshot;
     }
@@ -117,8 +120,11 @@ public final class MirrorStateStore implements AutoCloseable {
         return true;
     }
 
-    private static void apply(Map<String, Mirror> mirrors, Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
-            Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls, ConsumerRecord<byte[], byte[]> record) {
+    private static void apply(
+            Map<String, Mirror> mirrors,
+            Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
+            Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls,
+            ConsumerRecord<byte[], byte[]> record) {
         if (record.key() == null) {
             throw new StateFormatException("__mirror_state record at " + record.topic() + "-" + record.partition() + "@"
                     + record.offset() + " has no key");
@@ -129,26 +135,34 @@ public final class MirrorStateStore implements AutoCloseable {
                 if (record.value() == null) {
                     mirrors.remove(key.mirror());
                 } else {
-                    mirrors.put(key.mirror(), StateSerde.readMirror(record.value()).toMirror());
+                    mirrors.put(
+                            key.mirror(), StateSerde.readMirror(record.value()).toMirror());
                 }
             }
             case StateKey.KIND_PARTITION -> {
                 MirrorPartition partition = new MirrorPartition(key.topic(), key.partition());
-                Map<MirrorPartition, PartitionStatus> statuses = partitions.computeIfAbsent(key.mirror(), m -> new HashMap<>());
+                Map<MirrorPartition, PartitionStatus> statuses =
+                        partitions.computeIfAbsent(key.mirror(), m -> new HashMap<>());
                 if (record.value() == null) {
                     statuses.remove(partition);
                 } else {
-                    statuses.put(partition, StateSerde.readPartition(record.value()).toStatus());
+                    statuses.put(
+                            partition, StateSerde.readPartition(record.value()).toStatus());
                 }
             }
             case StateKey.KIND_ACLS -> {
                 if (record.value() == null) {
                     acls.remove(key.mirror());
                 } else {
-                    acls.put(key.mirror(), new java.util.TreeSet<>(StateSerde.readAcls(record.value()).acls()));
+                    acls.put(
+                            key.mirror(),
+                            new java.util.TreeSet<>(
+                                    StateSerde.readAcls(record.value()).acls()));
                 }
             }
-            default -> LOGGER.debugf("Skipping __mirror_state record of unknown kind %s for mirror %s", key.kind(), key.mirror());
+            default ->
+                LOGGER.debugf(
+                        "Skipping __mirror_state record of unknown kind %s for mirror %s", key.kind(), key.mirror());
         }
     }
 
@@ -167,19 +181,20 @@ public final class MirrorStateStore implements AutoCloseable {
 
     /** Persists the set of ACLs a mirror has created on the destination. */
     public void putCreatedAcls(String mirror, java.util.Set<io.clustermirror.mirror.AclEntry> acls) {
-        write(List.of(new Entry(StateKey.acls(mirror), StateSerde.value(new AclsRecord(StateSerde.FORMAT_VERSION, List.copyOf(acls))))));
+        write(List.of(new Entry(
+                StateKey.acls(mirror),
+                StateSerde.value(new AclsRecord(StateSerde.FORMAT_VERSION, List.copyOf(acls))))));
     }
 
     /** Persists partition statuses of one mirror, all or none. */
     public void putPartitions(String mirror, Map<MirrorPartition, PartitionStatus> statuses) {
         List<Entry> entries = new ArrayList<>();
-        statuses.forEach((p, status) -> entries.add(new Entry(StateKey.partition(mirror, p.topic(), p.partition()),
-                StateSerde.value(PartitionRecord.of(status)))));
+        statuses.forEach((p, status) -> entries.add(new Entry(
+                StateKey.partition(mirror, p.topic(), p.partition()), StateSerde.value(PartitionRecord.of(status)))));
         write(entries);
     }
 
-    private record Entry(StateKey key, byte[] value) {
-    }
+    private record Entry(StateKey key, byte[] value) {}
 
     /**
      * Writes the records in one transaction and waits for the commit. On failure the transaction is
@@ -198,8 +213,11 @@ public final class MirrorStateStore implements AutoCloseable {
             producer.beginTransaction();
             List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
             for (Entry entry : entries) {
-                sends.add(producer.send(new ProducerRecord<>(topic, partitionFor(entry.key().mirror(), partitions),
-                        StateSerde.key(entry.key()), entry.value())));
+                sends.add(producer.send(new ProducerRecord<>(
+                        topic,
+                        partitionFor(entry.key().mirror(), partitions),
+                        StateSerde.key(entry.key()),
+                        entry.value())));
             }
             for (java.util.concurrent.Future<?> send : sends) {
                 send.get(timeoutMs, TimeUnit.MILLISECONDS);
@@ -209,7 +227,8 @@ public final class MirrorStateStore implements AutoCloseable {
             closeProducer();
             throw new CoordinatorFencedException(topic, e);
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof ProducerFencedException || e.getCause() instanceof InvalidProducerEpochException) {
+            if (e.getCause() instanceof ProducerFencedException
+                    || e.getCause() instanceof InvalidProducerEpochException) {
                 closeProducer();
                 throw new CoordinatorFencedException(topic, e.getCause());
             }
@@ -229,7 +248,9 @@ public final class MirrorStateStore implements AutoCloseable {
         try {
             producer.abortTransaction();
         } catch (RuntimeException e) {
-            LOGGER.warnf("Could not abort the state transaction (%s); the writer is re-initialised on the next open", e.toString());
+            LOGGER.warnf(
+                    "Could not abort the state transaction (%s); the writer is re-initialised on the next open",
+                    e.toString());
             closeProducer();
         }
     }
@@ -271,7 +292,10 @@ public final class MirrorStateStore implements AutoCloseable {
         private static final long serialVersionUID = 1L;
 
         CoordinatorFencedException(String topic, Throwable cause) {
-            super("Another Cluster Mirror instance has taken over " + topic + " (this one is fenced): " + cause.getMessage(), cause);
+            super(
+                    "Another Cluster Mirror instance has taken over " + topic + " (this one is fenced): "
+                            + cause.getMessage(),
+                    cause);
         }
     }
 }

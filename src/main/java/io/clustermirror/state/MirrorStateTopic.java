@@ -6,7 +6,6 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -25,8 +24,7 @@ public final class MirrorStateTopic {
 
     private static final Logger LOGGER = Logger.getLogger(MirrorStateTopic.class);
 
-    private MirrorStateTopic() {
-    }
+    private MirrorStateTopic() {}
 
     /**
      * Ensures the topic and returns its partition count. Blocking: call on a worker thread.
@@ -37,19 +35,28 @@ public final class MirrorStateTopic {
             throws ExecutionException, InterruptedException, TimeoutException {
         TopicDescription description = describe(admin, topic, timeoutMs);
         if (description == null) {
-            int brokers = admin.describeCluster().nodes().get(timeoutMs, TimeUnit.MILLISECONDS).size();
+            int brokers = admin.describeCluster()
+                    .nodes()
+                    .get(timeoutMs, TimeUnit.MILLISECONDS)
+                    .size();
             short rf = replicationFactor;
             if (brokers < rf) {
-                LOGGER.warnf("mirror.state.topic.replication.factor=%d but the destination has %d broker(s): creating %s with replication factor %d",
+                LOGGER.warnf(
+                        "mirror.state.topic.replication.factor=%d but the destination has %d broker(s): creating %s with replication factor %d",
                         replicationFactor, brokers, topic, brokers);
                 rf = (short) brokers;
             }
-            NewTopic newTopic = new NewTopic(topic, numPartitions, rf).configs(Map.of(
-                    TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
-                    TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, String.valueOf(Math.max(1, Math.min(2, rf - 1)))));
+            NewTopic newTopic = new NewTopic(topic, numPartitions, rf)
+                    .configs(Map.of(
+                            TopicConfig.CLEANUP_POLICY_CONFIG,
+                            TopicConfig.CLEANUP_POLICY_COMPACT,
+                            TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG,
+                            String.valueOf(Math.max(1, Math.min(2, rf - 1)))));
             try {
                 admin.createTopics(List.of(newTopic)).all().get(timeoutMs, TimeUnit.MILLISECONDS);
-                LOGGER.infof("Created state topic %s (%d partitions, replication factor %d, compacted)", topic, numPartitions, rf);
+                LOGGER.infof(
+                        "Created state topic %s (%d partitions, replication factor %d, compacted)",
+                        topic, numPartitions, rf);
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof TopicExistsException)) {
                     throw e;
@@ -67,7 +74,10 @@ public final class MirrorStateTopic {
     private static TopicDescription describe(Admin admin, String topic, long timeoutMs)
             throws ExecutionException, InterruptedException, TimeoutException {
         try {
-            return admin.describeTopics(Set.of(topic)).allTopicNames().get(timeoutMs, TimeUnit.MILLISECONDS).get(topic);
+            return admin.describeTopics(Set.of(topic))
+                    .allTopicNames()
+                    .get(timeoutMs, TimeUnit.MILLISECONDS)
+                    .get(topic);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                 return null;
@@ -79,7 +89,10 @@ public final class MirrorStateTopic {
     private static void requireCompacted(Admin admin, String topic, long timeoutMs)
             throws ExecutionException, InterruptedException, TimeoutException {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        Config config = admin.describeConfigs(Set.of(resource)).all().get(timeoutMs, TimeUnit.MILLISECONDS).get(resource);
+        Config config = admin.describeConfigs(Set.of(resource))
+                .all()
+                .get(timeoutMs, TimeUnit.MILLISECONDS)
+                .get(resource);
         String policy = config.get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
         if (!TopicConfig.CLEANUP_POLICY_COMPACT.equals(policy.replace(" ", ""))) {
             throw new StateFormatException("State topic " + topic + " exists with cleanup.policy=" + policy

@@ -1,21 +1,40 @@
 package io.clustermirror.state;
 
-import java.time.Instant;
-
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
+import java.time.Instant;
 
 /** Value of a partition's {@code __mirror_state} record: its persisted {@link PartitionStatus}. */
-public record PartitionRecord(int v, String state, String previousState, int stateEpoch, int retryAttempt, int lastMirroredEpoch,
-        String error, Instant updatedAt) {
+public record PartitionRecord(
+        int v,
+        String state,
+        String previousState,
+        int stateEpoch,
+        int retryAttempt,
+        int lastMirroredEpoch,
+        String error,
+        Instant updatedAt) {
 
     public static PartitionRecord of(PartitionStatus status) {
-        return new PartitionRecord(StateSerde.FORMAT_VERSION, status.state().name(), status.previousState().name(),
-                status.stateEpoch(), status.retryAttempt(), status.lastMirroredEpoch(), status.error(), status.updatedAt());
+        return new PartitionRecord(
+                StateSerde.FORMAT_VERSION,
+                status.state().name(),
+                status.previousState().name(),
+                status.stateEpoch(),
+                status.retryAttempt(),
+                status.lastMirroredEpoch(),
+                status.error(),
+                status.updatedAt());
     }
 
     public PartitionStatus toStatus() {
-        return new PartitionStatus(MirrorPartitionState.valueOf(state), MirrorPartitionState.valueOf(previousState), stateEpoch,
-                retryAttempt, lastMirroredEpoch, error, updatedAt);
+        return new PartitionStatus(
+                MirrorPartitionState.valueOf(state),
+                MirrorPartitionState.valueOf(previousState),
+                stateEpoch,
+                retryAttempt,
+                lastMirroredEpoch,
+                error,
+                updatedAt);
     }
 }

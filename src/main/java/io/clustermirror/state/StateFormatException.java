@@ -4,7 +4,6 @@ package io.clustermirror.state;
 public class StateFormatException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-
     public StateFormatException(String message) {
         super(message);
     }

@@ -1,8 +1,7 @@
 package io.clustermirror.state;
 
-import java.util.Objects;
-
 import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.Objects;
 
 /**
  * Key of a {@code __mirror_state} record. Compaction keeps the newest value per key, so a key names

@@ -1,12 +1,11 @@
 package io.clustermirror.state;
 
-import java.io.IOException;
-
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import java.io.IOException;
 
 /**
  * JSON encoding of {@code __mirror_state} records. Every key and value carries a format version
@@ -23,8 +22,7 @@ public final class StateSerde {
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
 
-    private StateSerde() {
-    }
+    private StateSerde() {}
 
     public static byte[] key(StateKey key) {
         return write(key);
@@ -85,7 +83,8 @@ public final class StateSerde {
         try {
             return MAPPER.readValue(bytes, type);
         } catch (IOException e) {
-            throw new StateFormatException("Unreadable __mirror_state record (" + type.getSimpleName() + "): " + e.getMessage(), e);
+            throw new StateFormatException(
+                    "Unreadable __mirror_state record (" + type.getSimpleName() + "): " + e.getMessage(), e);
         }
     }
 }

@@ -1,15 +1,16 @@
 package io.clustermirror.state;
 
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
-import io.clustermirror.mirror.Mirror;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.PartitionStatus;
-
 /** What a replay of {@code __mirror_state} yields: the mirrors, and the persisted status of each of their partitions. */
-public record StateSnapshot(Map<String, Mirror> mirrors, Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
+public record StateSnapshot(
+        Map<String, Mirror> mirrors,
+        Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
         Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> createdAcls) {
 
     public StateSnapshot {

@@ -1,13 +1,5 @@
 package io.clustermirror.sync;
 
-import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
-
-import org.apache.kafka.common.errors.SecurityDisabledException;
-import org.jboss.logging.Logger;
-
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.AclRule;
@@ -15,6 +7,12 @@ import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.sync.plan.AclSyncPlan;
 import io.smallrye.mutiny.Uni;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.common.errors.SecurityDisabledException;
+import org.jboss.logging.Logger;
 
 /**
  * ACLs: every mirrored topic keeps its read-only guard on the destination; ACLs matching {@code mirror.acl.include} are
@@ -36,59 +34,92 @@ final class AclStep {
     private final MirrorMetrics metrics;
     /** Mirrors whose destination, or source, has no authorizer (warned once). */
     private final Set<String> noAuthorizer = ConcurrentHashMap.newKeySet();
+
     private final Set<String> sourceNoAuthorizer = ConcurrentHashMap.newKeySet();
 
     AclStep(MirrorMetrics metrics) {
         this.metrics = metrics;
     }
 
-    Uni<Void> sync(Mirror mirror, Set<String> activeTopics, ClusterMetadata source, ClusterMetadata destination, Ledger ledger, CycleLog log) {
+    Uni<Void> sync(
+            Mirror mirror,
+            Set<String> activeTopics,
+            ClusterMetadata source,
+            ClusterMetadata destination,
+            Ledger ledger,
+            CycleLog log) {
         String name = mirror.name();
-        List<AclRule> rules = mirror.config().list(MirrorConfig.ACL_INCLUDE, "").stream().map(AclRule::parse).toList();
-        return destination.acls()
+        List<AclRule> rules = mirror.config().list(MirrorConfig.ACL_INCLUDE, "").stream()
+                .map(AclRule::parse)
+                .toList();
+        return destination
+                .acls()
                 .chain(existing -> guards(activeTopics, existing, destination, ledger, log)
-                        .chain(() -> rules.isEmpty() ? Uni.createFrom().voidItem() : copy(name, rules, existing, source, destination, ledger, log)))
-                .onFailure(SecurityDisabledException.class).recoverWithItem(e -> {
+                        .chain(() -> rules.isEmpty()
+                                ? Uni.createFrom().voidItem()
+                                : copy(name, rules, existing, source, destination, ledger, log)))
+                .onFailure(SecurityDisabledException.class)
+                .recoverWithItem(e -> {
                     log.acls("destination has no authorizer: ACL sync and read-only enforcement inactive");
                     if (noAuthorizer.add(name)) {
                         metrics.syncError(name, "AclSyncError");
-                        LOGGER.warnf("Mirror %s: destination has no authorizer: ACL sync and read-only enforcement inactive", name);
+                        LOGGER.warnf(
+                                "Mirror %s: destination has no authorizer: ACL sync and read-only enforcement inactive",
+                                name);
                     }
                     return null;
                 })
-                .onFailure().recoverWithItem(e -> {
+                .onFailure()
+                .recoverWithItem(e -> {
                     log.error("AclSyncError", "ACL sync", e);
                     return null;
                 });
     }
 
-    private static Uni<Void> guards(Set<String> activeTopics, Set<AclEntry> existing, ClusterMetadata destination, Ledger ledger, CycleLog log) {
-        List<AclEntry> missing = activeTopics.stream().map(AclEntry::readOnly).filter(guard -> !existing.contains(guard)).toList();
+    private static Uni<Void> guards(
+            Set<String> activeTopics,
+            Set<AclEntry> existing,
+            ClusterMetadata destination,
+            Ledger ledger,
+            CycleLog log) {
+        List<AclEntry> missing = activeTopics.stream()
+                .map(AclEntry::readOnly)
+                .filter(guard -> !existing.contains(guard))
+                .toList();
         log.acls(enforced(ledger.created().size()));
         return destination.createAcls(missing);
     }
 
-    private Uni<Void> copy(String name, List<AclRule> rules, Set<AclEntry> existing, ClusterMetadata source, ClusterMetadata destination,
-            Ledger ledger, CycleLog log) {
-        return source.acls().chain(sourceAcls -> {
-            AclSyncPlan plan = AclSyncPlan.plan(sourceAcls, existing, ledger.created(), rules);
-            if (plan.isEmpty()) {
-                return Uni.createFrom().voidItem();
-            }
-            LOGGER.debugf("Mirror %s: ACLs create %s, delete %s", name, plan.create(), plan.delete());
-            Set<AclEntry> owned = new TreeSet<>(ledger.created());
-            owned.addAll(plan.create());
-            return ledger.record(owned)
-                    .chain(() -> destination.createAcls(plan.create()))
-                    .chain(() -> destination.deleteAcls(plan.delete()))
-                    .chain(() -> ledger.record(plan.created()))
-                    .invoke(() -> log.acls(enforced(plan.created().size())));
-        }).onFailure(SecurityDisabledException.class).recoverWithItem(e -> {
-            if (sourceNoAuthorizer.add(name)) {
-                LOGGER.warnf("Mirror %s: the source has no authorizer; there are no ACLs to copy", name);
-            }
-            return null;
-        });
+    private Uni<Void> copy(
+            String name,
+            List<AclRule> rules,
+            Set<AclEntry> existing,
+            ClusterMetadata source,
+            ClusterMetadata destination,
+            Ledger ledger,
+            CycleLog log) {
+        return source.acls()
+                .chain(sourceAcls -> {
+                    AclSyncPlan plan = AclSyncPlan.plan(sourceAcls, existing, ledger.created(), rules);
+                    if (plan.isEmpty()) {
+                        return Uni.createFrom().voidItem();
+                    }
+                    LOGGER.debugf("Mirror %s: ACLs create %s, delete %s", name, plan.create(), plan.delete());
+                    Set<AclEntry> owned = new TreeSet<>(ledger.created());
+                    owned.addAll(plan.create());
+                    return ledger.record(owned)
+                            .chain(() -> destination.createAcls(plan.create()))
+                            .chain(() -> destination.deleteAcls(plan.delete()))
+                            .chain(() -> ledger.record(plan.created()))
+                            .invoke(() -> log.acls(enforced(plan.created().size())));
+                })
+                .onFailure(SecurityDisabledException.class)
+                .recoverWithItem(e -> {
+                    if (sourceNoAuthorizer.add(name)) {
+                        LOGGER.warnf("Mirror %s: the source has no authorizer; there are no ACLs to copy", name);
+                    }
+                    return null;
+                });
     }
 
     private static String enforced(int created) {

@@ -1,5 +1,12 @@
 package io.clustermirror.sync;
 
+import io.clustermirror.kafka.AclConversions;
+import io.clustermirror.kafka.KafkaUni;
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.sync.plan.ConfigSyncPlan;
+import io.clustermirror.sync.plan.ShareOffsetReadBack;
+import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -9,7 +16,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
@@ -24,14 +30,6 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.config.ConfigResource;
-
-import io.clustermirror.kafka.AclConversions;
-import io.clustermirror.kafka.KafkaUni;
-import io.clustermirror.mirror.AclEntry;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.sync.plan.ConfigSyncPlan;
-import io.clustermirror.sync.plan.ShareOffsetReadBack;
-import io.smallrye.mutiny.Uni;
 
 /** {@link ClusterMetadata} over an Admin client: every call is asynchronous, completing on the Admin's network thread. */
 public final class AdminMetadata implements ClusterMetadata {
@@ -51,24 +49,30 @@ public final class AdminMetadata implements ClusterMetadata {
 
     @Override
     public Uni<Map<String, Integer>> partitionCounts() {
-        return KafkaUni.of(admin.listTopics().names()).chain(names -> names.isEmpty() ? Uni.createFrom().item(Map.<String, Integer>of())
-                : KafkaUni.of(admin.describeTopics(names).allTopicNames()).map(descriptions -> {
-                    Map<String, Integer> counts = new HashMap<>();
-                    descriptions.forEach((t, d) -> counts.put(t, d.partitions().size()));
-                    return counts;
-                }));
+        return KafkaUni.of(admin.listTopics().names())
+                .chain(names -> names.isEmpty()
+                        ? Uni.createFrom().item(Map.<String, Integer>of())
+                        : KafkaUni.of(admin.describeTopics(names).allTopicNames())
+                                .map(descriptions -> {
+                                    Map<String, Integer> counts = new HashMap<>();
+                                    descriptions.forEach((t, d) ->
+                                            counts.put(t, d.partitions().size()));
+                                    return counts;
+                                }));
     }
 
     @Override
     public Uni<Map<String, Map<String, String>>> topicConfigs(Set<String> topics, CycleLog log) {
         Map<String, KafkaFuture<Config>> futures = new HashMap<>();
-        admin.describeConfigs(topics.stream().map(AdminMetadata::resource).toList()).values()
+        admin.describeConfigs(topics.stream().map(AdminMetadata::resource).toList())
+                .values()
                 .forEach((resource, future) -> futures.put(resource.name(), future));
         return each(futures, log).map(configs -> {
             Map<String, Map<String, String>> explicit = new HashMap<>();
             configs.forEach((topic, config) -> {
                 Map<String, String> values = new HashMap<>(); // a sensitive value reads null
-                config.entries().stream().filter(e -> e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG)
+                config.entries().stream()
+                        .filter(e -> e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG)
                         .forEach(e -> values.put(e.name(), e.value()));
                 explicit.put(topic, values);
             });
@@ -85,11 +89,15 @@ public final class AdminMetadata implements ClusterMetadata {
         plans.forEach((topic, plan) -> {
             List<AlterConfigOp> list = new ArrayList<>();
             plan.set().forEach((k, v) -> list.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
-            plan.delete().forEach(k -> list.add(new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)));
+            plan.delete()
+                    .forEach(k -> list.add(new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)));
             ops.put(resource(topic), list);
         });
-        Map<String, KafkaFuture<Boolean>> futures = new HashMap<>(); // a Void future completes with null, which no map entry holds
-        admin.incrementalAlterConfigs(ops).values().forEach((resource, future) -> futures.put(resource.name(), future.thenApply(v -> true)));
+        Map<String, KafkaFuture<Boolean>> futures =
+                new HashMap<>(); // a Void future completes with null, which no map entry holds
+        admin.incrementalAlterConfigs(ops)
+                .values()
+                .forEach((resource, future) -> futures.put(resource.name(), future.thenApply(v -> true)));
         return each(futures, log).replaceWithVoid();
     }
 
@@ -106,14 +114,19 @@ public final class AdminMetadata implements ClusterMetadata {
 
     @Override
     public Uni<Set<String>> groups(GroupKind kind) {
-        ListGroupsOptions options = kind == GroupKind.SHARE ? ListGroupsOptions.forShareGroups() : ListGroupsOptions.forConsumerGroups();
+        ListGroupsOptions options =
+                kind == GroupKind.SHARE ? ListGroupsOptions.forShareGroups() : ListGroupsOptions.forConsumerGroups();
         return KafkaUni.of(admin.listGroups(options).all())
-                .map(listings -> listings.stream().map(GroupListing::groupId).collect(Collectors.toCollection(TreeSet::new)));
+                .map(listings ->
+                        listings.stream().map(GroupListing::groupId).collect(Collectors.toCollection(TreeSet::new)));
     }
 
     @Override
-    public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
-        return KafkaUni.of(listOffsets(kind, groups, partitions.stream().map(AdminMetadata::tp).toList())).map(AdminMetadata::offsets);
+    public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(
+            GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
+        return KafkaUni.of(listOffsets(
+                        kind, groups, partitions.stream().map(AdminMetadata::tp).toList()))
+                .map(AdminMetadata::offsets);
     }
 
     /** A share group's offsets are written, then read back: a 4.1.x broker answers success and applies nothing (ShareOffsetReadBack). */
@@ -130,7 +143,8 @@ public final class AdminMetadata implements ClusterMetadata {
                 .chain(() -> KafkaUni.of(listOffsets(kind, Set.of(group), byTp.keySet())))
                 .invoke(readBack -> {
                     Map<TopicPartition, Long> read = new HashMap<>();
-                    readBack.getOrDefault(group, Map.of()).forEach((tp, om) -> read.put(tp, om == null ? null : om.offset()));
+                    readBack.getOrDefault(group, Map.of())
+                            .forEach((tp, om) -> read.put(tp, om == null ? null : om.offset()));
                     ShareOffsetReadBack.verify(byTp, read);
                 })
                 .replaceWithVoid();
@@ -144,18 +158,26 @@ public final class AdminMetadata implements ClusterMetadata {
 
     @Override
     public Uni<Void> createAcls(Collection<AclEntry> acls) {
-        return acls.isEmpty() ? Uni.createFrom().voidItem()
-                : KafkaUni.of(admin.createAcls(acls.stream().map(AclConversions::binding).toList()).all());
+        return acls.isEmpty()
+                ? Uni.createFrom().voidItem()
+                : KafkaUni.of(admin.createAcls(
+                                acls.stream().map(AclConversions::binding).toList())
+                        .all());
     }
 
     @Override
     public Uni<Void> deleteAcls(Collection<AclEntry> acls) {
-        return acls.isEmpty() ? Uni.createFrom().voidItem()
-                : KafkaUni.of(admin.deleteAcls(acls.stream().map(AclConversions::exactly).toList()).all()).replaceWithVoid();
+        return acls.isEmpty()
+                ? Uni.createFrom().voidItem()
+                : KafkaUni.of(admin.deleteAcls(acls.stream()
+                                        .map(AclConversions::exactly)
+                                        .toList())
+                                .all())
+                        .replaceWithVoid();
     }
 
-    private KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> listOffsets(GroupKind kind, Set<String> groups,
-            Collection<TopicPartition> partitions) {
+    private KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> listOffsets(
+            GroupKind kind, Set<String> groups, Collection<TopicPartition> partitions) {
         if (kind == GroupKind.CONSUMER) {
             Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
             groups.forEach(g -> specs.put(g, new ListConsumerGroupOffsetsSpec().topicPartitions(partitions)));
@@ -167,7 +189,8 @@ public final class AdminMetadata implements ClusterMetadata {
         return admin.listShareGroupOffsets(specs).all();
     }
 
-    private static Map<String, Map<MirrorPartition, Long>> offsets(Map<String, Map<TopicPartition, OffsetAndMetadata>> listed) {
+    private static Map<String, Map<MirrorPartition, Long>> offsets(
+            Map<String, Map<TopicPartition, OffsetAndMetadata>> listed) {
         Map<String, Map<MirrorPartition, Long>> result = new HashMap<>();
         listed.forEach((group, byPartition) -> {
             Map<MirrorPartition, Long> converted = new HashMap<>();
@@ -189,10 +212,11 @@ public final class AdminMetadata implements ClusterMetadata {
             return Uni.createFrom().item(Map.of());
         }
         List<Uni<Map.Entry<String, V>>> unis = new ArrayList<>();
-        futures.forEach((topic, future) -> unis.add(KafkaUni.of(future).map(v -> Map.entry(topic, v)).onFailure().recoverWithItem(e -> {
-            log.error(CONFIG_ERROR, "config of topic " + topic, e);
-            return null;
-        })));
+        futures.forEach((topic, future) -> unis.add(
+                KafkaUni.of(future).map(v -> Map.entry(topic, v)).onFailure().recoverWithItem(e -> {
+                    log.error(CONFIG_ERROR, "config of topic " + topic, e);
+                    return null;
+                })));
         return Uni.join().all(unis).andCollectFailures().map(entries -> {
             Map<String, V> values = new HashMap<>();
             entries.stream().filter(Objects::nonNull).forEach(e -> values.put(e.getKey(), e.getValue()));

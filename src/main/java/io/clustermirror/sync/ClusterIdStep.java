@@ -1,9 +1,8 @@
 package io.clustermirror.sync;
 
-import java.util.Optional;
-
 import io.clustermirror.mirror.Mirror;
 import io.smallrye.mutiny.Uni;
+import java.util.Optional;
 
 /**
  * The first step of every cycle: is the source still the cluster the mirror was created for? If not, the mirror halts
@@ -11,8 +10,7 @@ import io.smallrye.mutiny.Uni;
  */
 final class ClusterIdStep {
 
-    private ClusterIdStep() {
-    }
+    private ClusterIdStep() {}
 
     /** Halt, unhalt, or nothing to do. */
     static Uni<Optional<SyncAction>> check(Mirror mirror, boolean halted, ClusterMetadata source) {

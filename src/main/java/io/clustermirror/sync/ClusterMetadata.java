@@ -1,13 +1,12 @@
 package io.clustermirror.sync;
 
-import java.util.Collection;
-import java.util.Map;
-import java.util.Set;
-
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.smallrye.mutiny.Uni;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * One cluster's metadata as the sync steps read and write it, in the mirror's own terms. {@link AdminMetadata} is the
@@ -35,7 +34,8 @@ public interface ClusterMetadata {
     Uni<Set<String>> groups(GroupKind kind);
 
     /** Each group's committed offsets on the given partitions (partitions without one are missing). */
-    Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions);
+    Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(
+            GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions);
 
     /** Commits the offsets for the group; fails with GroupNotEmptyException or UnknownMemberIdException while it has members. */
     Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, Long> offsets);

@@ -1,14 +1,12 @@
 package io.clustermirror.sync;
 
+import io.clustermirror.metrics.MirrorMetrics;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-
 import org.jboss.logging.Logger;
-
-import io.clustermirror.metrics.MirrorMetrics;
 
 /**
  * What one sync cycle of one mirror records as it goes: per-item errors (each counted under its kind, and logged at
@@ -42,8 +40,12 @@ public final class CycleLog {
         String message = item + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
         errors.add(message);
         metrics.syncError(mirror, kind);
-        LOGGER.logf(last != null && last.errors().contains(message) ? Logger.Level.DEBUG : Logger.Level.WARN, "Mirror %s: %s (%s)",
-                mirror, message, kind);
+        LOGGER.logf(
+                last != null && last.errors().contains(message) ? Logger.Level.DEBUG : Logger.Level.WARN,
+                "Mirror %s: %s (%s)",
+                mirror,
+                message,
+                kind);
     }
 
     /** A failure that is no item's: shown in describe as it is. */

@@ -1,13 +1,5 @@
 package io.clustermirror.sync;
 
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-
-import org.apache.kafka.common.errors.GroupNotEmptyException;
-import org.apache.kafka.common.errors.UnknownMemberIdException;
-import org.jboss.logging.Logger;
-
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
@@ -15,6 +7,12 @@ import io.clustermirror.sync.plan.NameFilter;
 import io.clustermirror.sync.plan.OffsetSyncPlan;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.common.errors.GroupNotEmptyException;
+import org.apache.kafka.common.errors.UnknownMemberIdException;
+import org.jboss.logging.Logger;
 
 /**
  * Group offsets of the partitions being mirrored, for consumer groups and share groups alike: copied unchanged (offsets
@@ -28,47 +26,88 @@ final class GroupOffsetStep {
     /** Mirrors whose source was found without share groups (warned once). */
     private final Set<String> shareGroupsUnavailable = ConcurrentHashMap.newKeySet();
 
-    Uni<Void> sync(Mirror mirror, Set<MirrorPartition> mirrored, ClusterMetadata source, ClusterMetadata destination, CycleLog log) {
+    Uni<Void> sync(
+            Mirror mirror,
+            Set<MirrorPartition> mirrored,
+            ClusterMetadata source,
+            ClusterMetadata destination,
+            CycleLog log) {
         if (mirrored.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
-        NameFilter filter = NameFilter.of(mirror.config().list(MirrorConfig.GROUPS_INCLUDE, ".*"),
+        NameFilter filter = NameFilter.of(
+                mirror.config().list(MirrorConfig.GROUPS_INCLUDE, ".*"),
                 mirror.config().list(MirrorConfig.GROUPS_EXCLUDE, ""));
-        return destination.endOffsets(mirrored).chain(ends -> sync(GroupKind.CONSUMER, mirror, filter, mirrored, ends, source, destination, log)
-                .chain(() -> sync(GroupKind.SHARE, mirror, filter, mirrored, ends, source, destination, log)));
+        return destination
+                .endOffsets(mirrored)
+                .chain(ends -> sync(GroupKind.CONSUMER, mirror, filter, mirrored, ends, source, destination, log)
+                        .chain(() -> sync(GroupKind.SHARE, mirror, filter, mirrored, ends, source, destination, log)));
     }
 
-    private Uni<Void> sync(GroupKind kind, Mirror mirror, NameFilter filter, Set<MirrorPartition> mirrored, Map<MirrorPartition, Long> ends,
-            ClusterMetadata source, ClusterMetadata destination, CycleLog log) {
-        return source.groups(kind).onFailure(e -> kind == GroupKind.SHARE).recoverWithItem(e -> {
-            if (shareGroupsUnavailable.add(mirror.name())) {
-                LOGGER.warnf("Mirror %s: the source does not list share groups (%s); share-group offsets are not synced", mirror.name(), e.toString());
-            }
-            return Set.of();
-        }).chain(listed -> {
-            Set<String> groups = listed.stream().filter(filter::matches).collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
-            if (groups.isEmpty()) {
-                return Uni.createFrom().voidItem();
-            }
-            return source.groupOffsets(kind, groups, mirrored).chain(sourceOffsets -> destination.groupOffsets(kind, groups, mirrored)
-                    .onFailure().recoverWithItem(e -> Map.of()) // groups unknown on the destination have nothing yet
-                    .chain(destinationOffsets -> commit(kind, OffsetSyncPlan.plan(sourceOffsets, ends, destinationOffsets, filter),
-                            destination, log)));
-        });
+    private Uni<Void> sync(
+            GroupKind kind,
+            Mirror mirror,
+            NameFilter filter,
+            Set<MirrorPartition> mirrored,
+            Map<MirrorPartition, Long> ends,
+            ClusterMetadata source,
+            ClusterMetadata destination,
+            CycleLog log) {
+        return source.groups(kind)
+                .onFailure(e -> kind == GroupKind.SHARE)
+                .recoverWithItem(e -> {
+                    if (shareGroupsUnavailable.add(mirror.name())) {
+                        LOGGER.warnf(
+                                "Mirror %s: the source does not list share groups (%s); share-group offsets are not synced",
+                                mirror.name(), e.toString());
+                    }
+                    return Set.of();
+                })
+                .chain(listed -> {
+                    Set<String> groups = listed.stream()
+                            .filter(filter::matches)
+                            .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+                    if (groups.isEmpty()) {
+                        return Uni.createFrom().voidItem();
+                    }
+                    return source.groupOffsets(kind, groups, mirrored)
+                            .chain(sourceOffsets -> destination
+                                    .groupOffsets(kind, groups, mirrored)
+                                    .onFailure()
+                                    .recoverWithItem(
+                                            e -> Map.of()) // groups unknown on the destination have nothing yet
+                                    .chain(destinationOffsets -> commit(
+                                            kind,
+                                            OffsetSyncPlan.plan(sourceOffsets, ends, destinationOffsets, filter),
+                                            destination,
+                                            log)));
+                });
     }
 
     /** Writes the plan group by group: a group with members on the destination is skipped and counted, other failures logged. */
-    private static Uni<Void> commit(GroupKind kind, Map<String, Map<MirrorPartition, Long>> commits, ClusterMetadata destination, CycleLog log) {
-        return Multi.createFrom().iterable(commits.entrySet()).onItem().transformToUniAndConcatenate(entry -> destination
-                .alterGroupOffsets(kind, entry.getKey(), entry.getValue())
-                .invoke(() -> LOGGER.debugf("Mirror %s: group %s offsets %s", log.mirror(), entry.getKey(), entry.getValue()))
-                .onFailure().recoverWithItem(e -> {
-                    if (e instanceof UnknownMemberIdException || e instanceof GroupNotEmptyException) {
-                        log.skippedActiveGroup(entry.getKey());
-                    } else {
-                        log.error(kind.errorKind(), "group " + entry.getKey(), e);
-                    }
-                    return null;
-                })).collect().asList().replaceWithVoid();
+    private static Uni<Void> commit(
+            GroupKind kind,
+            Map<String, Map<MirrorPartition, Long>> commits,
+            ClusterMetadata destination,
+            CycleLog log) {
+        return Multi.createFrom()
+                .iterable(commits.entrySet())
+                .onItem()
+                .transformToUniAndConcatenate(entry -> destination
+                        .alterGroupOffsets(kind, entry.getKey(), entry.getValue())
+                        .invoke(() -> LOGGER.debugf(
+                                "Mirror %s: group %s offsets %s", log.mirror(), entry.getKey(), entry.getValue()))
+                        .onFailure()
+                        .recoverWithItem(e -> {
+                            if (e instanceof UnknownMemberIdException || e instanceof GroupNotEmptyException) {
+                                log.skippedActiveGroup(entry.getKey());
+                            } else {
+                                log.error(kind.errorKind(), "group " + entry.getKey(), e);
+                            }
+                            return null;
+                        }))
+                .collect()
+                .asList()
+                .replaceWithVoid();
     }
 }

@@ -1,16 +1,5 @@
 package io.clustermirror.sync;
 
-import java.time.Duration;
-import java.time.Instant;
-import java.util.HashSet;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-
-import org.jboss.logging.Logger;
-
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
@@ -19,6 +8,15 @@ import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.Scheduler;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jboss.logging.Logger;
 
 /**
  * The KIP's MirrorMetadataManager, as a scheduler: every {@code mirror.metadata.refresh.interval.ms}, one
@@ -40,7 +38,8 @@ public class MirrorMetadataManager {
     private final Map<String, SyncReport> reports = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> cycles = new ConcurrentHashMap<>();
 
-    public MirrorMetadataManager(SyncHost host, MirrorServiceConfig config, MirrorMetrics metrics, Scheduler scheduler) {
+    public MirrorMetadataManager(
+            SyncHost host, MirrorServiceConfig config, MirrorMetrics metrics, Scheduler scheduler) {
         this.host = host;
         this.config = config;
         this.metrics = metrics;
@@ -49,8 +48,10 @@ public class MirrorMetadataManager {
     }
 
     void onStart(@Observes StartupEvent event) {
-        scheduler.newJob("mirror-metadata-refresh")
-                .setInterval(Duration.ofMillis(config.metadata().refresh().intervalMs()).toString())
+        scheduler
+                .newJob("mirror-metadata-refresh")
+                .setInterval(Duration.ofMillis(config.metadata().refresh().intervalMs())
+                        .toString())
                 .setConcurrentExecution(Scheduled.ConcurrentExecution.SKIP)
                 .setTask(execution -> tick())
                 .schedule();
@@ -73,16 +74,23 @@ public class MirrorMetadataManager {
             if (busy.compareAndSet(false, true)) {
                 long started = System.nanoTime();
                 CycleLog log = new CycleLog(mirror.name(), metrics, reports.get(mirror.name()));
-                cycle.run(mirror, log).subscribe().with(done -> {
-                    try {
-                        finish(mirror.name(), log, Duration.ofNanos(System.nanoTime() - started));
-                    } finally {
-                        busy.set(false);
-                    }
-                }, failure -> {
-                    busy.set(false);
-                    LOGGER.errorf(failure, "Mirror %s: metadata sync cycle failed unexpectedly", mirror.name());
-                });
+                cycle.run(mirror, log)
+                        .subscribe()
+                        .with(
+                                done -> {
+                                    try {
+                                        finish(mirror.name(), log, Duration.ofNanos(System.nanoTime() - started));
+                                    } finally {
+                                        busy.set(false);
+                                    }
+                                },
+                                failure -> {
+                                    busy.set(false);
+                                    LOGGER.errorf(
+                                            failure,
+                                            "Mirror %s: metadata sync cycle failed unexpectedly",
+                                            mirror.name());
+                                });
             }
         }
         running.keySet().retainAll(names);
@@ -95,7 +103,12 @@ public class MirrorMetadataManager {
         SyncReport report = log.report(Instant.now(), took, count);
         reports.put(name, report);
         metrics.syncCycle(name, took);
-        LOGGER.debugf("Mirror %s: metadata sync cycle %d in %d ms, %d error(s), %d group(s) skipped", name, count, took.toMillis(),
-                report.errors().size(), report.groupsSkippedActive().size());
+        LOGGER.debugf(
+                "Mirror %s: metadata sync cycle %d in %d ms, %d error(s), %d group(s) skipped",
+                name,
+                count,
+                took.toMillis(),
+                report.errors().size(),
+                report.groupsSkippedActive().size());
     }
 }

@@ -9,12 +9,10 @@ import java.util.Set;
 public sealed interface SyncAction {
 
     /** The source answers with another cluster id: take the mirror out of the data plane until it is the right one again. */
-    record Halt(String actualClusterId) implements SyncAction {
-    }
+    record Halt(String actualClusterId) implements SyncAction {}
 
     /** The source is the mirror's cluster again: its partitions continue from their persisted states. */
-    record Unhalt() implements SyncAction {
-    }
+    record Unhalt() implements SyncAction {}
 
     /** Source topics the include patterns newly match: start mirroring them. */
     record StartTopics(Set<String> topics) implements SyncAction {
@@ -24,8 +22,7 @@ public sealed interface SyncAction {
     }
 
     /** The source topic has more partitions: the destination's grow and the new ones are mirrored. */
-    record ExpandTopic(String topic) implements SyncAction {
-    }
+    record ExpandTopic(String topic) implements SyncAction {}
 
     /** Mirrored topics gone from the source: stop them, keeping the destination topic (writable). */
     record StopTopics(Set<String> topics, String reason) implements SyncAction {

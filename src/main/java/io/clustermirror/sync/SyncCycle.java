@@ -1,15 +1,14 @@
 package io.clustermirror.sync;
 
-import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
-
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.sync.SyncAction.Halt;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * One sync cycle of one mirror, as a Mutiny pipeline of its steps in order: the source's cluster id (a wrong one halts
@@ -36,32 +35,46 @@ final class SyncCycle {
     /** Runs the cycle; completes (never fails) once every step is done, everything it met recorded in {@code log}. */
     Uni<Void> run(Mirror mirror, CycleLog log) {
         String name = mirror.name();
-        return host.source(name).chain(source -> ClusterIdStep.check(mirror, host.haltedReason(name) != null, source).chain(action -> {
-            if (action.isPresent() && action.get() instanceof Halt halt) {
-                log.note("source cluster id is " + halt.actualClusterId() + ", expected " + mirror.sourceClusterId() + ": mirror halted");
-                return apply(name, List.of(halt), log);
-            }
-            ClusterMetadata destination = host.destination();
-            return apply(name, action.stream().toList(), log)
-                    .chain(() -> TopicStep.plan(mirror, host.partitions(name), stateTopic, source))
-                    .chain(actions -> apply(name, actions, log))
-                    .chain(() -> ConfigStep.sync(mirror, activeTopics(name), source, destination, log))
-                    .chain(() -> groupOffsets.sync(mirror, mirroredPartitions(name), source, destination, log))
-                    .chain(() -> acls.sync(mirror, activeTopics(name), source, destination, ledger(name), log));
-        })).onFailure().recoverWithItem(e -> {
-            log.error(REFRESH_ERROR, "metadata refresh", e);
-            return null;
-        });
+        return host.source(name)
+                .chain(source -> ClusterIdStep.check(mirror, host.haltedReason(name) != null, source)
+                        .chain(action -> {
+                            if (action.isPresent() && action.get() instanceof Halt halt) {
+                                log.note("source cluster id is " + halt.actualClusterId() + ", expected "
+                                        + mirror.sourceClusterId() + ": mirror halted");
+                                return apply(name, List.of(halt), log);
+                            }
+                            ClusterMetadata destination = host.destination();
+                            return apply(name, action.stream().toList(), log)
+                                    .chain(() -> TopicStep.plan(mirror, host.partitions(name), stateTopic, source))
+                                    .chain(actions -> apply(name, actions, log))
+                                    .chain(() -> ConfigStep.sync(mirror, activeTopics(name), source, destination, log))
+                                    .chain(() -> groupOffsets.sync(
+                                            mirror, mirroredPartitions(name), source, destination, log))
+                                    .chain(() -> acls.sync(
+                                            mirror, activeTopics(name), source, destination, ledger(name), log));
+                        }))
+                .onFailure()
+                .recoverWithItem(e -> {
+                    log.error(REFRESH_ERROR, "metadata refresh", e);
+                    return null;
+                });
     }
 
     /** Applies the actions one after the other; each one's failures are logged, and a failing one does not stop the next. */
     private Uni<Void> apply(String name, List<SyncAction> actions, CycleLog log) {
-        return Multi.createFrom().iterable(actions).onItem().transformToUniAndConcatenate(action -> host.apply(name, action)
-                .invoke(failures -> failures.forEach(log::note))
-                .onFailure().recoverWithItem(e -> {
-                    log.error(REFRESH_ERROR, describe(action), e);
-                    return null;
-                })).collect().asList().replaceWithVoid();
+        return Multi.createFrom()
+                .iterable(actions)
+                .onItem()
+                .transformToUniAndConcatenate(action -> host.apply(name, action)
+                        .invoke(failures -> failures.forEach(log::note))
+                        .onFailure()
+                        .recoverWithItem(e -> {
+                            log.error(REFRESH_ERROR, describe(action), e);
+                            return null;
+                        }))
+                .collect()
+                .asList()
+                .replaceWithVoid();
     }
 
     private static String describe(SyncAction action) {

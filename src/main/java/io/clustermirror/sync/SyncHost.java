@@ -1,14 +1,13 @@
 package io.clustermirror.sync;
 
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
 import io.smallrye.mutiny.Uni;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * What the metadata manager needs from the owner of the mirrors (the coordinator, which implements it): their state to

@@ -1,12 +1,5 @@
 package io.clustermirror.sync;
 
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
@@ -14,6 +7,12 @@ import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.sync.plan.NameFilter;
 import io.clustermirror.sync.plan.TopicSyncPlan;
 import io.smallrye.mutiny.Uni;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * Topics: source topics the include patterns newly match are started, mirrored topics whose source grew are expanded,
@@ -24,10 +23,10 @@ final class TopicStep {
 
     static final String DELETED_ON_SOURCE = "source topic deleted; the destination topic is kept and writable";
 
-    private TopicStep() {
-    }
+    private TopicStep() {}
 
-    static Uni<List<SyncAction>> plan(Mirror mirror, Map<MirrorPartition, PartitionStatus> owned, String stateTopic, ClusterMetadata source) {
+    static Uni<List<SyncAction>> plan(
+            Mirror mirror, Map<MirrorPartition, PartitionStatus> owned, String stateTopic, ClusterMetadata source) {
         Map<String, Integer> mirrored = new HashMap<>();
         Map<String, Boolean> allStopped = new HashMap<>();
         owned.forEach((p, s) -> {
@@ -40,7 +39,8 @@ final class TopicStep {
                 stopped.add(t);
             }
         });
-        NameFilter filter = NameFilter.of(mirror.config().list(MirrorConfig.TOPICS_INCLUDE, ""),
+        NameFilter filter = NameFilter.of(
+                mirror.config().list(MirrorConfig.TOPICS_INCLUDE, ""),
                 mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE));
         return source.partitionCounts().map(counts -> {
             TopicSyncPlan plan = TopicSyncPlan.plan(counts, mirrored, stopped, filter, stateTopic);

@@ -1,20 +1,18 @@
 package io.clustermirror.architecture;
 
-import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
-
-import com.tngtech.archunit.core.domain.JavaClasses;
-import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
-
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,32 +22,56 @@ import org.junit.jupiter.api.Test;
  */
 class ArchitectureTest {
 
-    private static final JavaClasses MAIN = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("io.clustermirror");
 
     @Test
     void arrowsShouldPointOneWay() {
-        layeredArchitecture().consideringOnlyDependenciesInLayers()
-                .layer("api").definedBy("io.clustermirror.api..")
-                .layer("coordinator").definedBy("io.clustermirror.coordinator..")
-                .layer("sync").definedBy("io.clustermirror.sync..")
-                .layer("fetch").definedBy("io.clustermirror.fetch..")
-                .layer("kafka").definedBy("io.clustermirror.kafka..")
-                .layer("state").definedBy("io.clustermirror.state..")
-                .layer("mirror").definedBy("io.clustermirror.mirror..")
-                .layer("config").definedBy("io.clustermirror.config..")
-                .layer("metrics").definedBy("io.clustermirror.metrics..")
-                .layer("embedded").definedBy("io.clustermirror.embedded..")
-                .whereLayer("api").mayNotBeAccessedByAnyLayer()
-                .whereLayer("embedded").mayNotBeAccessedByAnyLayer()
-                .whereLayer("coordinator").mayOnlyBeAccessedByLayers("api", "embedded")
-                .whereLayer("sync").mayOnlyBeAccessedByLayers("coordinator", "api")
-                .whereLayer("fetch").mayOnlyBeAccessedByLayers("coordinator")
-                .whereLayer("kafka").mayOnlyBeAccessedByLayers("sync", "fetch", "coordinator", "api")
-                .whereLayer("state").mayOnlyBeAccessedByLayers("sync", "fetch", "coordinator")
-                .whereLayer("mirror").mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch", "kafka", "state", "metrics", "embedded")
-                .whereLayer("metrics").mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch")
-                .whereLayer("config").mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch", "kafka", "state", "metrics", "embedded")
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                .layer("api")
+                .definedBy("io.clustermirror.api..")
+                .layer("coordinator")
+                .definedBy("io.clustermirror.coordinator..")
+                .layer("sync")
+                .definedBy("io.clustermirror.sync..")
+                .layer("fetch")
+                .definedBy("io.clustermirror.fetch..")
+                .layer("kafka")
+                .definedBy("io.clustermirror.kafka..")
+                .layer("state")
+                .definedBy("io.clustermirror.state..")
+                .layer("mirror")
+                .definedBy("io.clustermirror.mirror..")
+                .layer("config")
+                .definedBy("io.clustermirror.config..")
+                .layer("metrics")
+                .definedBy("io.clustermirror.metrics..")
+                .layer("embedded")
+                .definedBy("io.clustermirror.embedded..")
+                .whereLayer("api")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("embedded")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("coordinator")
+                .mayOnlyBeAccessedByLayers("api", "embedded")
+                .whereLayer("sync")
+                .mayOnlyBeAccessedByLayers("coordinator", "api")
+                .whereLayer("fetch")
+                .mayOnlyBeAccessedByLayers("coordinator")
+                .whereLayer("kafka")
+                .mayOnlyBeAccessedByLayers("sync", "fetch", "coordinator", "api")
+                .whereLayer("state")
+                .mayOnlyBeAccessedByLayers("sync", "fetch", "coordinator")
+                .whereLayer("mirror")
+                .mayOnlyBeAccessedByLayers(
+                        "api", "coordinator", "sync", "fetch", "kafka", "state", "metrics", "embedded")
+                .whereLayer("metrics")
+                .mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch")
+                .whereLayer("config")
+                .mayOnlyBeAccessedByLayers(
+                        "api", "coordinator", "sync", "fetch", "kafka", "state", "metrics", "embedded")
                 .check(MAIN);
     }
 
@@ -60,18 +82,30 @@ class ArchitectureTest {
 
     @Test
     void kafkaAndStateShouldNotKnowEachOther() {
-        com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses().that().resideInAPackage("io.clustermirror.kafka..")
-                .should().dependOnClassesThat().resideInAPackage("io.clustermirror.state..").check(MAIN);
-        com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses().that().resideInAPackage("io.clustermirror.state..")
-                .should().dependOnClassesThat().resideInAPackage("io.clustermirror.kafka..").check(MAIN);
+        com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
+                .that()
+                .resideInAPackage("io.clustermirror.kafka..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.clustermirror.state..")
+                .check(MAIN);
+        com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
+                .that()
+                .resideInAPackage("io.clustermirror.state..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.clustermirror.kafka..")
+                .check(MAIN);
     }
 
     @Test
     void pureRoomsShouldUseNoFramework() {
         com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
-                .that().resideInAnyPackage("io.clustermirror.mirror..", "io.clustermirror.sync.plan..")
-                .should().dependOnClassesThat().resideInAnyPackage("io.quarkus..", "io.vertx..", "io.smallrye..", "jakarta..",
-                        "org.apache.kafka..")
+                .that()
+                .resideInAnyPackage("io.clustermirror.mirror..", "io.clustermirror.sync.plan..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("io.quarkus..", "io.vertx..", "io.smallrye..", "jakarta..", "org.apache.kafka..")
                 .check(MAIN);
     }
 

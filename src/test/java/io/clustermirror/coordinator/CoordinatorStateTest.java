@@ -2,18 +2,16 @@ package io.clustermirror.coordinator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Instant;
-import java.util.Map;
-import java.util.Set;
-
-import org.junit.jupiter.api.Test;
-
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
 
 class CoordinatorStateTest {
 
@@ -43,7 +41,9 @@ class CoordinatorStateTest {
     @Test
     void partitionChangesShouldMergeIntoTheMirrorsPartitions() {
         PartitionStatus mirroring = truncating().moveTo(MirrorPartitionState.MIRRORING, null, NOW);
-        CoordinatorState state = CoordinatorState.EMPTY.with(mirror("a")).withPartitions("a", Map.of(T0, truncating(), T1, truncating()))
+        CoordinatorState state = CoordinatorState.EMPTY
+                .with(mirror("a"))
+                .withPartitions("a", Map.of(T0, truncating(), T1, truncating()))
                 .withPartitions("a", Map.of(T1, mirroring));
 
         assertThat(state.partitions("a")).containsEntry(T0, truncating()).containsEntry(T1, mirroring);
@@ -52,8 +52,12 @@ class CoordinatorStateTest {
     @Test
     void withoutAMirrorShouldDropItsPartitionsAndItsAclBookkeeping() {
         AclEntry guard = AclEntry.readOnly("t");
-        CoordinatorState state = CoordinatorState.EMPTY.with(mirror("a")).with(mirror("b")).withPartitions("a", Map.of(T0, truncating()))
-                .withCreatedAcls("a", Set.of(guard)).withPartitions("b", Map.of(T1, truncating()));
+        CoordinatorState state = CoordinatorState.EMPTY
+                .with(mirror("a"))
+                .with(mirror("b"))
+                .withPartitions("a", Map.of(T0, truncating()))
+                .withCreatedAcls("a", Set.of(guard))
+                .withPartitions("b", Map.of(T1, truncating()));
 
         CoordinatorState after = state.without("a");
 

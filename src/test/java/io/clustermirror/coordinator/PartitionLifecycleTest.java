@@ -2,6 +2,17 @@ package io.clustermirror.coordinator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.fetch.DataPlane;
+import io.clustermirror.fetch.LogTruncation;
+import io.clustermirror.fetch.PrefixCheck;
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,21 +28,8 @@ import java.util.concurrent.Executor;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
-
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-
-import io.clustermirror.fetch.DataPlane;
-import io.clustermirror.fetch.LogTruncation;
-import io.clustermirror.fetch.PrefixCheck;
-import io.clustermirror.metrics.MirrorMetrics;
-import io.clustermirror.mirror.Mirror;
-import io.clustermirror.mirror.MirrorConfig;
-import io.clustermirror.mirror.MirrorException;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.MirrorPartitionState;
-import io.clustermirror.mirror.PartitionStatus;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 /**
  * The partition lifecycle's transitions, driven through fakes of the coordinator's state ({@link PartitionLifecycle.Host})
@@ -54,8 +52,7 @@ class PartitionLifecycleTest {
 
     @AfterEach
     void stopThread() {
-        thread.shutdown(() -> {
-        });
+        thread.shutdown(() -> {});
     }
 
     @Test
@@ -85,7 +82,8 @@ class PartitionLifecycleTest {
         assertThat(failed.error()).isEqualTo("offset 3 differs");
         assertThat(parts.checks).hasSize(3);
         assertThat(parts.data.calls).doesNotContain("add t-0 at 0 epoch -1");
-        assertThat(registry.get("cluster.mirror.partition.failures").counter().count()).isEqualTo(3);
+        assertThat(registry.get("cluster.mirror.partition.failures").counter().count())
+                .isEqualTo(3);
         assertThat(parts.recreated).isEmpty();
     }
 
@@ -112,7 +110,8 @@ class PartitionLifecycleTest {
         lifecycle.truncate("m", T0);
         drain();
 
-        assertThat(host.status(T0).error()).isEqualTo("log truncation could not complete: java.lang.IllegalStateException: broker gone");
+        assertThat(host.status(T0).error())
+                .isEqualTo("log truncation could not complete: java.lang.IllegalStateException: broker gone");
     }
 
     @Test
@@ -125,12 +124,18 @@ class PartitionLifecycleTest {
         parts.answer(T1, new LogTruncation.Ready(0, -1));
 
         lifecycle.truncate("m", T0);
-        until(() -> host.state(T0) == MirrorPartitionState.MIRRORING && host.state(T1) == MirrorPartitionState.MIRRORING);
+        until(() ->
+                host.state(T0) == MirrorPartitionState.MIRRORING && host.state(T1) == MirrorPartitionState.MIRRORING);
 
         assertThat(parts.recreated).containsExactly("t");
-        assertThat(parts.data.calls).contains("remove t-0 aborting", "remove t-1 aborting", "add t-0 at 0 epoch -1", "add t-1 at 0 epoch -1");
-        assertThat(host.history(T1)).containsSubsequence(MirrorPartitionState.FAILED, MirrorPartitionState.LOG_TRUNCATION,
-                MirrorPartitionState.MIRRORING);
+        assertThat(parts.data.calls)
+                .contains(
+                        "remove t-0 aborting", "remove t-1 aborting", "add t-0 at 0 epoch -1", "add t-1 at 0 epoch -1");
+        assertThat(host.history(T1))
+                .containsSubsequence(
+                        MirrorPartitionState.FAILED,
+                        MirrorPartitionState.LOG_TRUNCATION,
+                        MirrorPartitionState.MIRRORING);
         assertThat(host.history(U0)).isEmpty(); // another topic is not touched
     }
 
@@ -145,7 +150,8 @@ class PartitionLifecycleTest {
         until(() -> host.status(T0).error() != null && host.status(T0).error().startsWith("recreating"));
 
         assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.FAILED);
-        assertThat(host.status(T0).error()).isEqualTo("recreating destination topic t failed: java.lang.IllegalStateException: not authorized");
+        assertThat(host.status(T0).error())
+                .isEqualTo("recreating destination topic t failed: java.lang.IllegalStateException: not authorized");
     }
 
     @Test
@@ -173,22 +179,29 @@ class PartitionLifecycleTest {
         lifecycle.listener("m").onEpochFenced(T0, "epoch 3 ends at 20 on the source", 20);
         drain();
 
-        assertThat(host.history(T0)).containsExactly(MirrorPartitionState.EPOCH_FENCING, MirrorPartitionState.MIRRORING);
+        assertThat(host.history(T0))
+                .containsExactly(MirrorPartitionState.EPOCH_FENCING, MirrorPartitionState.MIRRORING);
         assertThat(parts.fencingEnds).containsExactly(20L);
-        assertThat(parts.data.calls).containsExactly("add t-0 at 10 epoch 3", "remove t-0 keeping", "add t-0 at 20 epoch 4");
-        assertThat(registry.get("cluster.mirror.partition.epoch.fencings").counter().count()).isEqualTo(1);
+        assertThat(parts.data.calls)
+                .containsExactly("add t-0 at 10 epoch 3", "remove t-0 keeping", "add t-0 at 20 epoch 4");
+        assertThat(registry.get("cluster.mirror.partition.epoch.fencings")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
     }
 
     @Test
     void epochFencingShouldFailThePartitionWhenTheDestinationHoldsWhatTheSourceLost() {
         host.put(T0, mirroring());
-        parts.fencedOutcome = new LogTruncation.Diverged("the destination holds offsets [20, 25) that the source no longer has");
+        parts.fencedOutcome =
+                new LogTruncation.Diverged("the destination holds offsets [20, 25) that the source no longer has");
 
         lifecycle.listener("m").onEpochFenced(T0, "unclean election", 20);
         drain();
 
         assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.FAILED);
-        assertThat(host.status(T0).error()).startsWith("epoch fencing (unclean election): the destination holds offsets [20, 25)");
+        assertThat(host.status(T0).error())
+                .startsWith("epoch fencing (unclean election): the destination holds offsets [20, 25)");
     }
 
     @Test
@@ -228,8 +241,9 @@ class PartitionLifecycleTest {
 
         assertThat(parts.restored).containsExactly("t");
         assertThat(host.state(T1)).isEqualTo(MirrorPartitionState.STOPPED);
-        assertThat(host.status(T1).error()).isEqualTo(
-                "mirror-owned configs of the destination topic could not be restored: java.lang.IllegalStateException: configs not writable");
+        assertThat(host.status(T1).error())
+                .isEqualTo(
+                        "mirror-owned configs of the destination topic could not be restored: java.lang.IllegalStateException: configs not writable");
         assertThat(parts.data.calls).containsExactly("remove t-0 aborting", "remove t-1 aborting");
     }
 
@@ -241,7 +255,8 @@ class PartitionLifecycleTest {
 
         lifecycle.listener("m").onSourceClusterChanged("other-cluster");
         drain();
-        assertThat(lifecycle.haltedReason("m")).startsWith("source cluster id is other-cluster, but mirror 'm' mirrors cluster source-id");
+        assertThat(lifecycle.haltedReason("m"))
+                .startsWith("source cluster id is other-cluster, but mirror 'm' mirrors cluster source-id");
         assertThat(parts.data.calls).containsExactly("remove t-0 keeping");
         assertThat(registry.get("cluster.mirror.halts").counter().count()).isEqualTo(1);
 
@@ -265,8 +280,9 @@ class PartitionLifecycleTest {
         drain();
 
         assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.FAILED);
-        assertThat(host.status(T0).error()).isEqualTo(
-                "the mirror's clients could not be built: config provider 'vault' cannot resolve ${vault:pw}");
+        assertThat(host.status(T0).error())
+                .isEqualTo(
+                        "the mirror's clients could not be built: config provider 'vault' cannot resolve ${vault:pw}");
     }
 
     @Test
@@ -295,7 +311,8 @@ class PartitionLifecycleTest {
         until(() -> host.state(U0) == MirrorPartitionState.MIRRORING);
         drain();
 
-        assertThat(parts.data.calls).containsExactlyInAnyOrder("add t-0 at 1 epoch 0", "add t-1 at 2 epoch 0", "add u-0 at 3 epoch 0");
+        assertThat(parts.data.calls)
+                .containsExactlyInAnyOrder("add t-0 at 1 epoch 0", "add t-1 at 2 epoch 0", "add u-0 at 3 epoch 0");
         assertThat(host.status(U0).retryAttempt()).isEqualTo(1);
     }
 
@@ -316,7 +333,8 @@ class PartitionLifecycleTest {
     }
 
     private PartitionLifecycle lifecycle(int maxAttempts) {
-        return new PartitionLifecycle(host, thread, new RetryPolicy(1, 4, maxAttempts), new MirrorMetrics(registry), Clock.systemUTC());
+        return new PartitionLifecycle(
+                host, thread, new RetryPolicy(1, 4, maxAttempts), new MirrorMetrics(registry), Clock.systemUTC());
     }
 
     /** Lets every task chained on the coordinator thread run (each hop queues the next before it ends). */
@@ -370,7 +388,8 @@ class PartitionLifecycleTest {
         public void persistPartitions(String name, Map<MirrorPartition, PartitionStatus> changed) {
             changed.forEach((p, s) -> {
                 statuses.put(p, s);
-                history.computeIfAbsent(p, k -> Collections.synchronizedList(new ArrayList<>())).add(s.state());
+                history.computeIfAbsent(p, k -> Collections.synchronizedList(new ArrayList<>()))
+                        .add(s.state());
             });
         }
 
@@ -433,6 +452,7 @@ class PartitionLifecycleTest {
         final FakeDataPlane data = new FakeDataPlane();
         /** Per partition, the answers of its checks in turn; the last one repeats. */
         private final Map<MirrorPartition, List<LogTruncation.Outcome>> outcomes = new ConcurrentHashMap<>();
+
         final List<MirrorPartition> checks = Collections.synchronizedList(new ArrayList<>());
         final List<Long> fencingEnds = Collections.synchronizedList(new ArrayList<>());
         final List<String> recreated = Collections.synchronizedList(new ArrayList<>());
@@ -441,8 +461,7 @@ class PartitionLifecycleTest {
         volatile RuntimeException failing;
         volatile RuntimeException recreateFailure;
         volatile RuntimeException restoreFailure;
-        volatile Runnable beforeAnswer = () -> {
-        };
+        volatile Runnable beforeAnswer = () -> {};
 
         @Override
         public DataPlane dataPlane() {
@@ -468,13 +487,14 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public LogTruncation.Outcome afterEpochFencing(String mirror, MirrorPartition partition, long epochEndOffset,
-                Consumer<String> progress) {
+        public LogTruncation.Outcome afterEpochFencing(
+                String mirror, MirrorPartition partition, long epochEndOffset, Consumer<String> progress) {
             fencingEnds.add(epochEndOffset);
             return answer(partition, p -> fencedOutcome);
         }
 
-        private LogTruncation.Outcome answer(MirrorPartition partition, Function<MirrorPartition, LogTruncation.Outcome> outcome) {
+        private LogTruncation.Outcome answer(
+                MirrorPartition partition, Function<MirrorPartition, LogTruncation.Outcome> outcome) {
             beforeAnswer.run();
             if (failing != null) {
                 throw failing;

@@ -6,11 +6,10 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.record.ControlRecordType;
 import org.apache.kafka.common.record.EndTransactionMarker;
-import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.Record;
@@ -22,17 +21,26 @@ class BatchContinuityTest {
 
     private static final ByteBuffer HEADER = ByteBuffer.allocate(61);
 
-    private static SourceBatch header(long base, long last, int count, boolean transactional, boolean control, byte magic) {
+    private static SourceBatch header(
+            long base, long last, int count, boolean transactional, boolean control, byte magic) {
         return new SourceBatch(base, last, count, 0, transactional, control, magic, HEADER.duplicate());
     }
 
     /** A real lz4 batch holding a record (key k{offset}, value v{offset}, header h) at each of {@code offsets}. */
     private static SourceBatch compacted(long base, long last, long... offsets) {
-        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(4096), RecordBatch.CURRENT_MAGIC_VALUE,
-                Compression.lz4().build(), TimestampType.CREATE_TIME, base);
+        MemoryRecordsBuilder builder = MemoryRecords.builder(
+                ByteBuffer.allocate(4096),
+                RecordBatch.CURRENT_MAGIC_VALUE,
+                Compression.lz4().build(),
+                TimestampType.CREATE_TIME,
+                base);
         for (long offset : offsets) {
-            builder.appendWithOffset(offset, 1_000 + offset, ("k" + offset).getBytes(StandardCharsets.UTF_8),
-                    ("v" + offset).getBytes(StandardCharsets.UTF_8), new RecordHeader[] { new RecordHeader("h", new byte[] { 1 }) });
+            builder.appendWithOffset(
+                    offset,
+                    1_000 + offset,
+                    ("k" + offset).getBytes(StandardCharsets.UTF_8),
+                    ("v" + offset).getBytes(StandardCharsets.UTF_8),
+                    new RecordHeader[] {new RecordHeader("h", new byte[] {1})});
         }
         if (last > offsets[offsets.length - 1]) {
             builder.overrideLastOffset(last); // as the cleaner does: the batch keeps its range
@@ -47,7 +55,9 @@ class BatchContinuityTest {
     }
 
     private static String text(ByteBuffer buffer) {
-        return buffer == null ? null : StandardCharsets.UTF_8.decode(buffer.duplicate()).toString();
+        return buffer == null
+                ? null
+                : StandardCharsets.UTF_8.decode(buffer.duplicate()).toString();
     }
 
     @Test
@@ -69,12 +79,16 @@ class BatchContinuityTest {
 
     @Test
     void destinationEndingInsideABatchShouldBeNamed() {
-        assertThat(BatchContinuity.plan(header(5, 14, 10, false, false, (byte) 2), 10).blocked()).contains("inside source batch [5..14]");
+        assertThat(BatchContinuity.plan(header(5, 14, 10, false, false, (byte) 2), 10)
+                        .blocked())
+                .contains("inside source batch [5..14]");
     }
 
     @Test
     void oldMessageFormatsShouldBeRefused() {
-        assertThat(BatchContinuity.plan(header(10, 10, 1, false, false, (byte) 1), 10).blocked()).contains("format v1");
+        assertThat(BatchContinuity.plan(header(10, 10, 1, false, false, (byte) 1), 10)
+                        .blocked())
+                .contains("format v1");
     }
 
     @Test
@@ -88,7 +102,9 @@ class BatchContinuityTest {
         assertThat(filled.hasHoles()).isFalse();
         assertThat(filled.baseOffset()).isEqualTo(10);
         assertThat(filled.lastOffset()).isEqualTo(16);
-        assertThat(filled.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET) & 0x7).as("codec kept").isEqualTo(3);
+        assertThat(filled.bytes().getShort(SourceBatch.ATTRIBUTES_OFFSET) & 0x7)
+                .as("codec kept")
+                .isEqualTo(3);
         List<Record> records = records(filled);
         assertThat(records).extracting(Record::offset).containsExactly(10L, 11L, 12L, 13L, 14L, 15L, 16L);
         for (Record record : records) {
@@ -110,8 +126,11 @@ class BatchContinuityTest {
     void gapFillersShouldCarryTheSourceEpochOfTheBatchAfterTheGap() {
         // the epoch of the last offset mirrored is what the next fetch sends: a filler's must be its source neighbour's
         SourceBatch plain = compacted(40, 41, 40, 41);
-        org.apache.kafka.common.record.MutableRecordBatch stamped = MemoryRecords.readableRecords(plain.bytes().duplicate()).batches()
-                .iterator().next();
+        org.apache.kafka.common.record.MutableRecordBatch stamped = MemoryRecords.readableRecords(
+                        plain.bytes().duplicate())
+                .batches()
+                .iterator()
+                .next();
         stamped.setPartitionLeaderEpoch(7);
 
         BatchContinuity.Plan plan = BatchContinuity.plan(SourceBatch.of(stamped), 10);
@@ -126,12 +145,18 @@ class BatchContinuityTest {
 
         BatchContinuity.Plan plan = BatchContinuity.plan(next, 10);
 
-        assertThat(plan.batches()).extracting(SourceBatch::baseOffset).containsExactly(10L, 100_010L, 200_010L, 250_020L);
-        assertThat(plan.batches()).extracting(SourceBatch::lastOffset).containsExactly(100_009L, 200_009L, 250_019L, 250_021L);
+        assertThat(plan.batches())
+                .extracting(SourceBatch::baseOffset)
+                .containsExactly(10L, 100_010L, 200_010L, 250_020L);
+        assertThat(plan.batches())
+                .extracting(SourceBatch::lastOffset)
+                .containsExactly(100_009L, 200_009L, 250_019L, 250_021L);
         assertThat(plan.batches().get(3)).isSameAs(next);
         assertThat(plan.nextOffset()).isEqualTo(250_022);
         SourceBatch again = BatchContinuity.plan(next, 200_010).batches().get(0);
-        assertThat(RawFetch.sameContent(plan.batches().get(2), again)).as("deterministic, so a restart can check it").isTrue();
+        assertThat(RawFetch.sameContent(plan.batches().get(2), again))
+                .as("deterministic, so a restart can check it")
+                .isTrue();
         assertThat(LogTruncation.mirrors(plan.batches().get(2), next)).isTrue();
         assertThat(LogTruncation.mirrors(plan.batches().get(3), next)).isTrue();
     }
@@ -143,12 +168,18 @@ class BatchContinuityTest {
         SourceBatch other = compacted(10, 16, 10, 12, 16);
 
         assertThat(LogTruncation.mirrors(filled, holey)).isTrue();
-        assertThat(LogTruncation.mirrors(BatchContinuity.plan(other, 10).batches().get(0), holey)).isFalse();
+        assertThat(LogTruncation.mirrors(
+                        BatchContinuity.plan(other, 10).batches().get(0), holey))
+                .isFalse();
     }
 
-    private static SourceBatch marker(long offset, long producerId, ControlRecordType type, int coordinatorEpoch, long timestamp) {
-        return SourceBatch.of(MemoryRecords.withEndTransactionMarker(offset, timestamp, 0, producerId, (short) 0,
-                new EndTransactionMarker(type, coordinatorEpoch)).batches().iterator().next());
+    private static SourceBatch marker(
+            long offset, long producerId, ControlRecordType type, int coordinatorEpoch, long timestamp) {
+        return SourceBatch.of(MemoryRecords.withEndTransactionMarker(
+                        offset, timestamp, 0, producerId, (short) 0, new EndTransactionMarker(type, coordinatorEpoch))
+                .batches()
+                .iterator()
+                .next());
     }
 
     @Test
@@ -159,8 +190,14 @@ class BatchContinuityTest {
 
         assertThat(ControlMarker.isCommit(source)).contains(true);
         assertThat(LogTruncation.mirrors(destination, source)).isTrue();
-        assertThat(LogTruncation.mirrors(marker(42, 99, ControlRecordType.ABORT, 0, 5_000), source)).as("abort for a commit").isFalse();
-        assertThat(LogTruncation.mirrors(marker(43, 99, ControlRecordType.COMMIT, 0, 5_000), source)).as("elsewhere").isFalse();
-        assertThat(LogTruncation.mirrors(compacted(42, 42, 42), source)).as("data where the source has a marker").isFalse();
+        assertThat(LogTruncation.mirrors(marker(42, 99, ControlRecordType.ABORT, 0, 5_000), source))
+                .as("abort for a commit")
+                .isFalse();
+        assertThat(LogTruncation.mirrors(marker(43, 99, ControlRecordType.COMMIT, 0, 5_000), source))
+                .as("elsewhere")
+                .isFalse();
+        assertThat(LogTruncation.mirrors(compacted(42, 42, 42), source))
+                .as("data where the source has a marker")
+                .isFalse();
     }
 }

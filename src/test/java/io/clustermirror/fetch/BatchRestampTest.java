@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.record.MemoryRecords;
@@ -19,11 +18,23 @@ import org.junit.jupiter.api.Test;
 class BatchRestampTest {
 
     private static SourceBatch sourceBatch(Compression compression, long baseOffset, int count) {
-        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(4096), RecordBatch.CURRENT_MAGIC_VALUE, compression,
-                TimestampType.CREATE_TIME, baseOffset, 1_000L, 77L, (short) 3, 40, false, 12);
+        MemoryRecordsBuilder builder = MemoryRecords.builder(
+                ByteBuffer.allocate(4096),
+                RecordBatch.CURRENT_MAGIC_VALUE,
+                compression,
+                TimestampType.CREATE_TIME,
+                baseOffset,
+                1_000L,
+                77L,
+                (short) 3,
+                40,
+                false,
+                12);
         for (int i = 0; i < count; i++) {
-            builder.appendWithOffset(baseOffset + i, 1_000L + i, ("k" + i).getBytes(), ("v" + i).getBytes(),
-                    new RecordHeader[] { new RecordHeader("h", new byte[] { (byte) i }) });
+            builder.appendWithOffset(
+                    baseOffset + i, 1_000L + i, ("k" + i).getBytes(), ("v" + i).getBytes(), new RecordHeader[] {
+                        new RecordHeader("h", new byte[] {(byte) i})
+                    });
         }
         return SourceBatch.of(builder.build().batches().iterator().next());
     }
@@ -34,7 +45,8 @@ class BatchRestampTest {
 
         ByteBuffer restamped = BatchRestamp.restamp(source, new ProducerIdentity(4242L, (short) 7), 99);
 
-        MutableRecordBatch batch = MemoryRecords.readableRecords(restamped).batches().iterator().next();
+        MutableRecordBatch batch =
+                MemoryRecords.readableRecords(restamped).batches().iterator().next();
         batch.ensureValid();
         assertThat(batch.baseOffset()).isZero();
         assertThat(batch.lastOffset()).isEqualTo(4);
@@ -43,7 +55,8 @@ class BatchRestampTest {
         assertThat(batch.baseSequence()).isEqualTo(99);
         assertThat(batch.partitionLeaderEpoch()).isEqualTo(12);
         assertThat(batch.sizeInBytes()).isEqualTo(source.sizeInBytes());
-        assertThat(restamped.duplicate().position(SourceBatch.RECORDS_OFFSET).slice()).isEqualTo(source.recordsSection());
+        assertThat(restamped.duplicate().position(SourceBatch.RECORDS_OFFSET).slice())
+                .isEqualTo(source.recordsSection());
         List<String> values = new ArrayList<>();
         for (Record record : batch) {
             values.add(new String(org.apache.kafka.common.utils.Utils.toArray(record.value())) + "@" + record.offset());
@@ -54,7 +67,9 @@ class BatchRestampTest {
     @Test
     void restampShouldNotTouchTheSourceBuffer() {
         SourceBatch source = sourceBatch(Compression.NONE, 5, 2);
-        ByteBuffer before = ByteBuffer.allocate(source.sizeInBytes()).put(source.bytes().duplicate()).flip();
+        ByteBuffer before = ByteBuffer.allocate(source.sizeInBytes())
+                .put(source.bytes().duplicate())
+                .flip();
 
         BatchRestamp.restamp(source, new ProducerIdentity(1L, (short) 0), 0);
 
@@ -68,7 +83,10 @@ class BatchRestampTest {
         SourceBatch first = sourceBatch(Compression.lz4().build(), 100, 3);
         SourceBatch second = sourceBatch(Compression.NONE, 103, 2);
         ByteBuffer response = ByteBuffer.allocate(first.sizeInBytes() + second.sizeInBytes() + 20);
-        response.put(first.bytes().duplicate()).put(second.bytes().duplicate()).put(new byte[20]).flip(); // + a partial batch
+        response.put(first.bytes().duplicate())
+                .put(second.bytes().duplicate())
+                .put(new byte[20])
+                .flip(); // + a partial batch
 
         List<SourceBatch> slices = SourceBatch.slices(MemoryRecords.readableRecords(response));
 
@@ -81,9 +99,17 @@ class BatchRestampTest {
         assertThat(slices.get(1).lastOffset()).isEqualTo(104);
 
         BatchRestamp.restampInPlace(slices.get(1), new ProducerIdentity(5L, (short) 0), 0);
-        MemoryRecords.readableRecords(response.duplicate().position(first.sizeInBytes()).limit(first.sizeInBytes() + second.sizeInBytes())
-                .slice()).batches().iterator().next().ensureValid();
-        assertThat(response.getLong(first.sizeInBytes() + SourceBatch.PRODUCER_ID_OFFSET)).as("restamped in place").isEqualTo(5L);
+        MemoryRecords.readableRecords(response.duplicate()
+                        .position(first.sizeInBytes())
+                        .limit(first.sizeInBytes() + second.sizeInBytes())
+                        .slice())
+                .batches()
+                .iterator()
+                .next()
+                .ensureValid();
+        assertThat(response.getLong(first.sizeInBytes() + SourceBatch.PRODUCER_ID_OFFSET))
+                .as("restamped in place")
+                .isEqualTo(5L);
     }
 
     @Test
@@ -100,7 +126,10 @@ class BatchRestampTest {
         assertThat(fillers.recordCount()).isEqualTo(1_000);
         assertThat(fillers.lastOffset()).isEqualTo(999);
         assertThat(fillers.hasHoles()).isFalse();
-        MutableRecordBatch batch = MemoryRecords.readableRecords(fillers.bytes().duplicate()).batches().iterator().next();
+        MutableRecordBatch batch = MemoryRecords.readableRecords(fillers.bytes().duplicate())
+                .batches()
+                .iterator()
+                .next();
         Record first = batch.iterator().next();
         assertThat(first.hasValue()).isFalse();
         assertThat(first.headers()[0].key()).isEqualTo(FillerBatches.HEADER);
@@ -110,8 +139,11 @@ class BatchRestampTest {
     @Test
     void sameContentShouldCompareRecordsNotProducerFields() {
         SourceBatch a = sourceBatch(Compression.gzip().build(), 0, 3);
-        SourceBatch restamped = SourceBatch.of(MemoryRecords.readableRecords(
-                BatchRestamp.restamp(a, new ProducerIdentity(9L, (short) 1), 5)).batches().iterator().next());
+        SourceBatch restamped = SourceBatch.of(
+                MemoryRecords.readableRecords(BatchRestamp.restamp(a, new ProducerIdentity(9L, (short) 1), 5))
+                        .batches()
+                        .iterator()
+                        .next());
         SourceBatch movedBack = new SourceBatch(0, 2, 3, 0, false, false, (byte) 2, restamped.bytes());
         SourceBatch other = sourceBatch(Compression.gzip().build(), 0, 2);
 

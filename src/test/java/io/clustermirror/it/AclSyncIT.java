@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.embedded.KafkaBrokerProcess;
+import io.clustermirror.testbed.ServiceProcess;
+import io.clustermirror.testbed.TestBed;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -12,7 +15,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -32,10 +34,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import io.clustermirror.embedded.KafkaBrokerProcess;
-import io.clustermirror.testbed.ServiceProcess;
-import io.clustermirror.testbed.TestBed;
-
 /**
  * ACL sync and read-only mirror topics on clusters with an authorizer: two SASL_PLAINTEXT clusters with the
  * StandardAuthorizer, the service as super user "admin", and an ordinary user "alice".
@@ -52,17 +50,29 @@ class AclSyncIT extends ServiceIT {
     static void startSecuredClusters() {
         source = bed.securedCluster("secured-source");
         destination = bed.securedCluster("secured-destination");
-        CompletableFuture.allOf(CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
-                CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120)))).join();
+        CompletableFuture.allOf(
+                        CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
+                        CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120))))
+                .join();
         try {
             secrets = java.nio.file.Files.createTempDirectory("cluster-mirror-secrets");
             java.nio.file.Files.writeString(secrets.resolve("source.properties"), "jaas=" + TestBed.ADMIN_JAAS + "\n");
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-        service = bed.newService("secured-service", destination, Map.of("mirror.metadata.refresh.interval.ms", "1000",
-                "mirror.state.topic.num.partitions", "1", "mirror.source.config.providers", "file",
-                "mirror.source.config.provider.file.allowed.paths", secrets.toString())).start();
+        service = bed.newService(
+                        "secured-service",
+                        destination,
+                        Map.of(
+                                "mirror.metadata.refresh.interval.ms",
+                                "1000",
+                                "mirror.state.topic.num.partitions",
+                                "1",
+                                "mirror.source.config.providers",
+                                "file",
+                                "mirror.source.config.provider.file.allowed.paths",
+                                secrets.toString()))
+                .start();
         target = service;
     }
 
@@ -110,24 +120,37 @@ class AclSyncIT extends ServiceIT {
         try (Admin admin = admin(source)) {
             admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
         }
-        api().body(createBody(mirror, TestBed.sasl(source, TestBed.ADMIN_JAAS))).post("/v1/mirrors").then().statusCode(201);
+        api().body(createBody(mirror, TestBed.sasl(source, TestBed.ADMIN_JAAS)))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
         startTopics(mirror, topic);
         awaitConverged(mirror, topic);
         try (Admin admin = admin(destination)) {
-            admin.createAcls(List.of(topicAcl(topic, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
-                    topicAcl(topic, "User:alice", AclOperation.DESCRIBE, AclPermissionType.ALLOW))).all().get();
+            admin.createAcls(List.of(
+                            topicAcl(topic, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
+                            topicAcl(topic, "User:alice", AclOperation.DESCRIBE, AclPermissionType.ALLOW)))
+                    .all()
+                    .get();
         }
 
         // While mirrored, alice's write is refused even though she may write to the topic
-        assertThatThrownBy(() -> produceAsAlice(topic)).isInstanceOf(ExecutionException.class)
+        assertThatThrownBy(() -> produceAsAlice(topic))
+                .isInstanceOf(ExecutionException.class)
                 .hasCauseInstanceOf(TopicAuthorizationException.class);
-        await().atMost(Duration.ofSeconds(10)).until(() -> String.valueOf(api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
-                .getString("metadataSync.acls")).contains("read-only enforced"));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> String.valueOf(api().get("/v1/mirrors/" + mirror)
+                                .then()
+                                .extract()
+                                .jsonPath()
+                                .getString("metadataSync.acls"))
+                        .contains("read-only enforced"));
 
         // After stop, she can
         topicVerb(mirror, "stop", topic);
         awaitAllPartitions(mirror, topic, "STOPPED");
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(produceAsAlice(topic)).isEqualTo(0L));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(produceAsAlice(topic)).isEqualTo(0L));
     }
 
     @Test
@@ -140,18 +163,29 @@ class AclSyncIT extends ServiceIT {
         try (Admin admin = admin(destination)) {
             Kafka.createTopic(admin, topic, 1, Map.of()); // someone else's topic of the same name
         }
-        api().body(createBody(mirror, TestBed.sasl(source, TestBed.ADMIN_JAAS))).post("/v1/mirrors").then().statusCode(201);
+        api().body(createBody(mirror, TestBed.sasl(source, TestBed.ADMIN_JAAS)))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
 
         // When it is started without adopting: refused for that topic, and the topic gets no guard ACL
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200)
+        api().body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
                 .body("topics[0].errorCode", org.hamcrest.Matchers.equalTo("TOPIC_ALREADY_EXISTS"));
         assertThat(destinationAcls()).noneMatch(acl -> acl.pattern().name().equals(topic));
 
         // When it is adopted, it is guarded like any mirrored topic
-        api().body(Map.of("topics", List.of(topic), "adoptExisting", true)).post("/v1/mirrors/" + mirror + "/topics:start").then()
-                .statusCode(200).body("topics[0].result", org.hamcrest.Matchers.equalTo("STARTED"));
-        assertThat(destinationAcls()).anyMatch(acl -> acl.pattern().name().equals(topic)
-                && acl.entry().operation() == AclOperation.WRITE && acl.entry().permissionType() == AclPermissionType.DENY);
+        api().body(Map.of("topics", List.of(topic), "adoptExisting", true))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
+                .body("topics[0].result", org.hamcrest.Matchers.equalTo("STARTED"));
+        assertThat(destinationAcls())
+                .anyMatch(acl -> acl.pattern().name().equals(topic)
+                        && acl.entry().operation() == AclOperation.WRITE
+                        && acl.entry().permissionType() == AclPermissionType.DENY);
         awaitConverged(mirror, topic);
     }
 
@@ -162,17 +196,27 @@ class AclSyncIT extends ServiceIT {
         try (Admin admin = admin(source)) {
             Kafka.createTopic(admin, topic, 1, Map.of());
         }
-        Kafka.produce(source.bootstrapServers(), topic, 300, "lz4", "p", new HashMap<>(TestBed.sasl(source, TestBed.ADMIN_JAAS)));
+        Kafka.produce(
+                source.bootstrapServers(),
+                topic,
+                300,
+                "lz4",
+                "p",
+                new HashMap<>(TestBed.sasl(source, TestBed.ADMIN_JAAS)));
 
         // When the mirror's credentials are a reference to a file the service may read
         String reference = "${file:" + secrets.resolve("source.properties") + ":jaas}";
-        api().body(createBody(mirror, TestBed.sasl(source, reference))).post("/v1/mirrors").then().statusCode(201);
+        api().body(createBody(mirror, TestBed.sasl(source, reference)))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
         startTopics(mirror, topic);
 
         // Then the service reaches the source with them (create, metadata and the data plane)
         awaitConverged(mirror, topic);
         try (Admin admin = admin(destination)) {
-            assertThat(Kafka.total(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()))).isEqualTo(300);
+            assertThat(Kafka.total(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest())))
+                    .isEqualTo(300);
         }
         // and the state topic holds the reference, never the password
         List<String> state = stateRecords();
@@ -180,14 +224,21 @@ class AclSyncIT extends ServiceIT {
         assertThat(state).noneSatisfy(r -> assertThat(r).contains(mirror).contains("admin-secret"));
 
         // A file outside the provider's allowed.paths is not read, though it holds the same key
-        java.nio.file.Path elsewhere = java.nio.file.Files.createTempDirectory("not-allowed").resolve("source.properties");
+        java.nio.file.Path elsewhere =
+                java.nio.file.Files.createTempDirectory("not-allowed").resolve("source.properties");
         java.nio.file.Files.writeString(elsewhere, "jaas=" + TestBed.ADMIN_JAAS + "\n");
-        api().body(createBody(uniqueName("provided"), TestBed.sasl(source, "${file:" + elsewhere + ":jaas}"))).post("/v1/mirrors").then()
-                .statusCode(400).body("errorCode", org.hamcrest.Matchers.equalTo("INVALID_CONFIG"));
+        api().body(createBody(uniqueName("provided"), TestBed.sasl(source, "${file:" + elsewhere + ":jaas}")))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(400)
+                .body("errorCode", org.hamcrest.Matchers.equalTo("INVALID_CONFIG"));
 
         // A reference to a provider the service does not enable is refused, naming the key
-        api().body(createBody(uniqueName("provided"), TestBed.sasl(source, "${env:SOURCE_JAAS}"))).post("/v1/mirrors").then()
-                .statusCode(400).body("errorCode", org.hamcrest.Matchers.equalTo("INVALID_CONFIG"))
+        api().body(createBody(uniqueName("provided"), TestBed.sasl(source, "${env:SOURCE_JAAS}")))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(400)
+                .body("errorCode", org.hamcrest.Matchers.equalTo("INVALID_CONFIG"))
                 .body("field", org.hamcrest.Matchers.equalTo("config.sasl.jaas.config"));
     }
 
@@ -202,7 +253,10 @@ class AclSyncIT extends ServiceIT {
             Kafka.createTopic(admin, topic, 1, Map.of());
         }
         Kafka.produce(source.bootstrapServers(), topic, 100, "lz4", "u1", asAdmin);
-        api().body(createBody(mirror, TestBed.sasl(source, "${file:" + file + ":jaas}"))).post("/v1/mirrors").then().statusCode(201);
+        api().body(createBody(mirror, TestBed.sasl(source, "${file:" + file + ":jaas}")))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
         startTopics(mirror, topic);
         awaitConverged(mirror, topic);
 
@@ -214,14 +268,17 @@ class AclSyncIT extends ServiceIT {
 
         // Then the partition is FAILED saying why, instead of waiting silently
         Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
-        assertThat((String) failed.get("error")).contains("clients could not be built").contains("'sasl.jaas.config' could not be resolved");
+        assertThat((String) failed.get("error"))
+                .contains("clients could not be built")
+                .contains("'sasl.jaas.config' could not be resolved");
 
         // and once the file is back, the automatic retry mirrors on
         java.nio.file.Files.move(away, file);
         Kafka.produce(source.bootstrapServers(), topic, 100, "lz4", "u2", asAdmin);
         awaitConverged(mirror, topic);
         try (Admin admin = admin(destination)) {
-            assertThat(Kafka.total(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()))).isEqualTo(200);
+            assertThat(Kafka.total(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest())))
+                    .isEqualTo(200);
         }
 
         // When the file is gone at another restart and the topic is stopped
@@ -233,8 +290,10 @@ class AclSyncIT extends ServiceIT {
 
         // Then the stop waits, saying why (it restores the topic's configs from the source's and aborts what is open)
         awaitPartitionState(mirror, topic, "STOPPING");
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(describeTopic(mirror, topic).getString("partitions[0].error"))
-                .contains("stopping waits for the mirror's clients").contains("could not be resolved"));
+        await().atMost(Duration.ofSeconds(20))
+                .untilAsserted(() -> assertThat(describeTopic(mirror, topic).getString("partitions[0].error"))
+                        .contains("stopping waits for the mirror's clients")
+                        .contains("could not be resolved"));
 
         // and completes once the file is back
         java.nio.file.Files.move(away, file);
@@ -248,7 +307,8 @@ class AclSyncIT extends ServiceIT {
         props.put("value.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
         try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, String>(props)) {
             List<org.apache.kafka.common.TopicPartition> partitions = consumer.partitionsFor(STATE_TOPIC).stream()
-                    .map(p -> new org.apache.kafka.common.TopicPartition(p.topic(), p.partition())).toList();
+                    .map(p -> new org.apache.kafka.common.TopicPartition(p.topic(), p.partition()))
+                    .toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             Map<org.apache.kafka.common.TopicPartition, Long> ends = consumer.endOffsets(partitions);
@@ -271,19 +331,25 @@ class AclSyncIT extends ServiceIT {
         props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000);
         props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 10_000);
         props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
-            return producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "alice".getBytes())).get().offset();
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+            return producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "alice".getBytes()))
+                    .get()
+                    .offset();
         }
     }
 
-    private static AclBinding topicAcl(String topic, String principal, AclOperation operation, AclPermissionType permission) {
-        return new AclBinding(new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
+    private static AclBinding topicAcl(
+            String topic, String principal, AclOperation operation, AclPermissionType permission) {
+        return new AclBinding(
+                new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
                 new AccessControlEntry(principal, "*", operation, permission));
     }
 
     private static Set<AclBinding> destinationAcls() throws Exception {
         try (Admin admin = admin(destination)) {
-            return admin.describeAcls(AclBindingFilter.ANY).values().get().stream().collect(Collectors.toSet());
+            return admin.describeAcls(AclBindingFilter.ANY).values().get().stream()
+                    .collect(Collectors.toSet());
         }
     }
 

@@ -3,28 +3,35 @@ package io.clustermirror.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.fetch.FillerBatches;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Test;
-
-import io.clustermirror.fetch.FillerBatches;
 
 /** Issue 5: a cleaned compacted source keeps every surviving record at its offset; the holes are filled. */
 class CompactedTopicIT extends ServiceIT {
 
     private static final String FILLER_KEY = new String(FillerBatches.KEY);
     /** A compacted topic whose cleaner runs as soon as a segment rolls, and rolls every 100 ms. */
-    private static final Map<String, String> CLEAN_AT_ONCE = Map.of("cleanup.policy", "compact", "segment.ms", "100",
-            "min.cleanable.dirty.ratio", "0.001", "min.compaction.lag.ms", "0", "delete.retention.ms", "0");
+    private static final Map<String, String> CLEAN_AT_ONCE = Map.of(
+            "cleanup.policy",
+            "compact",
+            "segment.ms",
+            "100",
+            "min.cleanable.dirty.ratio",
+            "0.001",
+            "min.compaction.lag.ms",
+            "0",
+            "delete.retention.ms",
+            "0");
 
     @Test
     void cleanedCompactedSourceTopicShouldKeepEveryRecordAtItsSourceOffset() throws Exception {
@@ -34,14 +41,30 @@ class CompactedTopicIT extends ServiceIT {
         // rounds 0-2 write keys 0..199, round 3 overwrites keys 0..99: whole batches go, and batches keep some records.
         // The cleaner keeps an idempotent producer's last batch as an empty batch; other producers' batches vanish.
         Kafka.produce(bed.source().bootstrapServers(), topic, 200, "none", "round");
-        Kafka.produce(bed.source().bootstrapServers(), topic, 200, "lz4", "round", Map.of("enable.idempotence", false, "acks", "1"));
-        Kafka.produce(bed.source().bootstrapServers(), topic, 200, "none", "round", Map.of("enable.idempotence", false, "acks", "1"));
+        Kafka.produce(
+                bed.source().bootstrapServers(),
+                topic,
+                200,
+                "lz4",
+                "round",
+                Map.of("enable.idempotence", false, "acks", "1"));
+        Kafka.produce(
+                bed.source().bootstrapServers(),
+                topic,
+                200,
+                "none",
+                "round",
+                Map.of("enable.idempotence", false, "acks", "1"));
         Kafka.produce(bed.source().bootstrapServers(), topic, 100, "zstd", "round");
         awaitCleaned(topic, batches -> batches.stream().anyMatch(CompactedTopicIT::hasHoles) && hasGaps(batches));
         stopCleaning(topic);
         List<Kafka.Batch> sourceBatches = Kafka.batches(bed.source(), topic, 0, 0);
-        assertThat(sourceBatches).as("source batches with holes inside: " + sourceBatches).anyMatch(CompactedTopicIT::hasHoles);
-        assertThat(hasGaps(sourceBatches)).as("gaps between batches: " + sourceBatches).isTrue();
+        assertThat(sourceBatches)
+                .as("source batches with holes inside: " + sourceBatches)
+                .anyMatch(CompactedTopicIT::hasHoles);
+        assertThat(hasGaps(sourceBatches))
+                .as("gaps between batches: " + sourceBatches)
+                .isTrue();
 
         // When
         startTopics(mirror, topic);
@@ -61,17 +84,19 @@ class CompactedTopicIT extends ServiceIT {
 
     @Test
     void cleanedTransactionalChangelogShouldKeepOffsetsAndTheCommittedView() throws Exception {
-        // what a Kafka Streams changelog under exactly-once looks like: compacted, written in transactions, some aborted
+        // what a Kafka Streams changelog under exactly-once looks like: compacted, written in transactions, some
+        // aborted
         String mirror = uniqueName("changelog");
         String topic = uniqueName("changelog");
         createMirrorAndSourceTopic(mirror, topic, 1, CLEAN_AT_ONCE);
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
-                Map.of("transactional.id", uniqueName("changelog-producer")))) {
+        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(
+                bed.source().bootstrapServers(), Map.of("transactional.id", uniqueName("changelog-producer")))) {
             producer.initTransactions();
             for (int round = 0; round < 6; round++) {
                 producer.beginTransaction();
                 for (int i = 0; i < (round == 5 ? 20 : 50); i++) {
-                    producer.send(new ProducerRecord<>(topic, 0, ("key-" + i).getBytes(), ("round-" + round + "-" + i).getBytes()));
+                    producer.send(new ProducerRecord<>(
+                            topic, 0, ("key-" + i).getBytes(), ("round-" + round + "-" + i).getBytes()));
                 }
                 producer.flush();
                 if (round % 3 == 1) {
@@ -81,30 +106,39 @@ class CompactedTopicIT extends ServiceIT {
                 }
             }
         }
-        awaitCleaned(topic, batches -> batches.stream().anyMatch(b -> b.transactional() && hasHoles(b)) && hasGaps(batches));
+        awaitCleaned(
+                topic, batches -> batches.stream().anyMatch(b -> b.transactional() && hasHoles(b)) && hasGaps(batches));
         stopCleaning(topic);
         List<Kafka.Batch> sourceBatches = Kafka.batches(bed.source(), topic, 0, 0);
-        assertThat(sourceBatches).as("cleaned transactional batches with holes: " + sourceBatches)
+        assertThat(sourceBatches)
+                .as("cleaned transactional batches with holes: " + sourceBatches)
                 .anyMatch(b -> b.transactional() && hasHoles(b));
-        assertThat(hasGaps(sourceBatches)).as("transactions and markers cleaned away: " + sourceBatches).isTrue();
+        assertThat(hasGaps(sourceBatches))
+                .as("transactions and markers cleaned away: " + sourceBatches)
+                .isTrue();
 
         // When
         startTopics(mirror, topic);
         awaitConverged(mirror, topic);
 
-        // Then both views keep every source record at its offset, and the latest committed value per key is the source's
+        // Then both views keep every source record at its offset, and the latest committed value per key is the
+        // source's
         assertMirroredWithFillers(topic, "read_uncommitted");
         assertMirroredWithFillers(topic, "read_committed");
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed"))
-                .noneMatch(r -> r.value() != null && (r.value().startsWith("round-1-") || r.value().startsWith("round-4-")));
+                .noneMatch(r -> r.value() != null
+                        && (r.value().startsWith("round-1-") || r.value().startsWith("round-4-")));
     }
 
     /** Rolls the segment (one record each time) until the source's batches show what the test needs of the cleaner. */
     private static void awaitCleaned(String topic, java.util.function.Predicate<List<Kafka.Batch>> cleaned) {
-        await("source cleaned").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            Kafka.produce(bed.source().bootstrapServers(), topic, 1, "none", "roll");
-            return cleaned.test(Kafka.batches(bed.source(), topic, 0, 0));
-        });
+        await("source cleaned")
+                .atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> {
+                    Kafka.produce(bed.source().bootstrapServers(), topic, 1, "none", "roll");
+                    return cleaned.test(Kafka.batches(bed.source(), topic, 0, 0));
+                });
     }
 
     private static boolean hasHoles(Kafka.Batch batch) {
@@ -127,10 +161,19 @@ class CompactedTopicIT extends ServiceIT {
     private static void stopCleaning(String topic) throws Exception {
         try (Admin admin = bed.sourceAdmin()) {
             ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-            admin.incrementalAlterConfigs(Map.of(resource, List.of(
-                    new AlterConfigOp(new ConfigEntry("segment.ms", "604800000"), AlterConfigOp.OpType.SET),
-                    new AlterConfigOp(new ConfigEntry("min.cleanable.dirty.ratio", "0.99"), AlterConfigOp.OpType.SET),
-                    new AlterConfigOp(new ConfigEntry("delete.retention.ms", "86400000"), AlterConfigOp.OpType.SET)))).all().get();
+            admin.incrementalAlterConfigs(Map.of(
+                            resource,
+                            List.of(
+                                    new AlterConfigOp(
+                                            new ConfigEntry("segment.ms", "604800000"), AlterConfigOp.OpType.SET),
+                                    new AlterConfigOp(
+                                            new ConfigEntry("min.cleanable.dirty.ratio", "0.99"),
+                                            AlterConfigOp.OpType.SET),
+                                    new AlterConfigOp(
+                                            new ConfigEntry("delete.retention.ms", "86400000"),
+                                            AlterConfigOp.OpType.SET))))
+                    .all()
+                    .get();
         }
     }
 
@@ -141,18 +184,23 @@ class CompactedTopicIT extends ServiceIT {
         Map<Long, Kafka.Rec> destinationByOffset = new HashMap<>();
         destination.forEach(r -> destinationByOffset.put(r.offset(), r));
         for (Kafka.Rec record : source) {
-            assertThat(destinationByOffset.get(record.offset())).as("source record at " + record.offset()).isEqualTo(record);
+            assertThat(destinationByOffset.get(record.offset()))
+                    .as("source record at " + record.offset())
+                    .isEqualTo(record);
         }
         // the other destination records are fillers, or records the source's cleaner removed after they were mirrored
         Map<String, Long> lastOffsetOfKey = new HashMap<>();
         source.forEach(r -> lastOffsetOfKey.merge(r.key(), r.offset(), Math::max));
-        List<Kafka.Rec> others = destination.stream().filter(r -> !source.contains(r)).toList();
+        List<Kafka.Rec> others =
+                destination.stream().filter(r -> !source.contains(r)).toList();
         assertThat(others).as("fillers at the holes").isNotEmpty().allSatisfy(r -> {
             if (FILLER_KEY.equals(r.key())) {
                 assertThat(r.value()).isNull();
                 assertThat(r.headers()).containsExactly(FillerBatches.HEADER + "=");
             } else {
-                assertThat(lastOffsetOfKey.getOrDefault(r.key(), -1L)).as("superseded on the source: " + r).isGreaterThan(r.offset());
+                assertThat(lastOffsetOfKey.getOrDefault(r.key(), -1L))
+                        .as("superseded on the source: " + r)
+                        .isGreaterThan(r.offset());
             }
         });
         assertThat(latestByKey(destination)).isEqualTo(latestByKey(source));

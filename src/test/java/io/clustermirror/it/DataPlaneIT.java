@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -25,7 +24,8 @@ class DataPlaneIT extends ServiceIT {
 
     @Test
     void backlogShouldLandAtIdenticalOffsetsInIdenticalBatches() throws Exception {
-        // Given: 3 topics x 4 partitions, 108,000 keyed records with headers, written with every codec by idempotent producers
+        // Given: 3 topics x 4 partitions, 108,000 keyed records with headers, written with every codec by idempotent
+        // producers
         String mirror = uniqueName("fidelity");
         createMirror(mirror);
         List<String> topics = List.of(uniqueName("fid-a"), uniqueName("fid-b"), uniqueName("fid-c"));
@@ -61,8 +61,13 @@ class DataPlaneIT extends ServiceIT {
         try (Admin admin = bed.sourceAdmin()) {
             Kafka.createTopic(admin, topic, 2, Map.of());
             Kafka.produce(bed.source().bootstrapServers(), topic, 5_000, "lz4", "ls");
-            admin.deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(1_234),
-                    new TopicPartition(topic, 1), RecordsToDelete.beforeOffset(2_001))).all().get();
+            admin.deleteRecords(Map.of(
+                            new TopicPartition(topic, 0),
+                            RecordsToDelete.beforeOffset(1_234),
+                            new TopicPartition(topic, 1),
+                            RecordsToDelete.beforeOffset(2_001)))
+                    .all()
+                    .get();
         }
 
         // When
@@ -70,9 +75,12 @@ class DataPlaneIT extends ServiceIT {
         awaitConverged(mirror, topic);
 
         // Then
-        try (Admin source = bed.sourceAdmin(); Admin destination = bed.destinationAdmin()) {
+        try (Admin source = bed.sourceAdmin();
+                Admin destination = bed.destinationAdmin()) {
             Map<TopicPartition, Long> sourceStart = Kafka.offsets(source, topic, OffsetSpec.earliest());
-            assertThat(sourceStart).containsEntry(new TopicPartition(topic, 0), 1_234L).containsEntry(new TopicPartition(topic, 1), 2_001L);
+            assertThat(sourceStart)
+                    .containsEntry(new TopicPartition(topic, 0), 1_234L)
+                    .containsEntry(new TopicPartition(topic, 1), 2_001L);
             assertThat(Kafka.offsets(destination, topic, OffsetSpec.earliest())).isEqualTo(sourceStart);
         }
         assertIdentical(topic);
@@ -91,16 +99,21 @@ class DataPlaneIT extends ServiceIT {
 
         // When: producing while mirroring
         for (int round = 0; round < 10; round++) {
-            Kafka.produce(bed.source().bootstrapServers(), topic, 3_000, round % 2 == 0 ? "zstd" : "none", "live" + round);
+            Kafka.produce(
+                    bed.source().bootstrapServers(), topic, 3_000, round % 2 == 0 ? "zstd" : "none", "live" + round);
         }
 
         // Then
         awaitConverged(mirror, topic);
         assertThat(assertIdentical(topic)).isEqualTo(31_000);
         // and each partition's lag is a metric (refreshed every 5 s)
-        await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> assertThat(api().get("/q/metrics").then().extract().asString())
-                .contains("cluster_mirror_partition_lag{mirror=\"" + mirror + "\",partition=\"0\",topic=\"" + topic + "\"} 0.0")
-                .contains("cluster_mirror_partition_lag{mirror=\"" + mirror + "\",partition=\"2\",topic=\"" + topic + "\"} 0.0"));
+        await().atMost(Duration.ofSeconds(15))
+                .untilAsserted(() -> assertThat(
+                                api().get("/q/metrics").then().extract().asString())
+                        .contains("cluster_mirror_partition_lag{mirror=\"" + mirror + "\",partition=\"0\",topic=\""
+                                + topic + "\"} 0.0")
+                        .contains("cluster_mirror_partition_lag{mirror=\"" + mirror + "\",partition=\"2\",topic=\""
+                                + topic + "\"} 0.0"));
     }
 
     @Test
@@ -116,7 +129,8 @@ class DataPlaneIT extends ServiceIT {
         Kafka.produce(bed.source().bootstrapServers(), topic, 2_000, "lz4", "p2");
 
         // Then nothing arrives
-        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
+        await().during(Duration.ofSeconds(3))
+                .atMost(Duration.ofSeconds(5))
                 .until(() -> Kafka.offsetsOf(bed.destination(), topic).equals(pausedAt));
         topicVerb(mirror, "pause", topic);
 
@@ -139,7 +153,8 @@ class DataPlaneIT extends ServiceIT {
         awaitConverged(mirror, topic);
         try (Admin destination = bed.destinationAdmin()) {
             Map<String, ConfigEntry> mirrored = configs(destination, topic);
-            assertThat(mirrored.get("message.timestamp.after.max.ms").value()).isEqualTo(String.valueOf(Long.MAX_VALUE));
+            assertThat(mirrored.get("message.timestamp.after.max.ms").value())
+                    .isEqualTo(String.valueOf(Long.MAX_VALUE));
             assertThat(mirrored.get("retention.ms").value()).isEqualTo("86400000");
         }
 
@@ -149,17 +164,25 @@ class DataPlaneIT extends ServiceIT {
 
         // Then the mirror-owned configs are back to the source's (here: defaults), and an ordinary producer can write
         try (Admin destination = bed.destinationAdmin()) {
-            assertThat(configs(destination, topic).get("message.timestamp.after.max.ms").source())
+            assertThat(configs(destination, topic)
+                            .get("message.timestamp.after.max.ms")
+                            .source())
                     .isNotEqualTo(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
         }
         long stoppedAt = Kafka.offsetsOf(bed.destination(), topic).get(new TopicPartition(topic, 0));
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
-            long offset = producer.send(new ProducerRecord<>(topic, 0, "local".getBytes(), "written after failover".getBytes())).get().offset();
+        try (KafkaProducer<byte[], byte[]> producer =
+                Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
+            long offset = producer.send(
+                            new ProducerRecord<>(topic, 0, "local".getBytes(), "written after failover".getBytes()))
+                    .get()
+                    .offset();
             assertThat(offset).isEqualTo(stoppedAt);
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 500, "gzip", "s2");
-        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
-                .until(() -> Kafka.offsetsOf(bed.destination(), topic).get(new TopicPartition(topic, 0)) == stoppedAt + 1);
+        await().during(Duration.ofSeconds(3))
+                .atMost(Duration.ofSeconds(5))
+                .until(() ->
+                        Kafka.offsetsOf(bed.destination(), topic).get(new TopicPartition(topic, 0)) == stoppedAt + 1);
     }
 
     @Test
@@ -174,7 +197,8 @@ class DataPlaneIT extends ServiceIT {
         AtomicBoolean producing = new AtomicBoolean(true);
         CompletableFuture<Void> producer = backgroundProducer(topic, producing, "c2");
         startTopics(mirror, topic);
-        await().atMost(Duration.ofSeconds(60)).until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 10_000);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 10_000);
 
         // When: the service dies mid-stream and a new process takes over
         long destinationAtKill = Kafka.total(Kafka.offsetsOf(bed.destination(), topic));
@@ -200,7 +224,8 @@ class DataPlaneIT extends ServiceIT {
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 20_000, "zstd", "d1");
         startTopics(mirror, topic);
-        await().atMost(Duration.ofSeconds(60)).until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 1_000);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 1_000);
         AtomicBoolean producing = new AtomicBoolean(true);
         CompletableFuture<Void> producer = backgroundProducer(topic, producing, "d2");
 
@@ -227,7 +252,8 @@ class DataPlaneIT extends ServiceIT {
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 20_000, "lz4", "r1");
         startTopics(mirror, topic);
-        await().atMost(Duration.ofSeconds(60)).until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 1_000);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 1_000);
 
         // When the source broker restarts under the fetcher
         bed.source().stop();
@@ -247,8 +273,12 @@ class DataPlaneIT extends ServiceIT {
         mirrorConverged(mirror, topic, 1, 300, "lz4", "f1");
 
         // When another producer writes into the mirrored destination partition, then the source moves on
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
-            assertThat(producer.send(new ProducerRecord<>(topic, 0, "x".getBytes(), "foreign".getBytes())).get().offset()).isEqualTo(300L);
+        try (KafkaProducer<byte[], byte[]> producer =
+                Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
+            assertThat(producer.send(new ProducerRecord<>(topic, 0, "x".getBytes(), "foreign".getBytes()))
+                            .get()
+                            .offset())
+                    .isEqualTo(300L);
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 10, "lz4", "f2");
 
@@ -266,12 +296,16 @@ class DataPlaneIT extends ServiceIT {
         List<Kafka.Rec> destination = Kafka.readAll(bed.destination().bootstrapServers(), topic);
         assertThat(destination).hasSameSizeAs(source);
         assertThat(destination).isEqualTo(source);
-        try (Admin sourceAdmin = bed.sourceAdmin(); Admin destinationAdmin = bed.destinationAdmin()) {
+        try (Admin sourceAdmin = bed.sourceAdmin();
+                Admin destinationAdmin = bed.destinationAdmin()) {
             Map<TopicPartition, Long> sourceStart = Kafka.offsets(sourceAdmin, topic, OffsetSpec.earliest());
-            assertThat(Kafka.offsets(destinationAdmin, topic, OffsetSpec.earliest())).isEqualTo(sourceStart);
+            assertThat(Kafka.offsets(destinationAdmin, topic, OffsetSpec.earliest()))
+                    .isEqualTo(sourceStart);
             for (TopicPartition tp : sourceStart.keySet()) {
-                List<Kafka.Batch> sourceBatches = Kafka.batches(bed.source(), topic, tp.partition(), sourceStart.get(tp));
-                List<Kafka.Batch> destinationBatches = Kafka.batches(bed.destination(), topic, tp.partition(), sourceStart.get(tp));
+                List<Kafka.Batch> sourceBatches =
+                        Kafka.batches(bed.source(), topic, tp.partition(), sourceStart.get(tp));
+                List<Kafka.Batch> destinationBatches =
+                        Kafka.batches(bed.destination(), topic, tp.partition(), sourceStart.get(tp));
                 assertThat(destinationBatches).as("batches of " + tp).isEqualTo(sourceBatches);
             }
         }
@@ -281,7 +315,12 @@ class DataPlaneIT extends ServiceIT {
     private static Map<String, ConfigEntry> configs(Admin admin, String topic) throws Exception {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
         Map<String, ConfigEntry> entries = new java.util.HashMap<>();
-        admin.describeConfigs(List.of(resource)).all().get().get(resource).entries().forEach(e -> entries.put(e.name(), e));
+        admin.describeConfigs(List.of(resource))
+                .all()
+                .get()
+                .get(resource)
+                .entries()
+                .forEach(e -> entries.put(e.name(), e));
         return entries;
     }
 

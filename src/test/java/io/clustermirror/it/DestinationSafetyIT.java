@@ -4,20 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
+import io.restassured.path.json.JsonPath;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.junit.jupiter.api.Test;
-
-import io.restassured.path.json.JsonPath;
 
 /**
  * What a start must never do to the destination: mirror into the service's own state topic or Kafka's internal
@@ -30,7 +28,11 @@ class DestinationSafetyIT extends ServiceIT {
         // Given a source holding a topic named like the service's state topic, set up to be wiped within seconds
         try (Admin admin = bed.sourceAdmin()) {
             try {
-                Kafka.createTopic(admin, STATE_TOPIC, 3, Map.of("cleanup.policy", "delete", "retention.ms", "1000", "segment.ms", "1000"));
+                Kafka.createTopic(
+                        admin,
+                        STATE_TOPIC,
+                        3,
+                        Map.of("cleanup.policy", "delete", "retention.ms", "1000", "segment.ms", "1000"));
             } catch (java.util.concurrent.ExecutionException e) {
                 assertThat(e).hasCauseInstanceOf(TopicExistsException.class);
             }
@@ -40,23 +42,46 @@ class DestinationSafetyIT extends ServiceIT {
         createMirror(mirror);
 
         // When it is named, with Kafka's internal topics, and even with the exclude override
-        JsonPath named = api().body(Map.of("topics", List.of(STATE_TOPIC, "__consumer_offsets", "__transaction_state",
-                "__share_group_state", "__cluster_metadata"), "overrideExclude", true))
-                .post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200).extract().jsonPath();
+        JsonPath named = api().body(Map.of(
+                        "topics",
+                        List.of(
+                                STATE_TOPIC,
+                                "__consumer_offsets",
+                                "__transaction_state",
+                                "__share_group_state",
+                                "__cluster_metadata"),
+                        "overrideExclude",
+                        true))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
         // and when a pattern matches it, with the mirror's exclude list emptied
-        api().body(Map.of("set", Map.of("mirror.topics.exclude", "nothing-is-excluded"))).patch("/v1/mirrors/" + mirror + "/config").then()
+        api().body(Map.of("set", Map.of("mirror.topics.exclude", "nothing-is-excluded")))
+                .patch("/v1/mirrors/" + mirror + "/config")
+                .then()
                 .statusCode(200);
-        JsonPath matched = api().body(Map.of("include", List.of("__mirror_stat[e]"))).post("/v1/mirrors/" + mirror + "/topics:start").then()
-                .statusCode(200).extract().jsonPath();
+        JsonPath matched = api().body(Map.of("include", List.of("__mirror_stat[e]")))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
 
         // Then each is refused for itself with INVALID_TOPIC_EXCEPTION, and nothing of the state topic changed
         assertThat(named.getList("topics.errorCode")).hasSize(5).containsOnly("INVALID_TOPIC_EXCEPTION");
-        assertThat(named.getString("topics.find { it.topic == '__mirror_state' }.error")).contains("state topic");
+        assertThat(named.getString("topics.find { it.topic == '__mirror_state' }.error"))
+                .contains("state topic");
         assertThat(matched.getList("topics.topic")).containsExactly(STATE_TOPIC);
         assertThat(matched.getList("topics.errorCode")).containsExactly("INVALID_TOPIC_EXCEPTION");
-        api().get("/v1/mirrors/" + mirror + "/topics/" + STATE_TOPIC).then().statusCode(404)
+        api().get("/v1/mirrors/" + mirror + "/topics/" + STATE_TOPIC)
+                .then()
+                .statusCode(404)
                 .body("errorCode", equalTo("TOPIC_NOT_IN_CLUSTER_MIRROR"));
-        assertThat(dynamicConfigs(STATE_TOPIC)).isEqualTo(stateConfigsBefore).containsEntry("cleanup.policy", "compact");
+        assertThat(dynamicConfigs(STATE_TOPIC))
+                .isEqualTo(stateConfigsBefore)
+                .containsEntry("cleanup.policy", "compact");
         api().delete("/v1/mirrors/" + mirror).then().statusCode(204);
     }
 
@@ -66,19 +91,26 @@ class DestinationSafetyIT extends ServiceIT {
         String topic = "__" + uniqueName("app");
         createMirrorAndSourceTopic(mirror, topic, 1, Map.of());
 
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200)
+        api().body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
                 .body("topics[0].errorCode", equalTo("INVALID_REQUEST"))
                 .body("topics[0].error", containsString("mirror.topics.exclude"));
         api().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(404);
 
-        api().body(Map.of("topics", List.of(topic), "overrideExclude", true)).post("/v1/mirrors/" + mirror + "/topics:start").then()
-                .statusCode(200).body("topics[0].result", equalTo("STARTED"));
+        api().body(Map.of("topics", List.of(topic), "overrideExclude", true))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
+                .body("topics[0].result", equalTo("STARTED"));
         awaitConverged(mirror, topic);
     }
 
     @Test
     void anExistingDestinationTopicShouldBeLeftUntouchedUnlessAdopted() throws Exception {
-        // Given a destination topic of the same name that holds someone else's records, and a mirror that recreates on divergence
+        // Given a destination topic of the same name that holds someone else's records, and a mirror that recreates on
+        // divergence
         String mirror = uniqueName("foreign");
         String topic = uniqueName("foreign");
         createMirror(mirror, "mirror.truncation.policy", "recreate");
@@ -93,27 +125,38 @@ class DestinationSafetyIT extends ServiceIT {
         Map<String, String> configsBefore = dynamicConfigs(topic);
 
         // When it is started: refused for that topic, naming the conflict and the way to adopt it
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200)
+        api().body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
                 .body("topics[0].errorCode", equalTo("TOPIC_ALREADY_EXISTS"))
                 .body("topics[0].error", containsString("adoptExisting"));
 
         // Then the topic is untouched: its records, its configs, not in the mirror
         api().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(404);
-        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic)).hasSize(5)
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .hasSize(5)
                 .allSatisfy(r -> assertThat(r.value()).contains("theirs"));
         assertThat(dynamicConfigs(topic)).isEqualTo(configsBefore);
 
         // When it is adopted explicitly, the truncation policy may recreate it: it becomes the source's copy
-        api().body(Map.of("topics", List.of(topic), "adoptExisting", true)).post("/v1/mirrors/" + mirror + "/topics:start").then()
-                .statusCode(200).body("topics[0].result", equalTo("STARTED"));
+        api().body(Map.of("topics", List.of(topic), "adoptExisting", true))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
+                .body("topics[0].result", equalTo("STARTED"));
         awaitConverged(mirror, topic);
-        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic)).hasSize(10)
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .hasSize(10)
                 .allSatisfy(r -> assertThat(r.value()).contains("source"));
 
         // A topic this mirror tracks needs no flag to start again after a stop
         topicVerb(mirror, "stop", topic);
         awaitAllPartitions(mirror, topic, "STOPPED");
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200)
+        api().body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
                 .body("topics[0].result", equalTo("STARTED"));
         awaitConverged(mirror, topic);
     }
@@ -128,14 +171,25 @@ class DestinationSafetyIT extends ServiceIT {
 
         // When four starts of the stopped topic arrive together
         List<CompletableFuture<JsonPath>> starts = new ArrayList<>();
-        IntStream.range(0, 4).forEach(i -> starts.add(CompletableFuture.supplyAsync(() -> api().body(Map.of("topics", List.of(topic)))
-                .post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200).extract().jsonPath())));
-        List<String> results = starts.stream().map(CompletableFuture::join)
-                .map(outcome -> outcome.getString("topics[0].result") + outcome.getString("topics[0].errorCode")).toList();
+        IntStream.range(0, 4)
+                .forEach(i ->
+                        starts.add(CompletableFuture.supplyAsync(() -> api().body(Map.of("topics", List.of(topic)))
+                                .post("/v1/mirrors/" + mirror + "/topics:start")
+                                .then()
+                                .statusCode(200)
+                                .extract()
+                                .jsonPath())));
+        List<String> results = starts.stream()
+                .map(CompletableFuture::join)
+                .map(outcome -> outcome.getString("topics[0].result") + outcome.getString("topics[0].errorCode"))
+                .toList();
 
         // Then exactly one starts it; the others are told it is taken
-        assertThat(results).as(results.toString()).containsOnlyOnce("STARTEDnull")
-                .filteredOn(r -> !r.equals("STARTEDnull")).containsOnly("nullTOPIC_ALREADY_IN_CLUSTER_MIRROR");
+        assertThat(results)
+                .as(results.toString())
+                .containsOnlyOnce("STARTEDnull")
+                .filteredOn(r -> !r.equals("STARTEDnull"))
+                .containsOnly("nullTOPIC_ALREADY_IN_CLUSTER_MIRROR");
         awaitConverged(mirror, topic);
     }
 

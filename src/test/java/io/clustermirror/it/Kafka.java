@@ -1,5 +1,6 @@
 package io.clustermirror.it;
 
+import io.clustermirror.embedded.KafkaBrokerProcess;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -13,7 +14,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.stream.Stream;
 import java.util.zip.CRC32;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -25,30 +25,34 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.FileLogInputStream;
+import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-
-import io.clustermirror.embedded.KafkaBrokerProcess;
 
 /** Test helpers that talk to the real clusters: produce, read back, list offsets, and read batches straight from the log files. */
 final class Kafka {
 
-    private Kafka() {
-    }
+    private Kafka() {}
 
     /** One record as a consumer sees it; equal records have equal fields. */
-    record Rec(int partition, long offset, String key, String value, List<String> headers, long timestamp) {
-    }
+    record Rec(int partition, long offset, String key, String value, List<String> headers, long timestamp) {}
 
     /** One batch as it sits in a log segment. */
-    record Batch(long baseOffset, long lastOffset, Integer count, int size, String compression, long recordsCrc, boolean transactional,
-            boolean control) {
-    }
+    record Batch(
+            long baseOffset,
+            long lastOffset,
+            Integer count,
+            int size,
+            String compression,
+            long recordsCrc,
+            boolean transactional,
+            boolean control) {}
 
     static void createTopic(Admin admin, String topic, int partitions, Map<String, String> configs) throws Exception {
-        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all().get();
+        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs)))
+                .all()
+                .get();
         awaitLeaders(admin, topic);
     }
 
@@ -61,8 +65,11 @@ final class Kafka {
     static void awaitLeaders(Admin admin, String topic) throws Exception {
         // ListOffsets is answered only by a leader that has the log; right after CreateTopics the broker may not know
         // the topic yet and answers UNKNOWN_TOPIC_OR_PARTITION, which the Admin client does not retry (seen in CI)
-        org.awaitility.Awaitility.await(topic + " has leaders").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
-                .ignoreExceptionsMatching(e -> e.getCause() instanceof org.apache.kafka.common.errors.RetriableException)
+        org.awaitility.Awaitility.await(topic + " has leaders")
+                .atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(100))
+                .ignoreExceptionsMatching(
+                        e -> e.getCause() instanceof org.apache.kafka.common.errors.RetriableException)
                 .until(() -> offsets(admin, topic, OffsetSpec.latest()) != null);
     }
 
@@ -81,15 +88,22 @@ final class Kafka {
         produce(bootstrap, topic, count, compression, tag, Map.of());
     }
 
-    static void produce(String bootstrap, String topic, int count, String compression, String tag, Map<String, Object> overrides) {
+    static void produce(
+            String bootstrap, String topic, int count, String compression, String tag, Map<String, Object> overrides) {
         List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
         Map<String, Object> config = new HashMap<>(overrides);
         config.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
         try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap, config)) {
             for (int i = 0; i < count; i++) {
-                ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, null, System.currentTimeMillis() - 1000L * (i % 7),
-                        (tag + "-key-" + (i % 1000)).getBytes(), (tag + "-value-" + i + "-" + "x".repeat(i % 50)).getBytes());
-                record.headers().add("tag", tag.getBytes()).add("i", Integer.toString(i).getBytes());
+                ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(
+                        topic,
+                        null,
+                        System.currentTimeMillis() - 1000L * (i % 7),
+                        (tag + "-key-" + (i % 1000)).getBytes(),
+                        (tag + "-value-" + i + "-" + "x".repeat(i % 50)).getBytes());
+                record.headers()
+                        .add("tag", tag.getBytes())
+                        .add("i", Integer.toString(i).getBytes());
                 sends.add(producer.send(record));
             }
             producer.flush();
@@ -105,7 +119,12 @@ final class Kafka {
     }
 
     static Map<TopicPartition, Long> offsets(Admin admin, String topic, OffsetSpec spec) throws Exception {
-        int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+        int partitions = admin.describeTopics(List.of(topic))
+                .allTopicNames()
+                .get()
+                .get(topic)
+                .partitions()
+                .size();
         Map<TopicPartition, OffsetSpec> request = new HashMap<>();
         for (int p = 0; p < partitions; p++) {
             request.put(new TopicPartition(topic, p), spec);
@@ -140,8 +159,11 @@ final class Kafka {
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
         List<Rec> records = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> tps = consumer.partitionsFor(topic).stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> tps = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition()))
+                    .toList();
             consumer.assign(tps);
             consumer.seekToBeginning(tps);
             Map<TopicPartition, Long> end = consumer.endOffsets(tps);
@@ -155,18 +177,26 @@ final class Kafka {
                     for (Header h : r.headers()) {
                         headers.add(h.key() + "=" + (h.value() == null ? null : new String(h.value())));
                     }
-                    records.add(new Rec(r.partition(), r.offset(), r.key() == null ? null : new String(r.key()),
-                            r.value() == null ? null : new String(r.value()), headers, r.timestamp()));
+                    records.add(new Rec(
+                            r.partition(),
+                            r.offset(),
+                            r.key() == null ? null : new String(r.key()),
+                            r.value() == null ? null : new String(r.value()),
+                            headers,
+                            r.timestamp()));
                 }
             }
         }
-        records.sort((a, b) -> a.partition() != b.partition() ? Integer.compare(a.partition(), b.partition()) : Long.compare(a.offset(), b.offset()));
+        records.sort((a, b) -> a.partition() != b.partition()
+                ? Integer.compare(a.partition(), b.partition())
+                : Long.compare(a.offset(), b.offset()));
         return records;
     }
 
     /** The batches of one partition at or after {@code fromOffset}, read from the broker's segment files. */
-    static List<Batch> batches(KafkaBrokerProcess broker, String topic, int partition, long fromOffset) throws IOException {
-        for (int attempt = 1;; attempt++) {
+    static List<Batch> batches(KafkaBrokerProcess broker, String topic, int partition, long fromOffset)
+            throws IOException {
+        for (int attempt = 1; ; attempt++) {
             try {
                 return batchesOnce(broker, topic, partition, fromOffset);
             } catch (java.nio.file.NoSuchFileException e) {
@@ -177,11 +207,14 @@ final class Kafka {
         }
     }
 
-    private static List<Batch> batchesOnce(KafkaBrokerProcess broker, String topic, int partition, long fromOffset) throws IOException {
+    private static List<Batch> batchesOnce(KafkaBrokerProcess broker, String topic, int partition, long fromOffset)
+            throws IOException {
         Path dir = broker.logDir().resolve(topic + "-" + partition);
         List<Path> segments;
         try (Stream<Path> files = Files.list(dir)) {
-            segments = files.filter(f -> f.getFileName().toString().endsWith(".log")).sorted().toList();
+            segments = files.filter(f -> f.getFileName().toString().endsWith(".log"))
+                    .sorted()
+                    .toList();
         }
         List<Batch> batches = new ArrayList<>();
         for (Path segment : segments) {
@@ -194,8 +227,15 @@ final class Kafka {
                     batch.writeTo(bytes);
                     CRC32 crc = new CRC32();
                     crc.update(Arrays.copyOfRange(bytes.array(), 61, bytes.array().length));
-                    batches.add(new Batch(batch.baseOffset(), batch.lastOffset(), batch.countOrNull(), batch.sizeInBytes(),
-                            batch.compressionType().name, crc.getValue(), batch.isTransactional(), batch.isControlBatch()));
+                    batches.add(new Batch(
+                            batch.baseOffset(),
+                            batch.lastOffset(),
+                            batch.countOrNull(),
+                            batch.sizeInBytes(),
+                            batch.compressionType().name,
+                            crc.getValue(),
+                            batch.isTransactional(),
+                            batch.isControlBatch()));
                 }
             }
         }

@@ -3,7 +3,6 @@ package io.clustermirror.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Map;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.common.TopicPartition;
@@ -28,7 +27,8 @@ class LogTruncationIT extends ServiceIT {
         assertThat(describeTopic(mirror, topic).getList("partitions.progress", String.class))
                 .allSatisfy(p -> assertThat(p).startsWith("destination is a prefix of the source up to"));
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
-                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic)).hasSize(5_000);
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic))
+                .hasSize(5_000);
     }
 
     @Test
@@ -41,8 +41,11 @@ class LogTruncationIT extends ServiceIT {
         startTopicsAdopting(mirror, topic);
 
         Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
-        assertThat((String) failed.get("error")).contains("differs from the source at the same offsets").contains("divergence at or before offset");
-        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic)).hasSize(50)
+        assertThat((String) failed.get("error"))
+                .contains("differs from the source at the same offsets")
+                .contains("divergence at or before offset");
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .hasSize(50)
                 .allSatisfy(r -> assertThat(r.value()).startsWith("other"));
     }
 
@@ -57,7 +60,8 @@ class LogTruncationIT extends ServiceIT {
 
         awaitConverged(mirror, topic);
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
-                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic)).hasSize(100);
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic))
+                .hasSize(100);
     }
 
     @Test
@@ -68,13 +72,16 @@ class LogTruncationIT extends ServiceIT {
         stop(mirror, topic);
         Kafka.produce(bed.source().bootstrapServers(), topic, 400, "none", "g2");
         try (Admin admin = bed.sourceAdmin()) {
-            admin.deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(300))).all().get();
+            admin.deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(300)))
+                    .all()
+                    .get();
         }
 
         startTopics(mirror, topic);
 
         Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
-        assertThat((String) failed.get("error")).isEqualTo("source deleted offsets [100, 300) before they were mirrored");
+        assertThat((String) failed.get("error"))
+                .isEqualTo("source deleted offsets [100, 300) before they were mirrored");
     }
 
     @Test
@@ -87,7 +94,9 @@ class LogTruncationIT extends ServiceIT {
 
         // When someone writes into the paused destination partition, and the source moves on too
         try (var producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
-            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 0, "x".getBytes(), "foreign".getBytes())).get();
+            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(
+                            topic, 0, "x".getBytes(), "foreign".getBytes()))
+                    .get();
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 10, "lz4", "p2");
         topicVerb(mirror, "resume", topic);
@@ -99,7 +108,8 @@ class LogTruncationIT extends ServiceIT {
 
     /** Source: 100 records; destination: the same topic with 50 other records. */
     private static void divergentTopics(String topic) throws Exception {
-        try (Admin source = bed.sourceAdmin(); Admin destination = bed.destinationAdmin()) {
+        try (Admin source = bed.sourceAdmin();
+                Admin destination = bed.destinationAdmin()) {
             Kafka.createTopic(source, topic, 1, Map.of());
             Kafka.createTopic(destination, topic, 1, Map.of());
         }

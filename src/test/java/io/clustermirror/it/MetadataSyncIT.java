@@ -1,17 +1,16 @@
 package io.clustermirror.it;
 
 import static io.restassured.RestAssured.given;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.testbed.ServiceProcess;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -29,8 +28,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import io.clustermirror.testbed.ServiceProcess;
-
 /** The metadata manager (issue 4) on the real clusters, against its own service with a 1 s refresh interval. */
 class MetadataSyncIT extends ServiceIT {
 
@@ -38,8 +35,16 @@ class MetadataSyncIT extends ServiceIT {
 
     @BeforeAll
     static void startASyncingService() {
-        syncing = bed.newService("syncing", Map.of("mirror.state.topic.name", uniqueName("__mirror_state_sync"),
-                "mirror.metadata.refresh.interval.ms", "1000", "mirror.failed.retry.max.attempts", "0")).start();
+        syncing = bed.newService(
+                        "syncing",
+                        Map.of(
+                                "mirror.state.topic.name",
+                                uniqueName("__mirror_state_sync"),
+                                "mirror.metadata.refresh.interval.ms",
+                                "1000",
+                                "mirror.failed.retry.max.attempts",
+                                "0"))
+                .start();
         target = syncing;
     }
 
@@ -65,7 +70,9 @@ class MetadataSyncIT extends ServiceIT {
         assertThat(compilations()).isEqualTo(compiled);
 
         // When the list changes, it is compiled once more, and then again not every cycle
-        api().body(Map.of("set", Map.of("mirror.groups.exclude", groups + ",other"))).patch("/v1/mirrors/" + mirror + "/config").then()
+        api().body(Map.of("set", Map.of("mirror.groups.exclude", groups + ",other")))
+                .patch("/v1/mirrors/" + mirror + "/config")
+                .then()
                 .statusCode(200);
         cycle = awaitCycles(mirror, awaitCycles(mirror, 0) + 2);
         double recompiled = compilations();
@@ -86,11 +93,21 @@ class MetadataSyncIT extends ServiceIT {
         try (Admin admin = bed.sourceAdmin()) {
             Kafka.createTopic(admin, topic, 1, Map.of());
         }
-        createMirror(mirror, "mirror.topics.exclude", "nothing", "mirror.topics.include", "__mirror_stat[e]," + topic.replace("-", "\\-"));
+        createMirror(
+                mirror,
+                "mirror.topics.exclude",
+                "nothing",
+                "mirror.topics.include",
+                "__mirror_stat[e]," + topic.replace("-", "\\-"));
 
         // Then the sync cycles start the other topic, never the state topic, and report nothing about it
-        await().atMost(Duration.ofSeconds(30)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
-                .getList("topics.topic").contains(topic));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> api().get("/v1/mirrors/" + mirror)
+                        .then()
+                        .extract()
+                        .jsonPath()
+                        .getList("topics.topic")
+                        .contains(topic));
         long cycle = awaitCycles(mirror, 0);
         awaitCycles(mirror, cycle + 2);
         var description = api().get("/v1/mirrors/" + mirror).then().extract().jsonPath();
@@ -100,16 +117,32 @@ class MetadataSyncIT extends ServiceIT {
 
     /** Waits until the mirror has run at least {@code cycles} sync cycles; the count then. */
     private static long awaitCycles(String mirror, long cycles) {
-        return await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
-            Long count = api().get("/v1/mirrors/" + mirror).then().extract().jsonPath().getObject("metadataSync.cycles", Long.class);
-            return count == null ? 0L : count;
-        }, count -> count >= cycles);
+        return await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(200))
+                .until(
+                        () -> {
+                            Long count = api().get("/v1/mirrors/" + mirror)
+                                    .then()
+                                    .extract()
+                                    .jsonPath()
+                                    .getObject("metadataSync.cycles", Long.class);
+                            return count == null ? 0L : count;
+                        },
+                        count -> count >= cycles);
     }
 
     private static double compilations() {
-        String metrics = given().baseUri(syncing.baseUri().toString()).get("/q/metrics").then().statusCode(200).extract().asString();
-        return metrics.lines().filter(l -> l.startsWith("cluster_mirror_pattern_compilations_total ")).map(l -> Double.parseDouble(l.split(" ")[1]))
-                .findFirst().orElseThrow(() -> new AssertionError("no cluster_mirror_pattern_compilations_total in /q/metrics"));
+        String metrics = given().baseUri(syncing.baseUri().toString())
+                .get("/q/metrics")
+                .then()
+                .statusCode(200)
+                .extract()
+                .asString();
+        return metrics.lines()
+                .filter(l -> l.startsWith("cluster_mirror_pattern_compilations_total "))
+                .map(l -> Double.parseDouble(l.split(" ")[1]))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no cluster_mirror_pattern_compilations_total in /q/metrics"));
     }
 
     @Test
@@ -128,10 +161,19 @@ class MetadataSyncIT extends ServiceIT {
         Kafka.produce(bed.source().bootstrapServers(), matching, 500, "lz4", "auto");
 
         // Then the matching one is mirrored (within two refresh intervals plus the truncation), the other is not
-        await().atMost(Duration.ofSeconds(30)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
-                .getList("topics.topic").contains(matching));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> api().get("/v1/mirrors/" + mirror)
+                        .then()
+                        .extract()
+                        .jsonPath()
+                        .getList("topics.topic")
+                        .contains(matching));
         awaitConverged(mirror, matching);
-        assertThat(api().get("/v1/mirrors/" + mirror).then().extract().jsonPath().getList("topics.topic", String.class))
+        assertThat(api().get("/v1/mirrors/" + mirror)
+                        .then()
+                        .extract()
+                        .jsonPath()
+                        .getList("topics.topic", String.class))
                 .containsExactly(matching);
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), matching))
                 .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), matching));
@@ -144,17 +186,25 @@ class MetadataSyncIT extends ServiceIT {
         mirrorConverged(mirror, topic, 2, 400, "lz4", "g1");
 
         try (Admin admin = bed.sourceAdmin()) {
-            admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all().get();
+            admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4)))
+                    .all()
+                    .get();
             Kafka.awaitLeaders(admin, topic);
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 800, "zstd", "g2");
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions").size() == 4);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> describeTopic(mirror, topic).getList("partitions").size() == 4);
         awaitConverged(mirror, topic);
-        assertThat(api().get("/v1/mirrors/" + mirror).then().extract().jsonPath().getString("metadataSync.acls"))
+        assertThat(api().get("/v1/mirrors/" + mirror)
+                        .then()
+                        .extract()
+                        .jsonPath()
+                        .getString("metadataSync.acls"))
                 .isEqualTo("destination has no authorizer: ACL sync and read-only enforcement inactive");
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
-                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic)).hasSize(1_200);
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic))
+                .hasSize(1_200);
     }
 
     @Test
@@ -171,10 +221,14 @@ class MetadataSyncIT extends ServiceIT {
         startTopics(mirror, topic);
         awaitConverged(mirror, topic);
         try (Admin admin = bed.destinationAdmin()) {
-            admin.incrementalAlterConfigs(Map.of(new org.apache.kafka.common.config.ConfigResource(
-                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic), List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
-                            new org.apache.kafka.clients.admin.ConfigEntry("cleanup.policy", "compact"),
-                            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+            admin.incrementalAlterConfigs(Map.of(
+                            new org.apache.kafka.common.config.ConfigResource(
+                                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic),
+                            List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                                    new org.apache.kafka.clients.admin.ConfigEntry("cleanup.policy", "compact"),
+                                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))))
+                    .all()
+                    .get();
         }
         syncing.stop();
 
@@ -182,21 +236,29 @@ class MetadataSyncIT extends ServiceIT {
         org.apache.kafka.common.TopicPartition added = new org.apache.kafka.common.TopicPartition(topic, 1);
         long logStart;
         try (Admin admin = bed.sourceAdmin()) {
-            admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(2))).all().get();
+            admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(2)))
+                    .all()
+                    .get();
             Kafka.awaitLeaders(admin, topic);
             Kafka.produce(bed.source().bootstrapServers(), topic, 400, "none", "c2");
-            long end = Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()).get(added);
+            long end = Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest())
+                    .get(added);
             logStart = end / 2;
-            admin.deleteRecords(Map.of(added, org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(logStart))).all().get();
+            admin.deleteRecords(Map.of(added, org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(logStart)))
+                    .all()
+                    .get();
         }
         assertThat(logStart).isPositive();
         syncing.start();
 
-        // Then the new partition is aligned with fillers the cleaner will remove (DeleteRecords is refused on a compacted
+        // Then the new partition is aligned with fillers the cleaner will remove (DeleteRecords is refused on a
+        // compacted
         // topic) and mirrored: the mirror reads the destination's policy, it does not remember the one it saw at start
-        await().atMost(Duration.ofSeconds(30)).until(() -> describeTopic(mirror, topic).getList("partitions").size() == 2);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> describeTopic(mirror, topic).getList("partitions").size() == 2);
         awaitConverged(mirror, topic);
-        try (Admin admin = bed.destinationAdmin(); Admin source = bed.sourceAdmin()) {
+        try (Admin admin = bed.destinationAdmin();
+                Admin source = bed.sourceAdmin()) {
             assertThat(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()))
                     .isEqualTo(Kafka.offsets(source, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()));
         }
@@ -214,24 +276,30 @@ class MetadataSyncIT extends ServiceIT {
         awaitConverged(mirror, topic);
 
         // When the source changes retention.ms and compression.type
-        alter(topic, Map.of("retention.ms", "123456", "compression.type", "gzip", "min.insync.replicas", "1"), List.of());
+        alter(
+                topic,
+                Map.of("retention.ms", "123456", "compression.type", "gzip", "min.insync.replicas", "1"),
+                List.of());
 
         // Then retention.ms follows; compression.type (mirror-owned) and min.insync.replicas (excluded) do not
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
             Map<String, ConfigEntry> configs = destinationConfigs(topic);
             assertThat(configs.get("retention.ms").value()).isEqualTo("123456");
             assertThat(configs.get("compression.type").value()).isEqualTo("producer");
-            assertThat(configs.get("min.insync.replicas").source()).isNotEqualTo(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
+            assertThat(configs.get("min.insync.replicas").source())
+                    .isNotEqualTo(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
         });
 
         // When the source resets retention.ms to its default, the destination does too
         alter(topic, Map.of(), List.of("retention.ms"));
-        await().atMost(Duration.ofSeconds(20)).until(() -> destinationConfigs(topic).get("retention.ms").source()
-                != ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> destinationConfigs(topic).get("retention.ms").source()
+                        != ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
         assertThat(destinationConfigs(topic).get("compression.type").value()).isEqualTo("producer");
         // and a config change that was applied is no error (an alter's result used to be counted as one)
         assertThat(api().get("/q/metrics").then().extract().asString())
-                .doesNotContain("cluster_mirror_sync_errors_total{kind=\"TopicConfigMetadataSyncError\",mirror=\"" + mirror + "\"}");
+                .doesNotContain("cluster_mirror_sync_errors_total{kind=\"TopicConfigMetadataSyncError\",mirror=\""
+                        + mirror + "\"}");
     }
 
     @Test
@@ -247,8 +315,10 @@ class MetadataSyncIT extends ServiceIT {
         awaitAllPartitions(mirror, topic, "STOPPED");
         assertThat(describeTopic(mirror, topic).getList("partitions.error", String.class))
                 .allSatisfy(e -> assertThat(e).contains("source topic deleted"));
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
-            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "after the source is gone".getBytes())).get();
+        try (KafkaProducer<byte[], byte[]> producer =
+                Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
+            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "after the source is gone".getBytes()))
+                    .get();
         }
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic)).hasSize(301);
     }
@@ -275,11 +345,17 @@ class MetadataSyncIT extends ServiceIT {
         topicVerb(mirror, "stop", topic);
         awaitAllPartitions(mirror, topic, "STOPPED");
         Kafka.Rec expected = Kafka.readAll(bed.source().bootstrapServers(), topic).stream()
-                .filter(r -> r.partition() == 0 && r.offset() == x).findFirst().orElseThrow();
+                .filter(r -> r.partition() == 0 && r.offset() == x)
+                .findFirst()
+                .orElseThrow();
         try (KafkaConsumer<byte[], byte[]> consumer = consumer(bed.destination().bootstrapServers(), group)) {
             consumer.assign(List.of(p0));
             ConsumerRecord<byte[], byte[]> first = await().atMost(Duration.ofSeconds(20))
-                    .until(() -> consumer.poll(Duration.ofMillis(500)).records(p0).stream().findFirst().orElse(null), r -> r != null);
+                    .until(
+                            () -> consumer.poll(Duration.ofMillis(500)).records(p0).stream()
+                                    .findFirst()
+                                    .orElse(null),
+                            r -> r != null);
             assertThat(first.offset()).isEqualTo(x);
             assertThat(new String(first.key())).isEqualTo(expected.key());
             assertThat(new String(first.value())).isEqualTo(expected.value());
@@ -297,7 +373,8 @@ class MetadataSyncIT extends ServiceIT {
         // Given the group has a live member on the destination
         AtomicBoolean active = new AtomicBoolean(true);
         CompletableFuture<Void> member = CompletableFuture.runAsync(() -> {
-            try (KafkaConsumer<byte[], byte[]> consumer = consumer(bed.destination().bootstrapServers(), group)) {
+            try (KafkaConsumer<byte[], byte[]> consumer =
+                    consumer(bed.destination().bootstrapServers(), group)) {
                 consumer.subscribe(List.of(topic));
                 while (active.get()) {
                     consumer.poll(Duration.ofMillis(200));
@@ -307,7 +384,12 @@ class MetadataSyncIT extends ServiceIT {
         try {
             await().atMost(Duration.ofSeconds(30)).until(() -> {
                 try (Admin admin = bed.destinationAdmin()) {
-                    return !admin.describeConsumerGroups(List.of(group)).all().get().get(group).members().isEmpty();
+                    return !admin.describeConsumerGroups(List.of(group))
+                            .all()
+                            .get()
+                            .get(group)
+                            .members()
+                            .isEmpty();
                 }
             });
 
@@ -318,8 +400,13 @@ class MetadataSyncIT extends ServiceIT {
             }
 
             // Then the sync skips it and says so
-            await().atMost(Duration.ofSeconds(20)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
-                    .getList("metadataSync.groupsSkippedActive", String.class).contains(group));
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> api().get("/v1/mirrors/" + mirror)
+                            .then()
+                            .extract()
+                            .jsonPath()
+                            .getList("metadataSync.groupsSkippedActive", String.class)
+                            .contains(group));
             String metrics = api().get("/q/metrics").then().extract().asString();
             assertThat(metrics).contains("cluster_mirror_groups_skipped_active_total{mirror=\"" + mirror + "\"}");
         } finally {
@@ -347,25 +434,43 @@ class MetadataSyncIT extends ServiceIT {
             Kafka.produce(impostor.bootstrapServers(), topic, 50, "lz4", "wrong");
 
             // Then the mirror halts, naming both ids, and copies nothing from it
-            await().atMost(Duration.ofSeconds(30)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
-                    .getString("halted") != null);
-            assertThat(api().get("/v1/mirrors/" + mirror).then().extract().jsonPath().getString("halted")).contains(clusterId);
-            assertThat(api().get("/q/metrics").then().extract().asString()).contains("cluster_mirror_halts_total{mirror=\"" + mirror + "\"}");
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> api().get("/v1/mirrors/" + mirror)
+                                    .then()
+                                    .extract()
+                                    .jsonPath()
+                                    .getString("halted")
+                            != null);
+            assertThat(api().get("/v1/mirrors/" + mirror)
+                            .then()
+                            .extract()
+                            .jsonPath()
+                            .getString("halted"))
+                    .contains(clusterId);
+            assertThat(api().get("/q/metrics").then().extract().asString())
+                    .contains("cluster_mirror_halts_total{mirror=\"" + mirror + "\"}");
         } finally {
             impostor.stop();
             bed.source().start(Duration.ofSeconds(120));
             bed.awaitProducible(bed.source());
         }
-        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic)).hasSize(200)
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .hasSize(200)
                 .allSatisfy(r -> assertThat(r.value()).startsWith("i1"));
 
         // When the right cluster is back, mirroring resumes by itself
         Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "i2");
-        await().atMost(Duration.ofSeconds(30)).until(() -> api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
-                .getString("halted") == null);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> api().get("/v1/mirrors/" + mirror)
+                                .then()
+                                .extract()
+                                .jsonPath()
+                                .getString("halted")
+                        == null);
         awaitConverged(mirror, topic);
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
-                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic)).hasSize(300);
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic))
+                .hasSize(300);
     }
 
     private static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, String group) {
@@ -379,7 +484,10 @@ class MetadataSyncIT extends ServiceIT {
 
     private static long committed(String group, TopicPartition tp) throws Exception {
         try (Admin admin = bed.destinationAdmin()) {
-            OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().get(tp);
+            OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata()
+                    .get()
+                    .get(tp);
             return offset == null ? -1 : offset.offset();
         }
     }
@@ -389,7 +497,9 @@ class MetadataSyncIT extends ServiceIT {
         set.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
         delete.forEach(k -> ops.add(new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)));
         try (Admin admin = bed.sourceAdmin()) {
-            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), ops)).all().get();
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), ops))
+                    .all()
+                    .get();
         }
     }
 
@@ -397,7 +507,12 @@ class MetadataSyncIT extends ServiceIT {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
         Map<String, ConfigEntry> entries = new java.util.HashMap<>();
         try (Admin admin = bed.destinationAdmin()) {
-            admin.describeConfigs(List.of(resource)).all().get().get(resource).entries().forEach(e -> entries.put(e.name(), e));
+            admin.describeConfigs(List.of(resource))
+                    .all()
+                    .get()
+                    .get(resource)
+                    .entries()
+                    .forEach(e -> entries.put(e.name(), e));
         }
         return entries;
     }

@@ -7,7 +7,6 @@ import static org.hamcrest.Matchers.notNullValue;
 
 import java.util.List;
 import java.util.Map;
-
 import org.junit.jupiter.api.Test;
 
 /** Every CRUD path of DESIGN §6 against the service process and the two real clusters. */
@@ -20,9 +19,16 @@ class MirrorCrudIT extends ServiceIT {
         String clusterId = sourceClusterId();
 
         // When
-        api().body(createBody(name, Map.of("bootstrap.servers", bed.source().bootstrapServers(),
-                "mirror.topics.include", "orders\\..*,payments"))).post("/v1/mirrors")
-                .then().statusCode(201)
+        api().body(createBody(
+                        name,
+                        Map.of(
+                                "bootstrap.servers",
+                                bed.source().bootstrapServers(),
+                                "mirror.topics.include",
+                                "orders\\..*,payments")))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201)
                 .header("Location", endsWith("/v1/mirrors/" + name))
                 .contentType("application/json")
                 .body("name", equalTo(name))
@@ -32,11 +38,17 @@ class MirrorCrudIT extends ServiceIT {
                 .body("createdAt", notNullValue());
 
         // Then
-        api().get("/v1/mirrors").then().statusCode(200)
+        api().get("/v1/mirrors")
+                .then()
+                .statusCode(200)
                 .body("mirrors.find { it.name == '" + name + "' }.sourceClusterId", equalTo(clusterId))
-                .body("mirrors.find { it.name == '" + name + "' }.sourceBootstrapServers", equalTo(bed.source().bootstrapServers()))
+                .body(
+                        "mirrors.find { it.name == '" + name + "' }.sourceBootstrapServers",
+                        equalTo(bed.source().bootstrapServers()))
                 .body("mirrors.find { it.name == '" + name + "' }.topicCount", equalTo(0));
-        api().get("/v1/mirrors/" + name).then().statusCode(200)
+        api().get("/v1/mirrors/" + name)
+                .then()
+                .statusCode(200)
                 .body("name", equalTo(name))
                 .body("sourceClusterId", equalTo(clusterId))
                 .body("config.'bootstrap.servers'", equalTo(bed.source().bootstrapServers()));
@@ -60,9 +72,17 @@ class MirrorCrudIT extends ServiceIT {
         createMirror(name);
         var mark = stateMark();
 
-        api().body(createBody(name, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.truncation.policy", "recreate")))
+        api().body(createBody(
+                        name,
+                        Map.of(
+                                "bootstrap.servers",
+                                bed.source().bootstrapServers(),
+                                "mirror.truncation.policy",
+                                "recreate")))
                 .post("/v1/mirrors")
-                .then().statusCode(409).contentType("application/problem+json")
+                .then()
+                .statusCode(409)
+                .contentType("application/problem+json")
                 .body("errorCode", equalTo("CLUSTER_MIRROR_ALREADY_EXISTS"))
                 .body("status", equalTo(409))
                 .body("detail", equalTo("Cluster mirror '" + name + "' already exists"));
@@ -74,18 +94,32 @@ class MirrorCrudIT extends ServiceIT {
     @Test
     void alterConfigShouldSetAndDeleteKeys() {
         String name = uniqueName("alter");
-        api().body(createBody(name, Map.of("bootstrap.servers", bed.source().bootstrapServers(), "mirror.groups.exclude", "internal-.*")))
-                .post("/v1/mirrors").then().statusCode(201);
+        api().body(createBody(
+                        name,
+                        Map.of(
+                                "bootstrap.servers",
+                                bed.source().bootstrapServers(),
+                                "mirror.groups.exclude",
+                                "internal-.*")))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
 
-        api().body(Map.of("set", Map.of("mirror.truncation.policy", "recreate", "mirror.topics.include", "a.*"),
-                "delete", List.of("mirror.groups.exclude")))
+        api().body(Map.of(
+                        "set",
+                        Map.of("mirror.truncation.policy", "recreate", "mirror.topics.include", "a.*"),
+                        "delete",
+                        List.of("mirror.groups.exclude")))
                 .patch("/v1/mirrors/" + name + "/config")
-                .then().statusCode(200)
+                .then()
+                .statusCode(200)
                 .body("config.'mirror.truncation.policy'", equalTo("recreate"))
                 .body("config.'mirror.topics.include'", equalTo("a.*"))
                 .body("config.'mirror.groups.exclude'", equalTo(null));
 
-        api().get("/v1/mirrors/" + name).then().statusCode(200)
+        api().get("/v1/mirrors/" + name)
+                .then()
+                .statusCode(200)
                 .body("config.'mirror.truncation.policy'", equalTo("recreate"))
                 .body("config.containsKey('mirror.groups.exclude')", equalTo(false));
     }
@@ -97,21 +131,34 @@ class MirrorCrudIT extends ServiceIT {
         var mark = stateMark();
 
         // the same cluster under another spelling is accepted
-        api().body(Map.of("set", Map.of("bootstrap.servers", bed.source().bootstrapServers().replace("localhost", "127.0.0.1"))))
-                .patch("/v1/mirrors/" + name + "/config").then().statusCode(200);
+        api().body(Map.of(
+                        "set",
+                        Map.of(
+                                "bootstrap.servers",
+                                bed.source().bootstrapServers().replace("localhost", "127.0.0.1"))))
+                .patch("/v1/mirrors/" + name + "/config")
+                .then()
+                .statusCode(200);
         // another cluster (the destination) is refused, naming both ids
         api().body(Map.of("set", Map.of("bootstrap.servers", bed.destination().bootstrapServers())))
-                .patch("/v1/mirrors/" + name + "/config").then().statusCode(400)
+                .patch("/v1/mirrors/" + name + "/config")
+                .then()
+                .statusCode(400)
                 .body("errorCode", equalTo("INVALID_CONFIG"))
                 .body("detail", org.hamcrest.Matchers.containsString(sourceClusterId()));
         // an unreachable source is refused
         api().body(Map.of("set", Map.of("bootstrap.servers", "localhost:1")))
-                .patch("/v1/mirrors/" + name + "/config").then().statusCode(422)
+                .patch("/v1/mirrors/" + name + "/config")
+                .then()
+                .statusCode(422)
                 .body("errorCode", equalTo("SOURCE_METADATA_NOT_AVAILABLE"));
 
         assertThat(stateWritesFor(mark, name)).isEqualTo(1); // only the accepted change
-        api().get("/v1/mirrors/" + name).then()
-                .body("config.'bootstrap.servers'", equalTo(bed.source().bootstrapServers().replace("localhost", "127.0.0.1")));
+        api().get("/v1/mirrors/" + name)
+                .then()
+                .body(
+                        "config.'bootstrap.servers'",
+                        equalTo(bed.source().bootstrapServers().replace("localhost", "127.0.0.1")));
     }
 
     @Test
@@ -132,12 +179,18 @@ class MirrorCrudIT extends ServiceIT {
         String name = uniqueName("ghost");
         var mark = stateMark();
 
-        api().get("/v1/mirrors/" + name).then().statusCode(404).contentType("application/problem+json")
+        api().get("/v1/mirrors/" + name)
+                .then()
+                .statusCode(404)
+                .contentType("application/problem+json")
                 .body("errorCode", equalTo("UNKNOWN_CLUSTER_MIRROR"))
                 .body("instance", equalTo("/v1/mirrors/" + name));
         api().delete("/v1/mirrors/" + name).then().statusCode(404).body("errorCode", equalTo("UNKNOWN_CLUSTER_MIRROR"));
-        api().body(Map.of("set", Map.of("mirror.truncation.policy", "recreate"))).patch("/v1/mirrors/" + name + "/config")
-                .then().statusCode(404).body("errorCode", equalTo("UNKNOWN_CLUSTER_MIRROR"));
+        api().body(Map.of("set", Map.of("mirror.truncation.policy", "recreate")))
+                .patch("/v1/mirrors/" + name + "/config")
+                .then()
+                .statusCode(404)
+                .body("errorCode", equalTo("UNKNOWN_CLUSTER_MIRROR"));
 
         assertThat(stateWritesFor(mark, name)).isZero();
     }
@@ -147,8 +200,11 @@ class MirrorCrudIT extends ServiceIT {
         String name = uniqueName("unreachable");
         var mark = stateMark();
 
-        api().body(createBody(name, Map.of("bootstrap.servers", "localhost:1"))).post("/v1/mirrors")
-                .then().statusCode(422).contentType("application/problem+json")
+        api().body(createBody(name, Map.of("bootstrap.servers", "localhost:1")))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(422)
+                .contentType("application/problem+json")
                 .body("errorCode", equalTo("SOURCE_METADATA_NOT_AVAILABLE"))
                 .body("field", equalTo("config.bootstrap.servers"))
                 .body("detail", org.hamcrest.Matchers.containsString("localhost:1"));
@@ -160,8 +216,11 @@ class MirrorCrudIT extends ServiceIT {
     @Test
     void concurrentCreatesOfOneNameShouldYieldExactlyOneMirror() {
         String name = uniqueName("race");
-        List<Integer> statuses = java.util.stream.IntStream.range(0, 6).parallel()
-                .mapToObj(i -> api().body(createBody(name, sourceConfig())).post("/v1/mirrors").statusCode())
+        List<Integer> statuses = java.util.stream.IntStream.range(0, 6)
+                .parallel()
+                .mapToObj(i -> api().body(createBody(name, sourceConfig()))
+                        .post("/v1/mirrors")
+                        .statusCode())
                 .toList();
 
         assertThat(statuses).filteredOn(s -> s == 201).hasSize(1);

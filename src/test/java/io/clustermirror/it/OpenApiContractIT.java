@@ -3,18 +3,16 @@ package io.clustermirror.it;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-
 import org.junit.jupiter.api.Test;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 
 /**
  * The committed {@code openapi/openapi.yaml} is the contract: it must equal what the service serves.
@@ -25,8 +23,12 @@ class OpenApiContractIT extends ServiceIT {
     @Test
     void committedSpecShouldEqualTheServedOne() throws Exception {
         String committed = Files.readString(Path.of(System.getProperty("testbed.openapi.file")));
-        String served = given().baseUri(bed.service().baseUri().toString()).get("/q/openapi?format=yaml").then().statusCode(200)
-                .extract().asString();
+        String served = given().baseUri(bed.service().baseUri().toString())
+                .get("/q/openapi?format=yaml")
+                .then()
+                .statusCode(200)
+                .extract()
+                .asString();
 
         ObjectMapper yaml = new ObjectMapper(new YAMLFactory());
 
@@ -41,22 +43,26 @@ class OpenApiContractIT extends ServiceIT {
     void everyOperationShouldHaveASummaryAndDocumentedErrors() throws Exception {
         JsonNode spec = servedJson();
         List<String> problems = new ArrayList<>();
-        spec.path("paths").properties().forEach(path -> path.getValue().properties().forEach(op -> {
-            String id = op.getKey().toUpperCase() + " " + path.getKey();
-            if (op.getValue().path("summary").asText().isBlank()) {
-                problems.add(id + " has no summary");
-            }
-            boolean documentsErrors = false;
-            for (Iterator<String> codes = op.getValue().path("responses").fieldNames(); codes.hasNext();) {
-                String code = codes.next();
-                if (code.startsWith("4") || code.startsWith("5")) {
-                    documentsErrors = true;
-                }
-            }
-            if (!documentsErrors) {
-                problems.add(id + " documents no error response");
-            }
-        }));
+        spec.path("paths")
+                .properties()
+                .forEach(path -> path.getValue().properties().forEach(op -> {
+                    String id = op.getKey().toUpperCase() + " " + path.getKey();
+                    if (op.getValue().path("summary").asText().isBlank()) {
+                        problems.add(id + " has no summary");
+                    }
+                    boolean documentsErrors = false;
+                    for (Iterator<String> codes =
+                                    op.getValue().path("responses").fieldNames();
+                            codes.hasNext(); ) {
+                        String code = codes.next();
+                        if (code.startsWith("4") || code.startsWith("5")) {
+                            documentsErrors = true;
+                        }
+                    }
+                    if (!documentsErrors) {
+                        problems.add(id + " documents no error response");
+                    }
+                }));
         assertThat(problems).isEmpty();
         assertThat(spec.path("paths").size()).isGreaterThanOrEqualTo(3);
     }
@@ -66,9 +72,13 @@ class OpenApiContractIT extends ServiceIT {
         JsonNode schemas = servedJson().path("components").path("schemas");
         List<String> missing = new ArrayList<>();
         for (Map.Entry<String, JsonNode> schema : schemas.properties()) {
-            for (Map.Entry<String, JsonNode> property : schema.getValue().path("properties").properties()) {
+            for (Map.Entry<String, JsonNode> property :
+                    schema.getValue().path("properties").properties()) {
                 JsonNode value = property.getValue();
-                boolean described = value.has("example") || value.has("examples") || value.has("$ref") || value.path("items").has("$ref");
+                boolean described = value.has("example")
+                        || value.has("examples")
+                        || value.has("$ref")
+                        || value.path("items").has("$ref");
                 if (!described) {
                     missing.add(schema.getKey() + "." + property.getKey());
                 }
@@ -79,8 +89,13 @@ class OpenApiContractIT extends ServiceIT {
     }
 
     private static JsonNode servedJson() throws Exception {
-        String json = given().baseUri(bed.service().baseUri().toString()).accept("application/json").get("/q/openapi?format=json")
-                .then().statusCode(200).extract().asString();
+        String json = given().baseUri(bed.service().baseUri().toString())
+                .accept("application/json")
+                .get("/q/openapi?format=json")
+                .then()
+                .statusCode(200)
+                .extract()
+                .asString();
         return new ObjectMapper().readTree(json);
     }
 }

@@ -7,7 +7,6 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
 import java.time.Duration;
-
 import org.junit.jupiter.api.Test;
 
 /** Health, metrics and Swagger UI as an operator meets them on the packaged service. */
@@ -19,8 +18,15 @@ class OperationsEndpointsIT extends ServiceIT {
         try (var admin = bed.destinationAdmin()) {
             destinationId = admin.describeCluster().clusterId().get();
         }
-        given().baseUri(bed.service().baseUri().toString()).get("/q/health/live").then().statusCode(200).body("status", equalTo("UP"));
-        given().baseUri(bed.service().baseUri().toString()).get("/q/health/ready").then().statusCode(200)
+        given().baseUri(bed.service().baseUri().toString())
+                .get("/q/health/live")
+                .then()
+                .statusCode(200)
+                .body("status", equalTo("UP"));
+        given().baseUri(bed.service().baseUri().toString())
+                .get("/q/health/ready")
+                .then()
+                .statusCode(200)
                 .body("status", equalTo("UP"))
                 .body("checks[0].data.phase", equalTo("ACTIVE"))
                 .body("checks[0].data.destinationClusterId", equalTo(destinationId));
@@ -31,7 +37,12 @@ class OperationsEndpointsIT extends ServiceIT {
         createMirror(uniqueName("metrics"));
         api().get("/v1/mirrors/" + uniqueName("absent")).then().statusCode(404);
 
-        String metrics = given().baseUri(bed.service().baseUri().toString()).get("/q/metrics").then().statusCode(200).extract().asString();
+        String metrics = given().baseUri(bed.service().baseUri().toString())
+                .get("/q/metrics")
+                .then()
+                .statusCode(200)
+                .extract()
+                .asString();
 
         assertThat(metrics)
                 .contains("cluster_mirror_mirrors ")
@@ -41,7 +52,10 @@ class OperationsEndpointsIT extends ServiceIT {
 
     @Test
     void swaggerUiShouldBeServedByThePackagedService() {
-        given().baseUri(bed.service().baseUri().toString()).get("/q/swagger-ui/").then().statusCode(200)
+        given().baseUri(bed.service().baseUri().toString())
+                .get("/q/swagger-ui/")
+                .then()
+                .statusCode(200)
                 .body(containsString("swagger"));
     }
 
@@ -52,7 +66,10 @@ class OperationsEndpointsIT extends ServiceIT {
         try {
             // Then readiness goes DOWN, saying why
             await().atMost(Duration.ofSeconds(30)).until(() -> bed.service().readyStatus() == 503);
-            given().baseUri(bed.service().baseUri().toString()).get("/q/health/ready").then().statusCode(503)
+            given().baseUri(bed.service().baseUri().toString())
+                    .get("/q/health/ready")
+                    .then()
+                    .statusCode(503)
                     .body("checks[0].data.reason", containsString("destination not reachable"));
         } finally {
             bed.destination().start(Duration.ofSeconds(120));
@@ -61,7 +78,11 @@ class OperationsEndpointsIT extends ServiceIT {
 
         // and comes back UP, with writes working again
         bed.service().awaitReady(Duration.ofSeconds(90));
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() ->
-                api().body(createBody(uniqueName("after-restart"), sourceConfig())).post("/v1/mirrors").then().statusCode(201));
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofSeconds(1))
+                .untilAsserted(() -> api().body(createBody(uniqueName("after-restart"), sourceConfig()))
+                        .post("/v1/mirrors")
+                        .then()
+                        .statusCode(201));
     }
 }

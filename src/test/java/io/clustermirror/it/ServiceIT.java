@@ -2,22 +2,20 @@ package io.clustermirror.it;
 
 import static io.restassured.RestAssured.given;
 
+import io.clustermirror.testbed.TestBed;
+import io.restassured.http.ContentType;
+import io.restassured.response.ValidatableResponse;
+import io.restassured.specification.RequestSpecification;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.IntStream;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeAll;
-
-import io.clustermirror.testbed.TestBed;
-import io.restassured.http.ContentType;
-import io.restassured.response.ValidatableResponse;
-import io.restassured.specification.RequestSpecification;
 
 /** Base of the integration tests: the shared test bed, and helpers to talk to the service. */
 abstract class ServiceIT {
@@ -34,7 +32,9 @@ abstract class ServiceIT {
     static io.clustermirror.testbed.ServiceProcess target;
 
     static RequestSpecification api() {
-        return given().baseUri((target != null ? target : bed.service()).baseUri().toString()).contentType(ContentType.JSON);
+        return given().baseUri(
+                        (target != null ? target : bed.service()).baseUri().toString())
+                .contentType(ContentType.JSON);
     }
 
     static String uniqueName(String prefix) {
@@ -53,7 +53,10 @@ abstract class ServiceIT {
     }
 
     static ValidatableResponse createMirror(String name) {
-        return api().body(createBody(name, sourceConfig())).post("/v1/mirrors").then().statusCode(201);
+        return api().body(createBody(name, sourceConfig()))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
     }
 
     /** A new mirror of the test bed's source with these further settings, as key, value, key, value... */
@@ -74,7 +77,10 @@ abstract class ServiceIT {
     /** The state topic's end offsets now: a mark to read what is written after it. */
     static Map<TopicPartition, Long> stateMark() throws Exception {
         try (Admin admin = bed.destinationAdmin()) {
-            TopicDescription description = admin.describeTopics(List.of(STATE_TOPIC)).allTopicNames().get().get(STATE_TOPIC);
+            TopicDescription description = admin.describeTopics(List.of(STATE_TOPIC))
+                    .allTopicNames()
+                    .get()
+                    .get(STATE_TOPIC);
             Map<TopicPartition, OffsetSpec> request = new HashMap<>();
             IntStream.range(0, description.partitions().size())
                     .forEach(p -> request.put(new TopicPartition(STATE_TOPIC, p), OffsetSpec.latest()));
@@ -95,15 +101,18 @@ abstract class ServiceIT {
         props.put("enable.auto.commit", false);
         long count = 0;
         com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(props,
-                new org.apache.kafka.common.serialization.ByteArrayDeserializer(), new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(
+                props,
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
             consumer.assign(mark.keySet());
             mark.forEach(consumer::seek);
             Map<TopicPartition, Long> end = consumer.endOffsets(mark.keySet());
             long deadline = System.currentTimeMillis() + 30_000;
             while (mark.keySet().stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
                 if (System.currentTimeMillis() > deadline) {
-                    throw new AssertionError("could not read the state topic up to " + end + " within 30 s: a count now would be partial");
+                    throw new AssertionError("could not read the state topic up to " + end
+                            + " within 30 s: a count now would be partial");
                 }
                 for (var record : consumer.poll(java.time.Duration.ofMillis(200))) {
                     if (mirror.equals(json.readTree(record.key()).path("mirror").asText(null))) {
@@ -116,32 +125,48 @@ abstract class ServiceIT {
     }
 
     static void startTopics(String mirror, String... topics) {
-        api().body(Map.of("topics", List.of(topics))).post("/v1/mirrors/" + mirror + "/topics:start").then().statusCode(200);
+        api().body(Map.of("topics", List.of(topics)))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200);
     }
 
     /** Starts topics whose destination topics exist already, not created by the mirror (a test's diverged copy). */
     static void startTopicsAdopting(String mirror, String... topics) {
-        api().body(Map.of("topics", List.of(topics), "adoptExisting", true)).post("/v1/mirrors/" + mirror + "/topics:start").then()
-                .statusCode(200).body("topics.result", org.hamcrest.Matchers.everyItem(org.hamcrest.Matchers.equalTo("STARTED")));
+        api().body(Map.of("topics", List.of(topics), "adoptExisting", true))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
+                .body("topics.result", org.hamcrest.Matchers.everyItem(org.hamcrest.Matchers.equalTo("STARTED")));
     }
 
     /** {@code POST /v1/mirrors/{mirror}/topics:{verb}} for one topic, expecting 200. */
     static void topicVerb(String mirror, String verb, String topic) {
-        api().body(Map.of("topics", List.of(topic))).post("/v1/mirrors/" + mirror + "/topics:" + verb).then().statusCode(200);
+        api().body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + mirror + "/topics:" + verb)
+                .then()
+                .statusCode(200);
     }
 
     /** Waits until every partition of the topic is in {@code state}. */
     static void awaitAllPartitions(String mirror, String topic, String state) {
-        org.awaitility.Awaitility.await(topic + " all " + state).atMost(java.time.Duration.ofSeconds(30))
-                .until(() -> describeTopic(mirror, topic).getList("partitions.state").stream().allMatch(state::equals));
+        org.awaitility.Awaitility.await(topic + " all " + state)
+                .atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
+                        .allMatch(state::equals));
     }
 
     static io.restassured.path.json.JsonPath describeTopic(String mirror, String topic) {
-        return api().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(200).extract().jsonPath();
+        return api().get("/v1/mirrors/" + mirror + "/topics/" + topic)
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
     }
 
     /** A new mirror of the test bed's source, and a new source topic (not started yet). */
-    static void createMirrorAndSourceTopic(String mirror, String topic, int partitions, Map<String, String> configs) throws Exception {
+    static void createMirrorAndSourceTopic(String mirror, String topic, int partitions, Map<String, String> configs)
+            throws Exception {
         createMirror(mirror);
         try (Admin admin = bed.sourceAdmin()) {
             Kafka.createTopic(admin, topic, partitions, configs);
@@ -149,7 +174,8 @@ abstract class ServiceIT {
     }
 
     /** A new source topic with {@code records} records (keys, headers, {@code codec}), mirrored by a new mirror until converged. */
-    static void mirrorConverged(String mirror, String topic, int partitions, int records, String codec, String tag) throws Exception {
+    static void mirrorConverged(String mirror, String topic, int partitions, int records, String codec, String tag)
+            throws Exception {
         createMirrorAndSourceTopic(mirror, topic, partitions, Map.of());
         Kafka.produce(bed.source().bootstrapServers(), topic, records, codec, tag);
         startTopics(mirror, topic);
@@ -158,32 +184,51 @@ abstract class ServiceIT {
 
     /** Waits until every partition of the topic is MIRRORING with the destination at the source's end. */
     static void awaitConverged(String mirror, String topic) {
-        org.awaitility.Awaitility.await("mirror " + mirror + " topic " + topic + " converged").atMost(java.time.Duration.ofSeconds(120))
-                .pollInterval(java.time.Duration.ofMillis(500)).untilAsserted(() -> {
+        org.awaitility.Awaitility.await("mirror " + mirror + " topic " + topic + " converged")
+                .atMost(java.time.Duration.ofSeconds(120))
+                .pollInterval(java.time.Duration.ofMillis(500))
+                .untilAsserted(() -> {
                     var partitions = describeTopic(mirror, topic).getList("partitions", Map.class);
-                    org.assertj.core.api.Assertions.assertThat(partitions).isNotEmpty().allSatisfy(p -> {
-                        org.assertj.core.api.Assertions.assertThat(p.get("state")).as(p.toString()).isEqualTo("MIRRORING");
-                        org.assertj.core.api.Assertions.assertThat(p.get("lag")).as(p.toString()).isEqualTo(0);
-                    });
+                    org.assertj.core.api.Assertions.assertThat(partitions)
+                            .isNotEmpty()
+                            .allSatisfy(p -> {
+                                org.assertj.core.api.Assertions.assertThat(p.get("state"))
+                                        .as(p.toString())
+                                        .isEqualTo("MIRRORING");
+                                org.assertj.core.api.Assertions.assertThat(p.get("lag"))
+                                        .as(p.toString())
+                                        .isEqualTo(0);
+                            });
                 });
     }
 
     /** Waits until some partition of the topic is in {@code state}; returns that partition's description. */
     static Map<?, ?> awaitPartitionState(String mirror, String topic, String state) {
-        return org.awaitility.Awaitility.await(topic + " " + state).atMost(java.time.Duration.ofSeconds(60))
+        return org.awaitility.Awaitility.await(topic + " " + state)
+                .atMost(java.time.Duration.ofSeconds(60))
                 .pollInterval(java.time.Duration.ofMillis(300))
-                .until(() -> describeTopic(mirror, topic).getList("partitions", Map.class).stream()
-                        .filter(p -> state.equals(p.get("state"))).findFirst().orElse(null), java.util.Objects::nonNull);
+                .until(
+                        () -> describeTopic(mirror, topic).getList("partitions", Map.class).stream()
+                                .filter(p -> state.equals(p.get("state")))
+                                .findFirst()
+                                .orElse(null),
+                        java.util.Objects::nonNull);
     }
 
     /** A mirror's description as stored: without {@code metadataSync}, the live status of the sync cycles that run meanwhile. */
     static Map<String, Object> stored(String describeJson) {
-        Map<String, Object> mirror = new HashMap<>(io.restassured.path.json.JsonPath.from(describeJson).getMap(""));
+        Map<String, Object> mirror = new HashMap<>(
+                io.restassured.path.json.JsonPath.from(describeJson).getMap(""));
         mirror.remove("metadataSync");
         return mirror;
     }
 
     static List<String> mirrorNames() {
-        return api().get("/v1/mirrors").then().statusCode(200).extract().jsonPath().getList("mirrors.name", String.class);
+        return api().get("/v1/mirrors")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath()
+                .getList("mirrors.name", String.class);
     }
 }

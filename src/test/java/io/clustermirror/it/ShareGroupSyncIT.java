@@ -3,10 +3,11 @@ package io.clustermirror.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.embedded.KafkaBrokerProcess;
+import io.clustermirror.testbed.ServiceProcess;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -21,9 +22,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import io.clustermirror.embedded.KafkaBrokerProcess;
-import io.clustermirror.testbed.ServiceProcess;
 
 /**
  * Share-group start offsets carried to the destination. A Kafka 4.1.2 broker answers AlterShareGroupOffsets with
@@ -40,8 +38,11 @@ class ShareGroupSyncIT extends ServiceIT {
     static void startKafka42Destination() {
         destination42 = bed.kafka42Cluster("destination-4.2");
         destination42.start(Duration.ofSeconds(120));
-        service42 = bed.newPlainService("service-4.2", destination42, Map.of("mirror.metadata.refresh.interval.ms", "1000",
-                "mirror.state.topic.num.partitions", "1")).start();
+        service42 = bed.newPlainService(
+                        "service-4.2",
+                        destination42,
+                        Map.of("mirror.metadata.refresh.interval.ms", "1000", "mirror.state.topic.num.partitions", "1"))
+                .start();
     }
 
     @AfterAll
@@ -71,9 +72,15 @@ class ShareGroupSyncIT extends ServiceIT {
         awaitConverged(mirror, topic);
 
         // Then the destination's share group has the source's start offset
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(startOffset(destination42.bootstrapServers(), group, p0))
-                .isEqualTo(startOffset(bed.source().bootstrapServers(), group, p0)));
-        assertThat(api().get("/v1/mirrors/" + mirror).then().extract().jsonPath().getList("metadataSync.errors", String.class)).isEmpty();
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(startOffset(destination42.bootstrapServers(), group, p0))
+                        .isEqualTo(startOffset(bed.source().bootstrapServers(), group, p0)));
+        assertThat(api().get("/v1/mirrors/" + mirror)
+                        .then()
+                        .extract()
+                        .jsonPath()
+                        .getList("metadataSync.errors", String.class))
+                .isEmpty();
 
         // and after failover a share consumer of that group on the destination starts at the source's record there
         // (a group without offsets would start at the log end: share.auto.offset.reset is "latest" by default)
@@ -81,11 +88,14 @@ class ShareGroupSyncIT extends ServiceIT {
         awaitAllPartitions(mirror, topic, "STOPPED");
         long carried = startOffset(destination42.bootstrapServers(), group, p0);
         Kafka.Rec expected = Kafka.readAll(bed.source().bootstrapServers(), topic).stream()
-                .filter(r -> r.offset() == carried).findFirst().orElseThrow();
+                .filter(r -> r.offset() == carried)
+                .findFirst()
+                .orElseThrow();
         try (KafkaShareConsumer<byte[], byte[]> consumer = shareConsumer(destination42.bootstrapServers(), group)) {
             consumer.subscribe(List.of(topic));
             ConsumerRecord<byte[], byte[]> first = await().atMost(Duration.ofSeconds(30))
-                    .until(() -> consumer.poll(Duration.ofMillis(500)).iterator(), it -> it.hasNext()).next();
+                    .until(() -> consumer.poll(Duration.ofMillis(500)).iterator(), it -> it.hasNext())
+                    .next();
             assertThat(first.offset()).isEqualTo(carried).isGreaterThanOrEqualTo(start);
             assertThat(new String(first.key())).isEqualTo(expected.key());
             assertThat(new String(first.value())).isEqualTo(expected.value());
@@ -105,14 +115,21 @@ class ShareGroupSyncIT extends ServiceIT {
         awaitConverged(mirror, topic);
 
         // Then the sync says, per group, that the destination did not apply the offsets, and counts it
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(api().get("/v1/mirrors/" + mirror).then().extract().jsonPath()
-                .getList("metadataSync.errors", String.class)).anySatisfy(e -> assertThat(e)
-                        .startsWith("group " + group + ": ")
-                        .contains("did not apply it")
-                        .contains("4.2.0 or newer destination")));
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(api().get("/v1/mirrors/" + mirror)
+                                .then()
+                                .extract()
+                                .jsonPath()
+                                .getList("metadataSync.errors", String.class))
+                        .anySatisfy(e -> assertThat(e)
+                                .startsWith("group " + group + ": ")
+                                .contains("did not apply it")
+                                .contains("4.2.0 or newer destination")));
         assertThat(api().get("/q/metrics").then().extract().asString())
-                .contains("cluster_mirror_sync_errors_total{kind=\"ShareGroupOffsetSyncError\",mirror=\"" + mirror + "\"}");
-        assertThat(startOffset(bed.destination().bootstrapServers(), group, p0)).isNotEqualTo(startOffset(bed.source().bootstrapServers(), group, p0));
+                .contains("cluster_mirror_sync_errors_total{kind=\"ShareGroupOffsetSyncError\",mirror=\"" + mirror
+                        + "\"}");
+        assertThat(startOffset(bed.destination().bootstrapServers(), group, p0))
+                .isNotEqualTo(startOffset(bed.source().bootstrapServers(), group, p0));
     }
 
     /**
@@ -124,8 +141,12 @@ class ShareGroupSyncIT extends ServiceIT {
         String source = bed.source().bootstrapServers();
         createMirrorAndSourceTopic(mirror, topic, 1, Map.of());
         try (Admin admin = bed.sourceAdmin()) {
-            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), List.of(new AlterConfigOp(
-                    new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET)))).all().get();
+            admin.incrementalAlterConfigs(Map.of(
+                            new ConfigResource(ConfigResource.Type.GROUP, group),
+                            List.of(new AlterConfigOp(
+                                    new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET))))
+                    .all()
+                    .get();
         }
         Kafka.produce(source, topic, 20, "lz4", "s1");
         consumeAndAcknowledge(source, group, topic, 20);
@@ -133,7 +154,8 @@ class ShareGroupSyncIT extends ServiceIT {
         consumeAndAcknowledge(source, group, topic, 10);
         Kafka.produce(source, topic, 10, "lz4", "s3");
         TopicPartition p0 = new TopicPartition(topic, 0);
-        return await().atMost(Duration.ofSeconds(30)).until(() -> startOffset(source, group, p0), offset -> offset >= 20);
+        return await().atMost(Duration.ofSeconds(30))
+                .until(() -> startOffset(source, group, p0), offset -> offset >= 20);
     }
 
     private static void consumeAndAcknowledge(String bootstrap, String group, String topic, int count) {
@@ -149,15 +171,20 @@ class ShareGroupSyncIT extends ServiceIT {
     }
 
     private static KafkaShareConsumer<byte[], byte[]> shareConsumer(String bootstrap, String group) {
-        return new KafkaShareConsumer<>(Map.of("bootstrap.servers", bootstrap, "group.id", group), new ByteArrayDeserializer(),
+        return new KafkaShareConsumer<>(
+                Map.of("bootstrap.servers", bootstrap, "group.id", group),
+                new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
     }
 
     /** The group's start offset of the partition, -1 when it has none. */
     private static long startOffset(String bootstrap, String group, TopicPartition tp) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            OffsetAndMetadata offset = admin.listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec().topicPartitions(List.of(tp))))
-                    .partitionsToOffsetAndMetadata(group).get().get(tp);
+            OffsetAndMetadata offset = admin.listShareGroupOffsets(
+                            Map.of(group, new ListShareGroupOffsetsSpec().topicPartitions(List.of(tp))))
+                    .partitionsToOffsetAndMetadata(group)
+                    .get()
+                    .get(tp);
             return offset == null ? -1 : offset.offset();
         }
     }

@@ -2,11 +2,11 @@ package io.clustermirror.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.testbed.ServiceProcess;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -20,15 +20,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import io.clustermirror.testbed.ServiceProcess;
-
 /** How the service treats its state topic at start-up. */
 class StateTopicIT extends ServiceIT {
 
     @Test
     void stateTopicShouldBeCreatedCompactedWithReplicationCappedToTheBrokers() throws Exception {
         try (Admin admin = bed.destinationAdmin()) {
-            TopicDescription description = admin.describeTopics(List.of(STATE_TOPIC)).allTopicNames().get().get(STATE_TOPIC);
+            TopicDescription description = admin.describeTopics(List.of(STATE_TOPIC))
+                    .allTopicNames()
+                    .get()
+                    .get(STATE_TOPIC);
             ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, STATE_TOPIC);
             Config config = admin.describeConfigs(Set.of(resource)).all().get().get(resource);
 
@@ -41,12 +42,14 @@ class StateTopicIT extends ServiceIT {
     }
 
     @ParameterizedTest(name = "cleanup.policy={0}")
-    @ValueSource(strings = { "delete", "compact,delete" })
+    @ValueSource(strings = {"delete", "compact,delete"})
     void aStateTopicThatIsNotCompactedShouldStopTheServiceWithAReason(String policy) throws Exception {
         // Given
         String topic = uniqueName("__mirror_state_" + policy.replace(",", "_"));
         try (Admin admin = bed.destinationAdmin()) {
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("cleanup.policy", policy)))).all().get();
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("cleanup.policy", policy))))
+                    .all()
+                    .get();
         }
         ServiceProcess service = bed.newService("refuses-" + topic, Map.of("mirror.state.topic.name", topic));
 
@@ -67,11 +70,18 @@ class StateTopicIT extends ServiceIT {
         // Given
         String topic = uniqueName("__mirror_state_future");
         try (Admin admin = bed.destinationAdmin()) {
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("cleanup.policy", "compact")))).all().get();
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("cleanup.policy", "compact"))))
+                    .all()
+                    .get();
         }
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                bed.destination().bootstrapServers()), new StringSerializer(), new StringSerializer())) {
-            producer.send(new ProducerRecord<>(topic, "{\"v\":99,\"kind\":\"mirror\",\"mirror\":\"m\"}", "{\"v\":99}")).get();
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(
+                Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        bed.destination().bootstrapServers()),
+                new StringSerializer(),
+                new StringSerializer())) {
+            producer.send(new ProducerRecord<>(topic, "{\"v\":99,\"kind\":\"mirror\",\"mirror\":\"m\"}", "{\"v\":99}"))
+                    .get();
         }
         ServiceProcess service = bed.newService("refuses-" + topic, Map.of("mirror.state.topic.name", topic));
 

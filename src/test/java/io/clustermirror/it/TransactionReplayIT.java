@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -34,8 +33,8 @@ class TransactionReplayIT extends ServiceIT {
         List<KafkaProducer<byte[], byte[]>> producers = new ArrayList<>();
         try (KafkaProducer<byte[], byte[]> plain = Kafka.producer(bed.source().bootstrapServers(), Map.of())) {
             for (int i = 0; i < 3; i++) {
-                KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(),
-                        Map.of("transactional.id", uniqueName("txn-producer-" + i)));
+                KafkaProducer<byte[], byte[]> producer = Kafka.producer(
+                        bed.source().bootstrapServers(), Map.of("transactional.id", uniqueName("txn-producer-" + i)));
                 producer.initTransactions();
                 producers.add(producer);
             }
@@ -57,15 +56,21 @@ class TransactionReplayIT extends ServiceIT {
                 .as("aborted data invisible, committed data identical")
                 .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic, "read_committed"))
                 .noneMatch(r -> r.value().contains("aborted"));
-        assertThat(describeTopic(mirror, topic).getList("partitions.openTransactions")).allMatch(java.util.Objects::isNull);
+        assertThat(describeTopic(mirror, topic).getList("partitions.openTransactions"))
+                .allMatch(java.util.Objects::isNull);
     }
 
     /**
      * Three transactions open at once on both partitions, plain writes between their batches, one of them
      * aborted every third round, one committing consumer offsets with sendOffsetsToTransaction.
      */
-    private static void interleavedRound(int round, String topic, String group, List<KafkaProducer<byte[], byte[]>> producers,
-            KafkaProducer<byte[], byte[]> plain) throws Exception {
+    private static void interleavedRound(
+            int round,
+            String topic,
+            String group,
+            List<KafkaProducer<byte[], byte[]>> producers,
+            KafkaProducer<byte[], byte[]> plain)
+            throws Exception {
         KafkaProducer<byte[], byte[]> a = producers.get(0);
         KafkaProducer<byte[], byte[]> b = producers.get(1);
         KafkaProducer<byte[], byte[]> c = producers.get(2);
@@ -86,14 +91,21 @@ class TransactionReplayIT extends ServiceIT {
             a.commitTransaction();
         }
         send(c, topic, round, "c2", 1);
-        c.sendOffsetsToTransaction(Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(round)), new ConsumerGroupMetadata(group));
+        c.sendOffsetsToTransaction(
+                Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(round)), new ConsumerGroupMetadata(group));
         c.commitTransaction();
     }
 
-    private static void send(KafkaProducer<byte[], byte[]> producer, String topic, int round, String tag, int perPartition) throws Exception {
+    private static void send(
+            KafkaProducer<byte[], byte[]> producer, String topic, int round, String tag, int perPartition)
+            throws Exception {
         for (int partition = 0; partition < 2; partition++) {
             for (int i = 0; i < perPartition; i++) {
-                producer.send(new ProducerRecord<>(topic, partition, ("k" + round + "-" + i).getBytes(), (tag + "-" + round + "-" + i).getBytes()));
+                producer.send(new ProducerRecord<>(
+                        topic,
+                        partition,
+                        ("k" + round + "-" + i).getBytes(),
+                        (tag + "-" + round + "-" + i).getBytes()));
             }
         }
         producer.flush();
@@ -114,22 +126,39 @@ class TransactionReplayIT extends ServiceIT {
             producer.flush();
             long sourceProducerId;
             try (Admin admin = bed.sourceAdmin()) {
-                sourceProducerId = admin.describeProducers(List.of(new TopicPartition(topic, 0))).partitionResult(new TopicPartition(topic, 0))
-                        .get().activeProducers().stream().filter(p -> p.currentTransactionStartOffset().isPresent())
-                        .mapToLong(ProducerState::producerId).findFirst().orElseThrow();
+                sourceProducerId = admin
+                        .describeProducers(List.of(new TopicPartition(topic, 0)))
+                        .partitionResult(new TopicPartition(topic, 0))
+                        .get()
+                        .activeProducers()
+                        .stream()
+                        .filter(p -> p.currentTransactionStartOffset().isPresent())
+                        .mapToLong(ProducerState::producerId)
+                        .findFirst()
+                        .orElseThrow();
             }
-            // a hanging source transaction: partition 0 mirrors up to the source's end, describe names it; partition 1 goes on
+            // a hanging source transaction: partition 0 mirrors up to the source's end, describe names it; partition 1
+            // goes on
             Kafka.produce(bed.source().bootstrapServers(), topic, 200, "none", "other");
             awaitConverged(mirror, topic);
-            Map<?, ?> partition0 = describeTopic(mirror, topic).getList("partitions", Map.class).get(0);
-            assertThat((List<?>) partition0.get("openTransactions")).singleElement().satisfies(t -> {
-                Map<?, ?> open = (Map<?, ?>) t;
-                assertThat(((Number) open.get("sourceProducerId")).longValue()).isEqualTo(sourceProducerId);
-                assertThat(open.get("openSince")).isNotNull();
-                assertThat(open.get("destinationTransactionalId")).asString().startsWith("cluster-mirror/" + mirror + "/" + topic + "/0/");
-            });
-            String metrics = api().get("/q/metrics").then().statusCode(200).extract().asString();
-            assertThat(metrics).contains("cluster_mirror_transactions_open{mirror=\"" + mirror + "\"} 1.0")
+            Map<?, ?> partition0 = describeTopic(mirror, topic)
+                    .getList("partitions", Map.class)
+                    .get(0);
+            assertThat((List<?>) partition0.get("openTransactions"))
+                    .singleElement()
+                    .satisfies(t -> {
+                        Map<?, ?> open = (Map<?, ?>) t;
+                        assertThat(((Number) open.get("sourceProducerId")).longValue())
+                                .isEqualTo(sourceProducerId);
+                        assertThat(open.get("openSince")).isNotNull();
+                        assertThat(open.get("destinationTransactionalId"))
+                                .asString()
+                                .startsWith("cluster-mirror/" + mirror + "/" + topic + "/0/");
+                    });
+            String metrics =
+                    api().get("/q/metrics").then().statusCode(200).extract().asString();
+            assertThat(metrics)
+                    .contains("cluster_mirror_transactions_open{mirror=\"" + mirror + "\"} 1.0")
                     .contains("cluster_mirror_transactions_oldest_open_seconds{mirror=\"" + mirror + "\"}");
             long lsoBeforeStop = lso(topic);
 
@@ -168,7 +197,8 @@ class TransactionReplayIT extends ServiceIT {
         // Then the destination transaction was continued, not re-initialised (which would have aborted it)
         awaitConverged(mirror, topic);
         assertIdenticalWithMarkers(topic);
-        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed")).hasSize(14)
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed"))
+                .hasSize(14)
                 .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic, "read_committed"));
     }
 
@@ -179,15 +209,22 @@ class TransactionReplayIT extends ServiceIT {
         createMirrorAndSourceTopic(mirror, topic, 1, Map.of());
         startTopics(mirror, topic);
         try (KafkaProducer<byte[], byte[]> producer = inTransaction("txnfailstop-producer")) {
-            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "uncommitted-0".getBytes())).get();
+            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "uncommitted-0".getBytes()))
+                    .get();
             awaitConverged(mirror, topic);
-            // a foreign write into the destination partition, then the source moves on: FAILED, the transaction still open there
-            try (KafkaProducer<byte[], byte[]> foreign = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
-                foreign.send(new ProducerRecord<>(topic, 0, "x".getBytes(), "foreign".getBytes())).get();
+            // a foreign write into the destination partition, then the source moves on: FAILED, the transaction still
+            // open there
+            try (KafkaProducer<byte[], byte[]> foreign =
+                    Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
+                foreign.send(new ProducerRecord<>(topic, 0, "x".getBytes(), "foreign".getBytes()))
+                        .get();
             }
-            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "uncommitted-1".getBytes())).get();
+            producer.send(new ProducerRecord<>(topic, 0, "k".getBytes(), "uncommitted-1".getBytes()))
+                    .get();
             awaitPartitionState(mirror, topic, "FAILED");
-            assertThat(lso(topic)).as("the replayed transaction holds the destination's LSO").isZero();
+            assertThat(lso(topic))
+                    .as("the replayed transaction holds the destination's LSO")
+                    .isZero();
 
             // When
             topicVerb(mirror, "stop", topic);
@@ -195,7 +232,8 @@ class TransactionReplayIT extends ServiceIT {
 
             // Then
             await().atMost(Duration.ofSeconds(10)).until(() -> lso(topic) >= 2);
-            assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed")).extracting(Kafka.Rec::value)
+            assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed"))
+                    .extracting(Kafka.Rec::value)
                     .containsExactly("foreign");
             producer.abortTransaction();
         }
@@ -217,17 +255,27 @@ class TransactionReplayIT extends ServiceIT {
 
             // When the destination ends the replayed transaction by itself (as its transaction timeout would)
             try (Admin admin = bed.destinationAdmin()) {
-                ProducerState replayed = admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers().stream()
-                        .filter(p -> p.currentTransactionStartOffset().isPresent()).findFirst().orElseThrow();
-                admin.abortTransaction(new AbortTransactionSpec(tp, replayed.producerId(), (short) replayed.producerEpoch(),
-                        replayed.coordinatorEpoch().orElse(0))).all().get();
+                ProducerState replayed =
+                        admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers().stream()
+                                .filter(p -> p.currentTransactionStartOffset().isPresent())
+                                .findFirst()
+                                .orElseThrow();
+                admin.abortTransaction(new AbortTransactionSpec(
+                                tp,
+                                replayed.producerId(),
+                                (short) replayed.producerEpoch(),
+                                replayed.coordinatorEpoch().orElse(0)))
+                        .all()
+                        .get();
             }
             producer.commitTransaction();
         }
 
         // Then the commit marker cannot land at the source's offset: FAILED, naming it, nothing shifted silently
         Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
-        assertThat((String) failed.get("error")).contains("commit marker").contains("belongs at offset 3")
+        assertThat((String) failed.get("error"))
+                .contains("commit marker")
+                .contains("belongs at offset 3")
                 .contains("an abort marker is there");
     }
 
@@ -242,7 +290,8 @@ class TransactionReplayIT extends ServiceIT {
         for (int w = 0; w < 2; w++) {
             String id = uniqueName("txncrash-producer-" + w);
             writers.add(CompletableFuture.runAsync(() -> {
-                try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(), Map.of("transactional.id", id))) {
+                try (KafkaProducer<byte[], byte[]> producer =
+                        Kafka.producer(bed.source().bootstrapServers(), Map.of("transactional.id", id))) {
                     producer.initTransactions();
                     for (int round = 0; producing.get(); round++) {
                         producer.beginTransaction();
@@ -260,7 +309,8 @@ class TransactionReplayIT extends ServiceIT {
             }));
         }
         startTopics(mirror, topic);
-        await().atMost(Duration.ofSeconds(60)).until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 500);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 500);
 
         // When: the service dies in the middle of replaying transactions, and a new process takes over
         bed.service().kill();
@@ -278,7 +328,8 @@ class TransactionReplayIT extends ServiceIT {
 
     /** A transactional producer of the source with a transaction begun. */
     private static KafkaProducer<byte[], byte[]> inTransaction(String idPrefix) {
-        KafkaProducer<byte[], byte[]> producer = Kafka.producer(bed.source().bootstrapServers(), Map.of("transactional.id", uniqueName(idPrefix)));
+        KafkaProducer<byte[], byte[]> producer =
+                Kafka.producer(bed.source().bootstrapServers(), Map.of("transactional.id", uniqueName(idPrefix)));
         producer.initTransactions();
         producer.beginTransaction();
         return producer;
@@ -286,29 +337,41 @@ class TransactionReplayIT extends ServiceIT {
 
     /** Every record and every marker at the same offset on both sides, and the same read_uncommitted view. */
     static void assertIdenticalWithMarkers(String topic) throws Exception {
-        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic)).isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic));
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic));
         int partitions;
         try (Admin admin = bed.sourceAdmin()) {
-            partitions = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+            partitions = admin.describeTopics(List.of(topic))
+                    .allTopicNames()
+                    .get()
+                    .get(topic)
+                    .partitions()
+                    .size();
         }
         for (int p = 0; p < partitions; p++) {
-            assertThat(layout(Kafka.batches(bed.destination(), topic, p, 0))).as("partition " + p + " batches and markers")
+            assertThat(layout(Kafka.batches(bed.destination(), topic, p, 0)))
+                    .as("partition " + p + " batches and markers")
                     .isEqualTo(layout(Kafka.batches(bed.source(), topic, p, 0)));
         }
     }
 
     /** Offsets, record counts and kinds of the batches: what consumers and the LSO depend on. */
     private static List<String> layout(List<Kafka.Batch> batches) {
-        return batches.stream().map(b -> b.baseOffset() + ".." + b.lastOffset() + " x" + b.count() + (b.transactional() ? " txn" : "")
-                + (b.control() ? " marker" : "")).toList();
+        return batches.stream()
+                .map(b -> b.baseOffset() + ".." + b.lastOffset() + " x" + b.count() + (b.transactional() ? " txn" : "")
+                        + (b.control() ? " marker" : ""))
+                .toList();
     }
 
     private static long lso(String topic) throws Exception {
         try (Admin admin = bed.destinationAdmin()) {
-            return admin.listOffsets(Map.of(new TopicPartition(topic, 0), OffsetSpec.latest()),
-                    new org.apache.kafka.clients.admin.ListOffsetsOptions(org.apache.kafka.common.IsolationLevel.READ_COMMITTED))
-                    .partitionResult(new TopicPartition(topic, 0)).get().offset();
+            return admin.listOffsets(
+                            Map.of(new TopicPartition(topic, 0), OffsetSpec.latest()),
+                            new org.apache.kafka.clients.admin.ListOffsetsOptions(
+                                    org.apache.kafka.common.IsolationLevel.READ_COMMITTED))
+                    .partitionResult(new TopicPartition(topic, 0))
+                    .get()
+                    .offset();
         }
     }
-
 }

@@ -2,13 +2,11 @@ package io.clustermirror.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
-
-import org.junit.jupiter.api.Test;
-
 import io.clustermirror.mirror.MirrorPartition;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
 
 class MirrorMetricsTest {
 
@@ -22,11 +20,19 @@ class MirrorMetricsTest {
     @Test
     void aRebuiltDataPlaneIsWhatTheGaugesReadAfterwards() {
         metrics.registerMirror("m", sources(7, Map.of()));
-        assertThat(registry.get("cluster.mirror.lag.max").tag("mirror", "m").gauge().value()).isEqualTo(7);
+        assertThat(registry.get("cluster.mirror.lag.max")
+                        .tag("mirror", "m")
+                        .gauge()
+                        .value())
+                .isEqualTo(7);
 
         metrics.registerMirror("m", sources(3, Map.of())); // e.g. after the state was replayed again
 
-        assertThat(registry.get("cluster.mirror.lag.max").tag("mirror", "m").gauge().value()).isEqualTo(3);
+        assertThat(registry.get("cluster.mirror.lag.max")
+                        .tag("mirror", "m")
+                        .gauge()
+                        .value())
+                .isEqualTo(3);
         assertThat(registry.find("cluster.mirror.lag.max").gauges()).hasSize(1);
     }
 
@@ -34,17 +40,25 @@ class MirrorMetricsTest {
     void partitionLagHasARowPerPartitionInTheDataPlaneAndDropsTheOnesThatLeft() {
         AtomicReference<Map<MirrorPartition, Long>> lags = new AtomicReference<>(
                 Map.of(new MirrorPartition("orders", 0), 12L, new MirrorPartition("orders", 1), 0L));
-        metrics.registerMirror("m", new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> 12, lags::get, () -> 0, () -> 0));
+        metrics.registerMirror(
+                "m", new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> 12, lags::get, () -> 0, () -> 0));
 
         metrics.refreshPartitionLags();
-        assertThat(registry.get("cluster.mirror.partition.lag").tags("mirror", "m", "topic", "orders", "partition", "0").gauge().value())
+        assertThat(registry.get("cluster.mirror.partition.lag")
+                        .tags("mirror", "m", "topic", "orders", "partition", "0")
+                        .gauge()
+                        .value())
                 .isEqualTo(12);
         assertThat(registry.find("cluster.mirror.partition.lag").gauges()).hasSize(2);
 
         lags.set(Map.of(new MirrorPartition("orders", 1), 5L));
         metrics.refreshPartitionLags();
         assertThat(registry.find("cluster.mirror.partition.lag").gauges()).hasSize(1);
-        assertThat(registry.get("cluster.mirror.partition.lag").tags("mirror", "m", "partition", "1").gauge().value()).isEqualTo(5);
+        assertThat(registry.get("cluster.mirror.partition.lag")
+                        .tags("mirror", "m", "partition", "1")
+                        .gauge()
+                        .value())
+                .isEqualTo(5);
 
         metrics.removeMirror("m");
         metrics.refreshPartitionLags();

@@ -26,9 +26,19 @@ class AclRuleTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = { "TOPIC;.*;READ;ALLOW", "TOPIC;(;READ;ALLOW;User:a", "QUEUE;.*;READ;ALLOW;User:a",
-            "TOPIC;.*;SMELL;ALLOW;User:a", "TOPIC;.*;READ;MAYBE;User:a", "TOPIC;.*;READ;ALLOW;alice", "TOPIC;.*;READ;ALLOW;User:a;x" })
+    @ValueSource(
+            strings = {
+                "TOPIC;.*;READ;ALLOW",
+                "TOPIC;(;READ;ALLOW;User:a",
+                "QUEUE;.*;READ;ALLOW;User:a",
+                "TOPIC;.*;SMELL;ALLOW;User:a",
+                "TOPIC;.*;READ;MAYBE;User:a",
+                "TOPIC;.*;READ;ALLOW;alice",
+                "TOPIC;.*;READ;ALLOW;User:a;x"
+            })
     void malformedRulesShouldBeRefusedWithAReason(String rule) {
-        assertThatThrownBy(() -> AclRule.parse(rule)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ACL rule");
+        assertThatThrownBy(() -> AclRule.parse(rule))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ACL rule");
     }
 }

@@ -6,23 +6,35 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
-
 import org.junit.jupiter.api.Test;
 
 class MirrorConfigRulesTest {
 
     private final MirrorConfigRules rules = new MirrorConfigRules(
-            Set.of("sasl.mechanism", "sasl.jaas.config", "ssl.truststore.location", "ssl.truststore.password", "ssl.keystore.key",
+            Set.of(
+                    "sasl.mechanism",
+                    "sasl.jaas.config",
+                    "ssl.truststore.location",
+                    "ssl.truststore.password",
+                    "ssl.keystore.key",
                     "sasl.oauthbearer.client.credentials.client.secret"),
             Set.of("sasl.jaas.config", "ssl.truststore.password", "ssl.keystore.key"));
 
     @Test
     void validConfigShouldBeKeptSorted() {
-        MirrorConfig config = rules.validate(Map.of("mirror.topics.include", "a.*,b", "bootstrap.servers", "k1:9092,[::1]:9093",
-                "security.protocol", "sasl_ssl", "mirror.acl.include", "TOPIC;orders.*;READ;ALLOW;User:*, *;.*;*;*;*"));
+        MirrorConfig config = rules.validate(Map.of(
+                "mirror.topics.include",
+                "a.*,b",
+                "bootstrap.servers",
+                "k1:9092,[::1]:9093",
+                "security.protocol",
+                "sasl_ssl",
+                "mirror.acl.include",
+                "TOPIC;orders.*;READ;ALLOW;User:*, *;.*;*;*;*"));
 
-        assertThat(config.values().keySet()).containsExactly("bootstrap.servers", "mirror.acl.include", "mirror.topics.include",
-                "security.protocol");
+        assertThat(config.values().keySet())
+                .containsExactly(
+                        "bootstrap.servers", "mirror.acl.include", "mirror.topics.include", "security.protocol");
         assertThat(config.bootstrapServers()).isEqualTo("k1:9092,[::1]:9093");
     }
 
@@ -39,7 +51,8 @@ class MirrorConfigRulesTest {
     @Test
     void bootstrapServersShouldBeRequired() {
         assertThatThrownBy(() -> rules.validate(Map.of("mirror.truncation.policy", "fail")))
-                .isInstanceOfSatisfying(MirrorException.class, e -> assertThat(e.field()).isEqualTo("config.bootstrap.servers"));
+                .isInstanceOfSatisfying(
+                        MirrorException.class, e -> assertThat(e.field()).isEqualTo("config.bootstrap.servers"));
     }
 
     @Test
@@ -47,17 +60,20 @@ class MirrorConfigRulesTest {
         assertThat(rules.isSensitive("sasl.jaas.config")).isTrue();
         assertThat(rules.isSensitive("ssl.truststore.password")).isTrue();
         assertThat(rules.isSensitive("ssl.keystore.key")).isTrue();
-        assertThat(rules.isSensitive("sasl.oauthbearer.client.credentials.client.secret")).isTrue();
+        assertThat(rules.isSensitive("sasl.oauthbearer.client.credentials.client.secret"))
+                .isTrue();
         assertThat(rules.isSensitive("sasl.mechanism")).isFalse();
         assertThat(rules.isSensitive("bootstrap.servers")).isFalse();
     }
 
     @Test
     void maskedShouldHideSecretsOnly() {
-        MirrorConfig config = rules.validate(Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "secret", "sasl.mechanism", "PLAIN"));
+        MirrorConfig config = rules.validate(
+                Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "secret", "sasl.mechanism", "PLAIN"));
 
-        assertThat(config.masked(rules::isSensitive)).containsExactlyInAnyOrderEntriesOf(
-                Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "[hidden]", "sasl.mechanism", "PLAIN"));
+        assertThat(config.masked(rules::isSensitive))
+                .containsExactlyInAnyOrderEntriesOf(
+                        Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "[hidden]", "sasl.mechanism", "PLAIN"));
         assertThat(config.toString()).doesNotContain("secret");
     }
 
@@ -72,9 +88,11 @@ class MirrorConfigRulesTest {
     void alterShouldSetThenDeleteAndRevalidate() {
         MirrorConfig current = rules.validate(Map.of("bootstrap.servers", "k:1", "mirror.groups.exclude", "x"));
 
-        MirrorConfig altered = rules.alter(current, Map.of("mirror.truncation.policy", "recreate"), Set.of("mirror.groups.exclude"));
+        MirrorConfig altered =
+                rules.alter(current, Map.of("mirror.truncation.policy", "recreate"), Set.of("mirror.groups.exclude"));
 
-        assertThat(altered.values()).isEqualTo(Map.of("bootstrap.servers", "k:1", "mirror.truncation.policy", "recreate"));
+        assertThat(altered.values())
+                .isEqualTo(Map.of("bootstrap.servers", "k:1", "mirror.truncation.policy", "recreate"));
         assertThat(current.values()).containsKey("mirror.groups.exclude");
     }
 
@@ -83,11 +101,15 @@ class MirrorConfigRulesTest {
         MirrorConfig current = rules.validate(Map.of("bootstrap.servers", "k:1"));
 
         assertThatThrownBy(() -> rules.alter(current, Map.of(), Set.of("bootstrap.servers")))
-                .isInstanceOfSatisfying(MirrorException.class, e -> assertThat(e.error()).isEqualTo(MirrorError.INVALID_CONFIG));
-        assertThatThrownBy(() -> rules.alter(current, Map.of("mirror.truncation.policy", "fail"), Set.of("mirror.truncation.policy")))
-                .isInstanceOfSatisfying(MirrorException.class, e -> assertThat(e.error()).isEqualTo(MirrorError.INVALID_REQUEST));
+                .isInstanceOfSatisfying(
+                        MirrorException.class, e -> assertThat(e.error()).isEqualTo(MirrorError.INVALID_CONFIG));
+        assertThatThrownBy(() -> rules.alter(
+                        current, Map.of("mirror.truncation.policy", "fail"), Set.of("mirror.truncation.policy")))
+                .isInstanceOfSatisfying(
+                        MirrorException.class, e -> assertThat(e.error()).isEqualTo(MirrorError.INVALID_REQUEST));
         assertThatThrownBy(() -> rules.alter(current, Map.of("mirror.topics.include", "("), Set.of()))
-                .isInstanceOfSatisfying(MirrorException.class, e -> assertThat(e.field()).isEqualTo("set.mirror.topics.include"));
+                .isInstanceOfSatisfying(
+                        MirrorException.class, e -> assertThat(e.field()).isEqualTo("set.mirror.topics.include"));
     }
 
     @Test

@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -52,9 +51,8 @@ class MirrorPartitionStateTest {
     @Test
     void moveShouldCountTheStateEpochAndKeepThePreviousState() {
         Instant now = Instant.parse("2026-01-01T00:00:00Z");
-        PartitionStatus status = PartitionStatus.initial(now)
-                .moveTo(LOG_TRUNCATION, null, now)
-                .moveTo(MIRRORING, null, now);
+        PartitionStatus status =
+                PartitionStatus.initial(now).moveTo(LOG_TRUNCATION, null, now).moveTo(MIRRORING, null, now);
 
         assertThat(status.state()).isEqualTo(MIRRORING);
         assertThat(status.previousState()).isEqualTo(LOG_TRUNCATION);
@@ -66,9 +64,11 @@ class MirrorPartitionStateTest {
         PartitionStatus stopped = new PartitionStatus(STOPPED, STOPPING, 5, 0, -1, null, Instant.EPOCH);
 
         assertThatThrownBy(() -> stopped.moveTo(PAUSING, null, Instant.EPOCH))
-                .isInstanceOfSatisfying(MirrorException.class,
+                .isInstanceOfSatisfying(
+                        MirrorException.class,
                         e -> assertThat(e.error()).isEqualTo(MirrorError.INVALID_MIRROR_PARTITION_STATE))
-                .hasMessageContaining("STOPPED").hasMessageContaining("PAUSING");
+                .hasMessageContaining("STOPPED")
+                .hasMessageContaining("PAUSING");
     }
 
     @Test

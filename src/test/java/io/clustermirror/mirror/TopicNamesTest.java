@@ -20,7 +20,8 @@ class TopicNamesTest {
         assertThat(TopicNames.forbiddenReason("cm-state", "cm-state")).contains("state topic");
         assertThat(TopicNames.forbiddenReason("__mirror_state", "cm-state")).contains("state topic");
         assertThat(TopicNames.forbiddenReason("__consumer_offsets", "cm-state")).contains("internal Kafka topic");
-        assertThat(TopicNames.mirrorable("__share_group_state", "__mirror_state")).isFalse();
+        assertThat(TopicNames.mirrorable("__share_group_state", "__mirror_state"))
+                .isFalse();
         assertThat(TopicNames.mirrorable("__app", "__mirror_state")).isTrue();
     }
 }

@@ -4,22 +4,22 @@ import static io.clustermirror.sync.Fixtures.await;
 import static io.clustermirror.sync.Fixtures.mirror;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.MirrorConfig;
+import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-
 import org.junit.jupiter.api.Test;
-
-import io.clustermirror.mirror.AclEntry;
-import io.clustermirror.mirror.MirrorConfig;
-import io.smallrye.mutiny.Uni;
 
 class AclStepTest {
 
-    private static final AclEntry ALICE_READS_T = new AclEntry("TOPIC", "LITERAL", "t", "User:alice", "*", "READ", "ALLOW");
+    private static final AclEntry ALICE_READS_T =
+            new AclEntry("TOPIC", "LITERAL", "t", "User:alice", "*", "READ", "ALLOW");
     private static final AclEntry BOB_READS_T = new AclEntry("TOPIC", "LITERAL", "t", "User:bob", "*", "READ", "ALLOW");
-    private static final AclEntry CAROL_READS_T = new AclEntry("TOPIC", "LITERAL", "t", "User:carol", "*", "READ", "ALLOW");
+    private static final AclEntry CAROL_READS_T =
+            new AclEntry("TOPIC", "LITERAL", "t", "User:carol", "*", "READ", "ALLOW");
 
     private final Fixtures fixtures = new Fixtures();
     private final FakeCluster source = new FakeCluster();
@@ -62,14 +62,18 @@ class AclStepTest {
         destination.acls.addAll(Set.of(AclEntry.readOnly("t"), CAROL_READS_T));
         String include = "TOPIC;t;READ;ALLOW;*";
 
-        await(step.sync(mirror(MirrorConfig.ACL_INCLUDE, include), Set.of("t"), source, destination, ledger, fixtures.log));
+        await(step.sync(
+                mirror(MirrorConfig.ACL_INCLUDE, include), Set.of("t"), source, destination, ledger, fixtures.log));
 
-        assertThat(destination.writes).containsExactly("create ACLs [ALLOW READ TOPIC t for User:alice, ALLOW READ TOPIC t for User:bob]");
-        assertThat(ledger.records.get(0)).containsExactlyInAnyOrder(ALICE_READS_T, BOB_READS_T); // recorded before they were created
+        assertThat(destination.writes)
+                .containsExactly("create ACLs [ALLOW READ TOPIC t for User:alice, ALLOW READ TOPIC t for User:bob]");
+        assertThat(ledger.records.get(0))
+                .containsExactlyInAnyOrder(ALICE_READS_T, BOB_READS_T); // recorded before they were created
         assertThat(fixtures.report().acls()).isEqualTo("read-only enforced; 2 ACL(s) created by this mirror");
 
         source.acls.remove(BOB_READS_T);
-        await(step.sync(mirror(MirrorConfig.ACL_INCLUDE, include), Set.of("t"), source, destination, ledger, fixtures.log));
+        await(step.sync(
+                mirror(MirrorConfig.ACL_INCLUDE, include), Set.of("t"), source, destination, ledger, fixtures.log));
 
         assertThat(destination.writes).last().isEqualTo("delete ACLs [ALLOW READ TOPIC t for User:bob]");
         assertThat(destination.acls).contains(CAROL_READS_T, AclEntry.readOnly("t")); // never the mirror's to delete
@@ -83,7 +87,8 @@ class AclStepTest {
         await(step.sync(mirror(), Set.of("t"), source, destination, ledger, fixtures.log));
         await(step.sync(mirror(), Set.of("t"), source, destination, ledger, fixtures.log));
 
-        assertThat(fixtures.report().acls()).isEqualTo("destination has no authorizer: ACL sync and read-only enforcement inactive");
+        assertThat(fixtures.report().acls())
+                .isEqualTo("destination has no authorizer: ACL sync and read-only enforcement inactive");
         assertThat(fixtures.report().errors()).isEmpty();
         assertThat(fixtures.errors("AclSyncError")).isEqualTo(1);
     }
@@ -92,7 +97,13 @@ class AclStepTest {
     void aSourceWithoutAuthorizerShouldStillLeaveTheGuardsInPlace() {
         source.noAuthorizer = true;
 
-        await(step.sync(mirror(MirrorConfig.ACL_INCLUDE, "TOPIC;.*;*;*;*"), Set.of("t"), source, destination, ledger, fixtures.log));
+        await(step.sync(
+                mirror(MirrorConfig.ACL_INCLUDE, "TOPIC;.*;*;*;*"),
+                Set.of("t"),
+                source,
+                destination,
+                ledger,
+                fixtures.log));
 
         assertThat(destination.writes).containsExactly("create ACLs [DENY WRITE TOPIC t for User:*]");
         assertThat(fixtures.report().errors()).isEmpty();

@@ -5,7 +5,6 @@ import static io.clustermirror.sync.Fixtures.mirror;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Optional;
-
 import org.junit.jupiter.api.Test;
 
 class ClusterIdStepTest {

@@ -4,13 +4,11 @@ import static io.clustermirror.sync.Fixtures.await;
 import static io.clustermirror.sync.Fixtures.mirror;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.mirror.MirrorConfig;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
-
 import org.junit.jupiter.api.Test;
-
-import io.clustermirror.mirror.MirrorConfig;
 
 class ConfigStepTest {
 
@@ -21,14 +19,29 @@ class ConfigStepTest {
     @Test
     void theSourcesExplicitConfigsShouldBeSetAndTheOnesItDroppedDeletedButOwnedAndExcludedOnesKept() {
         source.configs.put("t", Map.of("retention.ms", "1000", "cleanup.policy", "compact", "retention.bytes", "5"));
-        destination.configs.put("t", new HashMap<>(Map.of("retention.ms", "99", "segment.ms", "7", "message.timestamp.type", "LogAppendTime",
-                "retention.bytes", "9")));
+        destination.configs.put(
+                "t",
+                new HashMap<>(Map.of(
+                        "retention.ms",
+                        "99",
+                        "segment.ms",
+                        "7",
+                        "message.timestamp.type",
+                        "LogAppendTime",
+                        "retention.bytes",
+                        "9")));
 
-        await(ConfigStep.sync(mirror(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, "retention.bytes"), Set.of("t"), source, destination,
+        await(ConfigStep.sync(
+                mirror(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, "retention.bytes"),
+                Set.of("t"),
+                source,
+                destination,
                 fixtures.log));
 
-        assertThat(destination.writes).containsExactly("alter config t set {cleanup.policy=compact, retention.ms=1000} delete [segment.ms]");
-        assertThat(destination.configs.get("t")).containsEntry("message.timestamp.type", "LogAppendTime") // owned by the mirror
+        assertThat(destination.writes)
+                .containsExactly("alter config t set {cleanup.policy=compact, retention.ms=1000} delete [segment.ms]");
+        assertThat(destination.configs.get("t"))
+                .containsEntry("message.timestamp.type", "LogAppendTime") // owned by the mirror
                 .containsEntry("retention.bytes", "9"); // excluded
         assertThat(fixtures.report().errors()).isEmpty();
     }

@@ -1,5 +1,9 @@
 package io.clustermirror.sync;
 
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.sync.plan.ConfigSyncPlan;
+import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -11,16 +15,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
-
-import io.clustermirror.mirror.AclEntry;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.sync.plan.ConfigSyncPlan;
-import io.smallrye.mutiny.Uni;
 
 /**
  * One cluster's metadata in memory, for the sync steps' unit tests: what a test puts in is what the steps read, and
@@ -39,6 +37,7 @@ final class FakeCluster implements ClusterMetadata {
     final Set<String> unreadableConfigs = new HashSet<>();
     /** Groups with members: their offsets cannot be altered. */
     final Set<String> activeGroups = new HashSet<>();
+
     boolean noAuthorizer;
     boolean noShareGroups;
     /** Every write, in order, e.g. "alter config t set {a=1} delete []". */
@@ -64,7 +63,10 @@ final class FakeCluster implements ClusterMetadata {
         Map<String, Map<String, String>> result = new HashMap<>();
         topics.forEach(t -> {
             if (unreadableConfigs.contains(t)) {
-                log.error("TopicConfigMetadataSyncError", "config of topic " + t, new TopicAuthorizationException(Set.of(t)));
+                log.error(
+                        "TopicConfigMetadataSyncError",
+                        "config of topic " + t,
+                        new TopicAuthorizationException(Set.of(t)));
             } else if (configs.containsKey(t)) {
                 result.put(t, Map.copyOf(configs.get(t)));
             }
@@ -75,7 +77,8 @@ final class FakeCluster implements ClusterMetadata {
     @Override
     public Uni<Void> alterTopicConfigs(Map<String, ConfigSyncPlan> plans, CycleLog log) {
         new TreeMap<>(plans).forEach((topic, plan) -> {
-            writes.add("alter config " + topic + " set " + new TreeMap<>(plan.set()) + " delete " + new TreeSet<>(plan.delete()));
+            writes.add("alter config " + topic + " set " + new TreeMap<>(plan.set()) + " delete "
+                    + new TreeSet<>(plan.delete()));
             Map<String, String> current = configs.computeIfAbsent(topic, t -> new TreeMap<>());
             current.putAll(plan.set());
             plan.delete().forEach(current::remove);
@@ -99,7 +102,8 @@ final class FakeCluster implements ClusterMetadata {
     }
 
     @Override
-    public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
+    public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(
+            GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
         Map<String, Map<MirrorPartition, Long>> result = new HashMap<>();
         groups.forEach(g -> {
             Map<MirrorPartition, Long> of = new HashMap<>();
@@ -134,7 +138,8 @@ final class FakeCluster implements ClusterMetadata {
     @Override
     public Uni<Void> createAcls(Collection<AclEntry> created) {
         if (!created.isEmpty()) {
-            writes.add("create ACLs " + new TreeSet<>(created).stream().map(FakeCluster::brief).toList());
+            writes.add("create ACLs "
+                    + new TreeSet<>(created).stream().map(FakeCluster::brief).toList());
             acls.addAll(created);
         }
         return Uni.createFrom().voidItem();
@@ -143,7 +148,8 @@ final class FakeCluster implements ClusterMetadata {
     @Override
     public Uni<Void> deleteAcls(Collection<AclEntry> deleted) {
         if (!deleted.isEmpty()) {
-            writes.add("delete ACLs " + new TreeSet<>(deleted).stream().map(FakeCluster::brief).toList());
+            writes.add("delete ACLs "
+                    + new TreeSet<>(deleted).stream().map(FakeCluster::brief).toList());
             acls.removeAll(deleted);
         }
         return Uni.createFrom().voidItem();
@@ -151,6 +157,7 @@ final class FakeCluster implements ClusterMetadata {
 
     /** "DENY WRITE TOPIC t for User:*" */
     static String brief(AclEntry acl) {
-        return acl.permission() + " " + acl.operation() + " " + acl.resourceType() + " " + acl.resourceName() + " for " + acl.principal();
+        return acl.permission() + " " + acl.operation() + " " + acl.resourceType() + " " + acl.resourceName() + " for "
+                + acl.principal();
     }
 }

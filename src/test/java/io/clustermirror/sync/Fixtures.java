@@ -1,10 +1,5 @@
 package io.clustermirror.sync;
 
-import java.time.Duration;
-import java.time.Instant;
-import java.util.HashMap;
-import java.util.Map;
-
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
@@ -12,6 +7,10 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Uni;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
 
 /** What the sync steps' tests share: a mirror, partition states, a cycle log with its metrics. */
 final class Fixtures {
@@ -37,7 +36,8 @@ final class Fixtures {
             case LOG_TRUNCATION -> status;
             case MIRRORING -> status.moveTo(MirrorPartitionState.MIRRORING, null, NOW);
             case STOPPING -> status.moveTo(MirrorPartitionState.STOPPING, null, NOW);
-            case STOPPED -> status.moveTo(MirrorPartitionState.STOPPING, null, NOW).moveTo(MirrorPartitionState.STOPPED, null, NOW);
+            case STOPPED ->
+                status.moveTo(MirrorPartitionState.STOPPING, null, NOW).moveTo(MirrorPartitionState.STOPPED, null, NOW);
             default -> throw new IllegalArgumentException(state.name());
         };
     }
@@ -48,7 +48,9 @@ final class Fixtures {
     }
 
     double errors(String kind) {
-        return registry.find("cluster.mirror.sync.errors").tag("kind", kind).counters().stream().mapToDouble(c -> c.count()).sum();
+        return registry.find("cluster.mirror.sync.errors").tag("kind", kind).counters().stream()
+                .mapToDouble(c -> c.count())
+                .sum();
     }
 
     SyncReport report() {

@@ -4,13 +4,11 @@ import static io.clustermirror.sync.Fixtures.await;
 import static io.clustermirror.sync.Fixtures.mirror;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.Map;
-import java.util.Set;
-
-import org.junit.jupiter.api.Test;
-
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
 
 class GroupOffsetStepTest {
 
@@ -31,7 +29,8 @@ class GroupOffsetStepTest {
 
         await(step.sync(mirror(), Set.of(T0, T1), source, destination, fixtures.log));
 
-        assertThat(destination.writes).containsExactly("commit CONSUMER billing {t-0=40, t-1=70}", "commit SHARE workers {t-0=12}");
+        assertThat(destination.writes)
+                .containsExactly("commit CONSUMER billing {t-0=40, t-1=70}", "commit SHARE workers {t-0=12}");
     }
 
     @Test
@@ -45,7 +44,11 @@ class GroupOffsetStepTest {
 
         assertThat(destination.writes).containsExactly("commit CONSUMER idle {t-0=3}");
         assertThat(fixtures.report().groupsSkippedActive()).containsExactly("busy");
-        assertThat(fixtures.registry.get("cluster.mirror.groups.skipped.active").counter().count()).isEqualTo(1);
+        assertThat(fixtures.registry
+                        .get("cluster.mirror.groups.skipped.active")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
     }
 
     @Test
@@ -55,7 +58,8 @@ class GroupOffsetStepTest {
         destination.offsets.get(GroupKind.CONSUMER).put("synced", Map.of(T0, 3L));
         destination.ends.put(T0, 10L);
 
-        await(step.sync(mirror(MirrorConfig.GROUPS_EXCLUDE, "private-.*"), Set.of(T0), source, destination, fixtures.log));
+        await(step.sync(
+                mirror(MirrorConfig.GROUPS_EXCLUDE, "private-.*"), Set.of(T0), source, destination, fixtures.log));
 
         assertThat(destination.writes).isEmpty();
     }

@@ -5,6 +5,13 @@ import static io.clustermirror.sync.Fixtures.in;
 import static io.clustermirror.sync.Fixtures.mirror;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
+import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -13,16 +20,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-
 import org.junit.jupiter.api.Test;
-
-import io.clustermirror.mirror.AclEntry;
-import io.clustermirror.mirror.Mirror;
-import io.clustermirror.mirror.MirrorConfig;
-import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.MirrorPartitionState;
-import io.clustermirror.mirror.PartitionStatus;
-import io.smallrye.mutiny.Uni;
 
 /** A whole cycle against a fake coordinator and two fake clusters: the steps' order and what happens to the actions. */
 class SyncCycleTest {
@@ -31,7 +29,8 @@ class SyncCycleTest {
     private final FakeCluster source = new FakeCluster();
     private final FakeCluster destination = new FakeCluster();
     private final FakeHost host = new FakeHost();
-    private final SyncCycle cycle = new SyncCycle(host, "__mirror_state", new GroupOffsetStep(), new AclStep(fixtures.metrics));
+    private final SyncCycle cycle =
+            new SyncCycle(host, "__mirror_state", new GroupOffsetStep(), new AclStep(fixtures.metrics));
 
     @Test
     void aSourceWithAnotherClusterIdShouldHaltTheMirrorAndSyncNothingElse() {
@@ -43,7 +42,8 @@ class SyncCycleTest {
 
         assertThat(host.applied).containsExactly(new SyncAction.Halt("cluster-b"));
         assertThat(destination.writes).isEmpty();
-        assertThat(fixtures.report().errors()).containsExactly("source cluster id is cluster-b, expected cluster-a: mirror halted");
+        assertThat(fixtures.report().errors())
+                .containsExactly("source cluster id is cluster-b, expected cluster-a: mirror halted");
     }
 
     @Test
@@ -57,8 +57,11 @@ class SyncCycleTest {
         await(cycle.run(mirror(MirrorConfig.TOPICS_INCLUDE, "t"), fixtures.log));
 
         assertThat(host.applied).containsExactly(new SyncAction.StartTopics(Set.of("t")));
-        assertThat(destination.writes).containsExactly("alter config t set {retention.ms=1000} delete []",
-                "commit CONSUMER billing {t-0=3}", "create ACLs [DENY WRITE TOPIC t for User:*]");
+        assertThat(destination.writes)
+                .containsExactly(
+                        "alter config t set {retention.ms=1000} delete []",
+                        "commit CONSUMER billing {t-0=3}",
+                        "create ACLs [DENY WRITE TOPIC t for User:*]");
         assertThat(fixtures.report().errors()).isEmpty();
     }
 
@@ -71,11 +74,13 @@ class SyncCycleTest {
 
         await(cycle.run(mirror(MirrorConfig.TOPICS_INCLUDE, ".*"), fixtures.log));
 
-        assertThat(host.applied).containsExactly(new SyncAction.StartTopics(Set.of("u")), new SyncAction.ExpandTopic("t"));
-        assertThat(fixtures.report().errors()).containsExactly("u: TOPIC_ALREADY_EXISTS destination topic exists",
-                "expand t: could not apply");
+        assertThat(host.applied)
+                .containsExactly(new SyncAction.StartTopics(Set.of("u")), new SyncAction.ExpandTopic("t"));
+        assertThat(fixtures.report().errors())
+                .containsExactly("u: TOPIC_ALREADY_EXISTS destination topic exists", "expand t: could not apply");
         assertThat(fixtures.errors(SyncCycle.REFRESH_ERROR)).isEqualTo(1);
-        assertThat(destination.writes).containsExactly("create ACLs [DENY WRITE TOPIC t for User:*, DENY WRITE TOPIC u for User:*]");
+        assertThat(destination.writes)
+                .containsExactly("create ACLs [DENY WRITE TOPIC t for User:*, DENY WRITE TOPIC u for User:*]");
     }
 
     @Test
@@ -84,7 +89,8 @@ class SyncCycleTest {
 
         await(cycle.run(mirror(), fixtures.log));
 
-        assertThat(fixtures.report().errors()).containsExactly("metadata refresh: Timed out waiting for a node assignment");
+        assertThat(fixtures.report().errors())
+                .containsExactly("metadata refresh: Timed out waiting for a node assignment");
         assertThat(host.applied).isEmpty();
     }
 
@@ -132,7 +138,9 @@ class SyncCycleTest {
 
         @Override
         public Uni<ClusterMetadata> source(String mirror) {
-            return sourceFailure != null ? Uni.createFrom().failure(sourceFailure) : Uni.createFrom().item(source);
+            return sourceFailure != null
+                    ? Uni.createFrom().failure(sourceFailure)
+                    : Uni.createFrom().item(source);
         }
 
         @Override
@@ -147,7 +155,9 @@ class SyncCycleTest {
                 return Uni.createFrom().failure(new IllegalStateException("could not apply"));
             }
             if (action instanceof SyncAction.StartTopics start) {
-                start.topics().forEach(t -> partitions.put(new MirrorPartition(t, 0), in(MirrorPartitionState.LOG_TRUNCATION)));
+                start.topics()
+                        .forEach(t ->
+                                partitions.put(new MirrorPartition(t, 0), in(MirrorPartitionState.LOG_TRUNCATION)));
             }
             return Uni.createFrom().item(answers.getOrDefault(action.getClass(), List.of()));
         }

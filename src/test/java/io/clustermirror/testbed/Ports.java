@@ -6,8 +6,7 @@ import java.net.ServerSocket;
 
 final class Ports {
 
-    private Ports() {
-    }
+    private Ports() {}
 
     private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
 

@@ -66,8 +66,10 @@ public final class ServiceProcess implements AutoCloseable {
         command.add(appDir.resolve("quarkus-run.jar").toString());
         try {
             Files.createDirectories(logFile.getParent());
-            process = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile())).start();
+            process = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
+                    .start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -82,20 +84,26 @@ public final class ServiceProcess implements AutoCloseable {
     }
 
     public void awaitReady(Duration timeout) {
-        await("service " + name + " ready").atMost(timeout).pollInterval(Duration.ofMillis(200)).until(() -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException(name + " exited with " + process.exitValue() + ":\n" + log());
-            }
-            return readyStatus() == 200;
-        });
+        await("service " + name + " ready")
+                .atMost(timeout)
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    if (!process.isAlive()) {
+                        throw new IllegalStateException(name + " exited with " + process.exitValue() + ":\n" + log());
+                    }
+                    return readyStatus() == 200;
+                });
     }
 
     /** HTTP status of {@code /q/health/ready}, or -1 when nothing answers. */
     public int readyStatus() {
         try {
-            HttpResponse<Void> response = HttpClient.newHttpClient().send(
-                    HttpRequest.newBuilder(baseUri().resolve("/q/health/ready")).timeout(Duration.ofSeconds(5)).build(),
-                    HttpResponse.BodyHandlers.discarding());
+            HttpResponse<Void> response = HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(baseUri().resolve("/q/health/ready"))
+                                    .timeout(Duration.ofSeconds(5))
+                                    .build(),
+                            HttpResponse.BodyHandlers.discarding());
             return response.statusCode();
         } catch (IOException e) {
             return -1;

@@ -1,15 +1,13 @@
 package io.clustermirror.testbed;
 
+import io.clustermirror.embedded.KafkaBrokerProcess;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-
-import io.clustermirror.embedded.KafkaBrokerProcess;
 
 /**
  * The shared integration-test world, started once per test run: two single-node KRaft clusters,
@@ -29,18 +27,23 @@ public final class TestBed {
     private final String classpath;
 
     private TestBed() {
-        workDir = freshDirectory(Path.of(required("testbed.work.dir")), "run-" + ProcessHandle.current().pid());
+        workDir = freshDirectory(
+                Path.of(required("testbed.work.dir")),
+                "run-" + ProcessHandle.current().pid());
         appDir = Path.of(required("testbed.app.dir"));
         classpath = KafkaBrokerProcess.classpathFrom(Path.of(required("testbed.broker.classpath.file")));
-        source = new KafkaBrokerProcess("source", workDir.resolve("source"), Ports.free(), Ports.free(), classpath, Map.of());
-        destination = new KafkaBrokerProcess("destination", workDir.resolve("destination"), Ports.free(), Ports.free(),
-                classpath, Map.of());
+        source = new KafkaBrokerProcess(
+                "source", workDir.resolve("source"), Ports.free(), Ports.free(), classpath, Map.of());
+        destination = new KafkaBrokerProcess(
+                "destination", workDir.resolve("destination"), Ports.free(), Ports.free(), classpath, Map.of());
         try {
             CompletableFuture.allOf(
-                    CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
-                    CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120)))).join();
+                            CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
+                            CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120))))
+                    .join();
             // FAILED partitions wait for recover here, so that tests see the first error deterministically
-            service = newService("service", Map.of("mirror.failed.retry.max.attempts", "0")).start();
+            service = newService("service", Map.of("mirror.failed.retry.max.attempts", "0"))
+                    .start();
         } catch (RuntimeException e) {
             // nothing left running: the next test class tries again from scratch, in a directory of its own
             destination.close();
@@ -90,8 +93,11 @@ public final class TestBed {
     }
 
     /** SASL/PLAIN user "admin" (a super user) and an ordinary user "alice", on brokers with StandardAuthorizer. */
-    public static final String ADMIN_JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"admin-secret\";";
-    public static final String ALICE_JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"alice-secret\";";
+    public static final String ADMIN_JAAS =
+            "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"admin-secret\";";
+
+    public static final String ALICE_JAAS =
+            "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"alice-secret\";";
 
     /** A single-node cluster with a SASL_PLAINTEXT listener and the StandardAuthorizer (not started). */
     public KafkaBrokerProcess securedCluster(String name) {
@@ -104,8 +110,9 @@ public final class TestBed {
                 "inter.broker.listener.name", "SASL_PLAINTEXT",
                 "sasl.enabled.mechanisms", "PLAIN",
                 "sasl.mechanism.inter.broker.protocol", "PLAIN",
-                "listener.name.sasl_plaintext.plain.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required "
-                        + "username=\"admin\" password=\"admin-secret\" user_admin=\"admin-secret\" user_alice=\"alice-secret\";",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config",
+                        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                                + "username=\"admin\" password=\"admin-secret\" user_admin=\"admin-secret\" user_alice=\"alice-secret\";",
                 "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                 "super.users", "User:admin;User:ANONYMOUS");
         return new KafkaBrokerProcess(name, workDir.resolve(name), port, controllerPort, classpath, secured);
@@ -127,8 +134,15 @@ public final class TestBed {
 
     /** Client settings for a secured cluster as the given user. */
     public static Map<String, String> sasl(KafkaBrokerProcess broker, String jaas) {
-        return Map.of("bootstrap.servers", broker.bootstrapServers(), "security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN",
-                "sasl.jaas.config", jaas);
+        return Map.of(
+                "bootstrap.servers",
+                broker.bootstrapServers(),
+                "security.protocol",
+                "SASL_PLAINTEXT",
+                "sasl.mechanism",
+                "PLAIN",
+                "sasl.jaas.config",
+                jaas);
     }
 
     /** A service process against a secured destination, as its super user. */
@@ -147,19 +161,37 @@ public final class TestBed {
      */
     public void awaitProducible(KafkaBrokerProcess broker) {
         String probe = "__testbed_probe";
-        org.awaitility.Awaitility.await("broker " + broker.name() + " takes idempotent writes").atMost(Duration.ofMinutes(3))
-                .pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() -> {
+        org.awaitility.Awaitility.await("broker " + broker.name() + " takes idempotent writes")
+                .atMost(Duration.ofMinutes(3))
+                .pollInterval(Duration.ofSeconds(1))
+                .ignoreExceptions()
+                .until(() -> {
                     try (Admin admin = admin(broker)) {
                         if (!admin.listTopics().names().get().contains(probe)) {
-                            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(probe, 1, (short) 1))).all().get();
+                            admin.createTopics(
+                                            List.of(new org.apache.kafka.clients.admin.NewTopic(probe, 1, (short) 1)))
+                                    .all()
+                                    .get();
                         }
                     }
-                    try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(Map.of(
-                            "bootstrap.servers", broker.bootstrapServers(), "enable.idempotence", true, "acks", "all",
-                            "max.block.ms", 5000, "delivery.timeout.ms", 5000, "request.timeout.ms", 4000),
+                    try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(
+                            Map.of(
+                                    "bootstrap.servers",
+                                    broker.bootstrapServers(),
+                                    "enable.idempotence",
+                                    true,
+                                    "acks",
+                                    "all",
+                                    "max.block.ms",
+                                    5000,
+                                    "delivery.timeout.ms",
+                                    5000,
+                                    "request.timeout.ms",
+                                    4000),
                             new org.apache.kafka.common.serialization.ByteArraySerializer(),
                             new org.apache.kafka.common.serialization.ByteArraySerializer())) {
-                        producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(probe, new byte[0])).get();
+                        producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(probe, new byte[0]))
+                                .get();
                         return true;
                     }
                 });
@@ -167,8 +199,13 @@ public final class TestBed {
 
     /** Another cluster (new cluster id, empty) on the ports of {@code original}, which must be stopped first. */
     public KafkaBrokerProcess impostor(KafkaBrokerProcess original) {
-        return new KafkaBrokerProcess("impostor-" + original.name(), workDir.resolve("impostor-" + System.nanoTime()), original.port(),
-                original.controllerPort(), classpath, Map.of());
+        return new KafkaBrokerProcess(
+                "impostor-" + original.name(),
+                workDir.resolve("impostor-" + System.nanoTime()),
+                original.port(),
+                original.controllerPort(),
+                classpath,
+                Map.of());
     }
 
     public Admin sourceAdmin() {
@@ -180,8 +217,11 @@ public final class TestBed {
     }
 
     private static Admin admin(KafkaBrokerProcess broker) {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30000));
+        return Admin.create(Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                30000));
     }
 
     private void close() {
@@ -197,7 +237,8 @@ public final class TestBed {
     private static String required(String property) {
         String value = System.getProperty(property);
         if (value == null) {
-            throw new IllegalStateException("System property " + property + " is not set: run the integration tests with ./mvnw verify");
+            throw new IllegalStateException(
+                    "System property " + property + " is not set: run the integration tests with ./mvnw verify");
         }
         return value;
     }

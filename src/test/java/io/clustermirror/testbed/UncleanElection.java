@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
-
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.FileLogInputStream.FileChannelRecordBatch;
 import org.apache.kafka.common.record.FileRecords;
@@ -27,8 +26,7 @@ public final class UncleanElection {
     /** Records per batch the new leader writes (a producer's batches would be cut like this too). */
     private static final int BATCH = 50;
 
-    private UncleanElection() {
-    }
+    private UncleanElection() {}
 
     /**
      * The new leader lacked every batch from {@code fromOffset} on and wrote {@code records} of its own there, in
@@ -44,9 +42,18 @@ public final class UncleanElection {
         });
     }
 
-    private static void append(FileRecords file, long baseOffset, int epoch, List<SimpleRecord> records) throws IOException {
-        file.append(MemoryRecords.withRecords(RecordBatch.MAGIC_VALUE_V2, baseOffset, Compression.NONE, TimestampType.CREATE_TIME,
-                RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, RecordBatch.NO_SEQUENCE, epoch, false,
+    private static void append(FileRecords file, long baseOffset, int epoch, List<SimpleRecord> records)
+            throws IOException {
+        file.append(MemoryRecords.withRecords(
+                RecordBatch.MAGIC_VALUE_V2,
+                baseOffset,
+                Compression.NONE,
+                TimestampType.CREATE_TIME,
+                RecordBatch.NO_PRODUCER_ID,
+                RecordBatch.NO_PRODUCER_EPOCH,
+                RecordBatch.NO_SEQUENCE,
+                epoch,
+                false,
                 records.toArray(SimpleRecord[]::new)));
     }
 
@@ -58,7 +65,11 @@ public final class UncleanElection {
         try {
             File segment;
             try (Stream<Path> files = Files.list(partitionDir)) {
-                segment = files.filter(f -> f.toString().endsWith(".log")).sorted().reduce((a, b) -> b).orElseThrow().toFile();
+                segment = files.filter(f -> f.toString().endsWith(".log"))
+                        .sorted()
+                        .reduce((a, b) -> b)
+                        .orElseThrow()
+                        .toFile();
             }
             long cut = -1;
             int position = -1;
@@ -78,7 +89,8 @@ public final class UncleanElection {
                 file.flush();
             }
             try (Stream<Path> files = Files.list(partitionDir)) {
-                for (Path f : files.filter(f -> f.toString().matches(".*\\.(index|timeindex|snapshot|txnindex)$")).toList()) {
+                for (Path f : files.filter(f -> f.toString().matches(".*\\.(index|timeindex|snapshot|txnindex)$"))
+                        .toList()) {
                     Files.delete(f); // rebuilt from the batches at start-up
                 }
             }

@@ -1,12 +1,11 @@
 package io.clustermirror.sync.plan;
 
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.AclRule;
 import java.util.Collection;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-
-import io.clustermirror.mirror.AclEntry;
-import io.clustermirror.mirror.AclRule;
 
 /**
  * ACLs to create on and delete from the destination: the source's ACLs that match {@code mirror.acl.include}
@@ -23,10 +22,14 @@ public record AclSyncPlan(Set<AclEntry> create, Set<AclEntry> delete, Set<AclEnt
         created = Set.copyOf(new TreeSet<>(created));
     }
 
-    public static AclSyncPlan plan(Collection<AclEntry> source, Collection<AclEntry> destination, Collection<AclEntry> createdBefore,
+    public static AclSyncPlan plan(
+            Collection<AclEntry> source,
+            Collection<AclEntry> destination,
+            Collection<AclEntry> createdBefore,
             List<AclRule> rules) {
         Set<AclEntry> wanted = new TreeSet<>();
-        source.stream().filter(acl -> rules.stream().anyMatch(rule -> rule.matches(acl)))
+        source.stream()
+                .filter(acl -> rules.stream().anyMatch(rule -> rule.matches(acl)))
                 .filter(acl -> !isReadOnlyGuard(acl))
                 .forEach(wanted::add);
         Set<AclEntry> create = new TreeSet<>(wanted);

@@ -23,7 +23,10 @@ public record ConfigSyncPlan(Map<String, String> set, Set<String> delete) {
      * @param source the source topic's explicitly set (non-default) configs
      * @param destination the destination topic's explicitly set configs
      */
-    public static ConfigSyncPlan diff(Map<String, String> source, Map<String, String> destination, Collection<String> excluded,
+    public static ConfigSyncPlan diff(
+            Map<String, String> source,
+            Map<String, String> destination,
+            Collection<String> excluded,
             Collection<String> owned) {
         Map<String, String> set = new TreeMap<>();
         Set<String> delete = new TreeSet<>();

@@ -1,9 +1,8 @@
 package io.clustermirror.sync.plan;
 
+import io.clustermirror.mirror.RegexList;
 import java.util.List;
 import java.util.regex.Pattern;
-
-import io.clustermirror.mirror.RegexList;
 
 /** Include/exclude regexes over topic or group names: a name passes when some include matches and no exclude does. */
 public record NameFilter(List<Pattern> includes, List<Pattern> excludes) {
@@ -19,6 +18,7 @@ public record NameFilter(List<Pattern> includes, List<Pattern> excludes) {
     }
 
     public boolean matches(String name) {
-        return includes.stream().anyMatch(p -> p.matcher(name).matches()) && excludes.stream().noneMatch(p -> p.matcher(name).matches());
+        return includes.stream().anyMatch(p -> p.matcher(name).matches())
+                && excludes.stream().noneMatch(p -> p.matcher(name).matches());
     }
 }

@@ -1,10 +1,9 @@
 package io.clustermirror.sync.plan;
 
+import io.clustermirror.mirror.MirrorPartition;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-
-import io.clustermirror.mirror.MirrorPartition;
 
 /**
  * Group offsets to commit on the destination: the source's committed offsets, unchanged (identical offsets need
@@ -13,8 +12,7 @@ import io.clustermirror.mirror.MirrorPartition;
  */
 public final class OffsetSyncPlan {
 
-    private OffsetSyncPlan() {
-    }
+    private OffsetSyncPlan() {}
 
     /**
      * @param source committed offsets per group on the source
@@ -23,8 +21,11 @@ public final class OffsetSyncPlan {
      * @param groups the mirror's group include/exclude patterns
      * @return per group, the offsets to commit (groups with nothing to do are left out)
      */
-    public static Map<String, Map<MirrorPartition, Long>> plan(Map<String, Map<MirrorPartition, Long>> source,
-            Map<MirrorPartition, Long> destinationEnds, Map<String, Map<MirrorPartition, Long>> destinationCommitted, NameFilter groups) {
+    public static Map<String, Map<MirrorPartition, Long>> plan(
+            Map<String, Map<MirrorPartition, Long>> source,
+            Map<MirrorPartition, Long> destinationEnds,
+            Map<String, Map<MirrorPartition, Long>> destinationCommitted,
+            NameFilter groups) {
         Map<String, Map<MirrorPartition, Long>> commits = new TreeMap<>();
         source.forEach((group, offsets) -> {
             if (!groups.matches(group)) {

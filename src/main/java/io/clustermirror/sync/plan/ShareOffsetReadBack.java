@@ -11,8 +11,7 @@ import java.util.TreeMap;
  */
 public final class ShareOffsetReadBack {
 
-    private ShareOffsetReadBack() {
-    }
+    private ShareOffsetReadBack() {}
 
     /**
      * @param <P> how a partition is named (its {@code toString} orders the answer)
@@ -25,7 +24,8 @@ public final class ShareOffsetReadBack {
         written.forEach((partition, offset) -> {
             Long shown = readBack.get(partition);
             if (shown == null || shown.longValue() != offset) {
-                unapplied.put(partition, "wanted " + offset + ", destination shows " + (shown == null ? "none" : shown));
+                unapplied.put(
+                        partition, "wanted " + offset + ", destination shows " + (shown == null ? "none" : shown));
             }
         });
         return unapplied;
@@ -35,8 +35,9 @@ public final class ShareOffsetReadBack {
     public static <P> void verify(Map<P, Long> written, Map<P, Long> readBack) {
         Map<P, String> unapplied = unapplied(written, readBack);
         if (!unapplied.isEmpty()) {
-            throw new NotAppliedException("the destination accepted AlterShareGroupOffsets but did not apply it "
-                    + unapplied + "; Kafka 4.1.x brokers do not apply it, share-group offset sync needs a 4.2.0 or newer destination");
+            throw new NotAppliedException(
+                    "the destination accepted AlterShareGroupOffsets but did not apply it " + unapplied
+                            + "; Kafka 4.1.x brokers do not apply it, share-group offset sync needs a 4.2.0 or newer destination");
         }
     }
 

@@ -1,11 +1,10 @@
 package io.clustermirror.sync.plan;
 
+import io.clustermirror.mirror.TopicNames;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-
-import io.clustermirror.mirror.TopicNames;
 
 /**
  * What the metadata manager must do about topics this cycle, from the source's topics and the mirror's own view.
@@ -28,7 +27,10 @@ public record TopicSyncPlan(Set<String> newTopics, Map<String, Integer> expanded
      * @param stopped mirrored topics whose partitions are all STOPPING or STOPPED (left alone)
      * @param filter the mirror's topic include/exclude patterns
      */
-    public static TopicSyncPlan plan(Map<String, Integer> sourcePartitions, Map<String, Integer> mirrored, Set<String> stopped,
+    public static TopicSyncPlan plan(
+            Map<String, Integer> sourcePartitions,
+            Map<String, Integer> mirrored,
+            Set<String> stopped,
             NameFilter filter) {
         return plan(sourcePartitions, mirrored, stopped, filter, TopicNames.DEFAULT_STATE_TOPIC);
     }
@@ -37,8 +39,12 @@ public record TopicSyncPlan(Set<String> newTopics, Map<String, Integer> expanded
      * As {@link #plan(Map, Map, Set, NameFilter)}; a topic that may never be mirrored ({@link TopicNames}: the state
      * topic {@code stateTopic}, Kafka's internal topics, illegal names) is never new, whatever the patterns say.
      */
-    public static TopicSyncPlan plan(Map<String, Integer> sourcePartitions, Map<String, Integer> mirrored, Set<String> stopped,
-            NameFilter filter, String stateTopic) {
+    public static TopicSyncPlan plan(
+            Map<String, Integer> sourcePartitions,
+            Map<String, Integer> mirrored,
+            Set<String> stopped,
+            NameFilter filter,
+            String stateTopic) {
         Set<String> newTopics = new TreeSet<>();
         Map<String, Integer> expanded = new TreeMap<>();
         Set<String> deleted = new TreeSet<>();

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.HashMap;
 import java.util.Map;
-
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -19,7 +18,8 @@ class ShareOffsetReadBackTest {
     void offsetsThatReadBackAsWrittenAreApplied() {
         assertThat(ShareOffsetReadBack.unapplied(Map.of(T0, 20L, T1, 5L), Map.of(T0, 20L, T1, 5L)))
                 .isEmpty();
-        assertThatCode(() -> ShareOffsetReadBack.verify(Map.of(T0, 20L), Map.of(T0, 20L))).doesNotThrowAnyException();
+        assertThatCode(() -> ShareOffsetReadBack.verify(Map.of(T0, 20L), Map.of(T0, 20L)))
+                .doesNotThrowAnyException();
     }
 
     @Test
@@ -38,6 +38,7 @@ class ShareOffsetReadBackTest {
 
     @Test
     void partitionsNotWrittenAreNotJudged() {
-        assertThat(ShareOffsetReadBack.unapplied(Map.of(T0, 3L), Map.of(T0, 3L, T1, 99L))).isEmpty();
+        assertThat(ShareOffsetReadBack.unapplied(Map.of(T0, 3L), Map.of(T0, 3L, T1, 99L)))
+                .isEmpty();
     }
 }

@@ -2,13 +2,11 @@ package io.clustermirror.sync.plan;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.mirror.MirrorPartition;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-
 import org.junit.jupiter.api.Test;
-
-import io.clustermirror.mirror.MirrorPartition;
 
 class SyncPlanTest {
 
@@ -25,16 +23,23 @@ class SyncPlanTest {
     @Test
     void planShouldNeverStartTheStateTopicOrInternalTopicsWhateverThePatterns() {
         NameFilter everything = NameFilter.of(List.of(".*"), List.of());
-        TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("cm-state", 1, "__mirror_state", 50, "__consumer_offsets", 50, "__app", 1),
-                Map.of(), Set.of(), everything, "cm-state");
+        TopicSyncPlan plan = TopicSyncPlan.plan(
+                Map.of("cm-state", 1, "__mirror_state", 50, "__consumer_offsets", 50, "__app", 1),
+                Map.of(),
+                Set.of(),
+                everything,
+                "cm-state");
 
         assertThat(plan.newTopics()).containsExactly("__app");
     }
 
     @Test
     void planShouldStartNewMatchingTopicsOnly() {
-        TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("orders.eu", 3, "orders.tmp1", 1, "payments", 2, "__consumer_offsets", 50),
-                Map.of(), Set.of(), ORDERS);
+        TopicSyncPlan plan = TopicSyncPlan.plan(
+                Map.of("orders.eu", 3, "orders.tmp1", 1, "payments", 2, "__consumer_offsets", 50),
+                Map.of(),
+                Set.of(),
+                ORDERS);
 
         assertThat(plan.newTopics()).containsExactly("orders.eu");
         assertThat(plan.expanded()).isEmpty();
@@ -43,8 +48,8 @@ class SyncPlanTest {
 
     @Test
     void planShouldExpandPartitionsWhenSourceGrew() {
-        TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("orders.eu", 6, "payments", 2), Map.of("orders.eu", 3, "payments", 2), Set.of(),
-                ORDERS);
+        TopicSyncPlan plan = TopicSyncPlan.plan(
+                Map.of("orders.eu", 6, "payments", 2), Map.of("orders.eu", 3, "payments", 2), Set.of(), ORDERS);
 
         assertThat(plan.expanded()).containsExactly(Map.entry("orders.eu", 6));
         assertThat(plan.newTopics()).isEmpty();
@@ -52,15 +57,19 @@ class SyncPlanTest {
 
     @Test
     void planShouldStopTopicsDeletedOnTheSourceButLeaveStoppedOnesAlone() {
-        TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("orders.eu", 3), Map.of("orders.eu", 3, "gone", 1, "gone.stopped", 1),
-                Set.of("gone.stopped"), ORDERS);
+        TopicSyncPlan plan = TopicSyncPlan.plan(
+                Map.of("orders.eu", 3),
+                Map.of("orders.eu", 3, "gone", 1, "gone.stopped", 1),
+                Set.of("gone.stopped"),
+                ORDERS);
 
         assertThat(plan.deletedOnSource()).containsExactly("gone");
     }
 
     @Test
     void planShouldNotRestartATopicAnOperatorStopped() {
-        TopicSyncPlan plan = TopicSyncPlan.plan(Map.of("orders.eu", 6), Map.of("orders.eu", 3), Set.of("orders.eu"), ORDERS);
+        TopicSyncPlan plan =
+                TopicSyncPlan.plan(Map.of("orders.eu", 6), Map.of("orders.eu", 3), Set.of("orders.eu"), ORDERS);
 
         assertThat(plan.isEmpty()).isTrue();
     }
@@ -68,17 +77,37 @@ class SyncPlanTest {
     @Test
     void configDiffShouldSetChangedAndDeleteResetKeysButNeverExcludedOrOwned() {
         ConfigSyncPlan plan = ConfigSyncPlan.diff(
-                Map.of("retention.ms", "1000", "cleanup.policy", "compact", "min.insync.replicas", "2", "compression.type", "zstd"),
-                Map.of("retention.ms", "5000", "segment.ms", "100", "compression.type", "producer", "unclean.leader.election.enable", "true"),
-                Set.of("min.insync.replicas", "unclean.leader.election.enable"), Set.of("compression.type"));
+                Map.of(
+                        "retention.ms",
+                        "1000",
+                        "cleanup.policy",
+                        "compact",
+                        "min.insync.replicas",
+                        "2",
+                        "compression.type",
+                        "zstd"),
+                Map.of(
+                        "retention.ms",
+                        "5000",
+                        "segment.ms",
+                        "100",
+                        "compression.type",
+                        "producer",
+                        "unclean.leader.election.enable",
+                        "true"),
+                Set.of("min.insync.replicas", "unclean.leader.election.enable"),
+                Set.of("compression.type"));
 
-        assertThat(plan.set()).containsExactlyInAnyOrderEntriesOf(Map.of("retention.ms", "1000", "cleanup.policy", "compact"));
+        assertThat(plan.set())
+                .containsExactlyInAnyOrderEntriesOf(Map.of("retention.ms", "1000", "cleanup.policy", "compact"));
         assertThat(plan.delete()).containsExactly("segment.ms");
     }
 
     @Test
     void configDiffOfEqualConfigsShouldBeEmpty() {
-        assertThat(ConfigSyncPlan.diff(Map.of("retention.ms", "1"), Map.of("retention.ms", "1"), Set.of(), Set.of()).isEmpty()).isTrue();
+        assertThat(ConfigSyncPlan.diff(Map.of("retention.ms", "1"), Map.of("retention.ms", "1"), Set.of(), Set.of())
+                        .isEmpty())
+                .isTrue();
     }
 
     @Test
@@ -89,7 +118,13 @@ class SyncPlanTest {
         NameFilter groups = NameFilter.of(List.of(".*"), List.of("internal-.*"));
 
         Map<String, Map<MirrorPartition, Long>> commits = OffsetSyncPlan.plan(
-                Map.of("app", Map.of(p0, 42L, p1, 900L, other, 5L), "internal-x", Map.of(p0, 1L), "done", Map.of(p0, 10L)),
+                Map.of(
+                        "app",
+                        Map.of(p0, 42L, p1, 900L, other, 5L),
+                        "internal-x",
+                        Map.of(p0, 1L),
+                        "done",
+                        Map.of(p0, 10L)),
                 Map.of(p0, 100L, p1, 500L),
                 Map.of("done", Map.of(p0, 10L)),
                 groups);
@@ -98,7 +133,8 @@ class SyncPlanTest {
         assertThat(commits.get("app")).containsExactlyInAnyOrderEntriesOf(Map.of(p0, 42L, p1, 500L));
     }
 
-    private static io.clustermirror.mirror.AclEntry acl(String topic, String principal, String operation, String permission) {
+    private static io.clustermirror.mirror.AclEntry acl(
+            String topic, String principal, String operation, String permission) {
         return new io.clustermirror.mirror.AclEntry("TOPIC", "LITERAL", topic, principal, "*", operation, permission);
     }
 
@@ -112,8 +148,11 @@ class SyncPlanTest {
         var gone = acl("orders.old", "User:carol", "READ", "ALLOW");
         var local = acl("orders", "User:local", "READ", "ALLOW");
 
-        AclSyncPlan plan = AclSyncPlan.plan(List.of(readAlice, writeBob, denyEve, otherTopic),
-                List.of(writeBob, gone, local, io.clustermirror.mirror.AclEntry.readOnly("orders")), Set.of(writeBob, gone), rules);
+        AclSyncPlan plan = AclSyncPlan.plan(
+                List.of(readAlice, writeBob, denyEve, otherTopic),
+                List.of(writeBob, gone, local, io.clustermirror.mirror.AclEntry.readOnly("orders")),
+                Set.of(writeBob, gone),
+                rules);
 
         assertThat(plan.create()).containsExactly(readAlice);
         assertThat(plan.delete()).containsExactly(gone);
@@ -124,7 +163,8 @@ class SyncPlanTest {
     void aclPlanShouldNeverCopyAReadOnlyGuard() {
         var rules = List.of(io.clustermirror.mirror.AclRule.parse("*;.*;*;*;*"));
 
-        AclSyncPlan plan = AclSyncPlan.plan(List.of(io.clustermirror.mirror.AclEntry.readOnly("orders")), List.of(), Set.of(), rules);
+        AclSyncPlan plan = AclSyncPlan.plan(
+                List.of(io.clustermirror.mirror.AclEntry.readOnly("orders")), List.of(), Set.of(), rules);
 
         assertThat(plan.isEmpty()).isTrue();
     }
