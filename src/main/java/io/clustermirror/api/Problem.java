@@ -2,6 +2,8 @@ package io.clustermirror.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.PartitionLag;
+import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** An RFC 9457 problem document, with the KIP error name in {@code errorCode} and the offending request field. */
@@ -21,14 +23,20 @@ public record Problem(
         @Schema(example = "UNKNOWN_CLUSTER_MIRROR") String errorCode,
 
         @Schema(description = "The request field at fault, for input errors", example = "config.bootstrap.servers")
-        String field) {
+        String field,
+
+        @Schema(
+                description =
+                        "Per partition, where a promote stood when it gave up and rolled back (topics:promote only)",
+                nullable = true)
+        List<PartitionLagDescription> lag) {
 
     public static final String MEDIA_TYPE = "application/problem+json";
 
     /** A problem for an HTTP-level refusal (405, 413, 415, ...) whose status is not the error's own. */
     public static Problem of(MirrorError error, int status, String detail, String instance) {
         Problem problem = of(error, detail, instance, null);
-        return new Problem(problem.type(), problem.title(), status, detail, instance, problem.errorCode(), null);
+        return new Problem(problem.type(), problem.title(), status, detail, instance, problem.errorCode(), null, null);
     }
 
     public static Problem of(MirrorError error, String detail, String instance, String field) {
@@ -40,6 +48,20 @@ public record Problem(
                 detail,
                 instance,
                 error.name(),
-                field);
+                field,
+                null);
+    }
+
+    /** The same problem with a promote's lag per partition. */
+    public Problem withLag(List<PartitionLag> partitions) {
+        return new Problem(
+                type,
+                title,
+                status,
+                detail,
+                instance,
+                errorCode,
+                field,
+                partitions.stream().map(PartitionLagDescription::of).toList());
     }
 }

@@ -29,6 +29,14 @@ public class ProblemMapper {
 
     @ServerExceptionMapper
     public Response mirror(MirrorException e, HttpServerRequest request) {
+        if (!e.lag().isEmpty()) {
+            metrics.apiError(e.error());
+            return Response.status(e.error().httpStatus())
+                    .type(Problem.MEDIA_TYPE)
+                    .entity(Problem.of(e.error(), e.getMessage(), request.path(), null)
+                            .withLag(e.lag()))
+                    .build();
+        }
         return respond(e.error(), e.getMessage(), e.field(), request);
     }
 

@@ -7,4 +7,15 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 public record TopicDescription(
         @Schema(example = "dr-east") String mirror,
         @Schema(example = "orders") String topic,
-        List<PartitionDescription> partitions) {}
+        List<PartitionDescription> partitions,
+
+        @Schema(
+                description =
+                        "The topic's promote: under way, or the zero-loss proof of the one that stopped it; null when none")
+        PromotionDescription promotion,
+
+        @Schema(
+                description =
+                        "Records only the destination held when the topic was last recreated for diverging from the "
+                                + "source (failback), and where they were preserved; null when none (kept until the service restarts)")
+        DivergenceDescription divergence) {}

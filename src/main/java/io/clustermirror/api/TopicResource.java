@@ -2,6 +2,7 @@ package io.clustermirror.api;
 
 import io.clustermirror.coordinator.LiveProgress;
 import io.clustermirror.coordinator.MirrorCoordinator;
+import io.clustermirror.coordinator.TopicPromotes;
 import io.clustermirror.coordinator.TopicVerb;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
@@ -170,6 +171,61 @@ public class TopicResource {
         return verb(name, TopicVerb.RECOVER, request);
     }
 
+    @POST
+    @Path("/topics:promote")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(
+            summary = "Promote topics (planned switchover)",
+            description =
+                    "Fences writes on the source topics (a DENY WRITE ACL for User:*, unless fenceSource is false), "
+                            + "waits until every partition's destination log end equals the source's with no source transaction "
+                            + "open, copies the synced groups' offsets one last time, then stops the topics: writable here, with "
+                            + "the per-partition proof in the answer, in describe and in __mirror_state. The source fence stays "
+                            + "(no split brain) until this mirror starts the topic again. On timeout or any failure before the "
+                            + "stop, the fence is lifted, the topics keep MIRRORING and the answer is 409 with the lag per "
+                            + "partition.")
+    @APIResponse(
+            responseCode = "200",
+            description = "Promoted: per topic the zero-loss proof",
+            content = @Content(schema = @Schema(implementation = PromoteResponse.class)))
+    @APIResponse(
+            responseCode = "409",
+            description = "REQUEST_TIMED_OUT (rolled back, with the lag per partition), SECURITY_DISABLED or "
+                    + "CLUSTER_AUTHORIZATION_FAILED (the source cannot be fenced: nothing changed), "
+                    + "INVALID_MIRROR_PARTITION_STATE (a partition is not MIRRORING) or INVALID_CLUSTER_MIRROR_STATE",
+            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    public Uni<PromoteResponse> promote(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+            PromoteTopicsRequest request) {
+        MirrorName.validate(name);
+        if (request == null) {
+            throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
+        }
+        List<String> topics = list(request.topics(), "topics");
+        topics.forEach(topic -> validTopic(topic, "topics"));
+        long timeoutMs = request.timeoutMs() == null ? 60_000 : request.timeoutMs();
+        if (timeoutMs < 1 || timeoutMs > 3_600_000) {
+            throw new MirrorException(
+                    MirrorError.INVALID_REQUEST,
+                    "timeoutMs must be between 1 and 3600000, not " + timeoutMs,
+                    "timeoutMs");
+        }
+        return coordinator
+                .promote(
+                        name,
+                        new TopicPromotes.Request(
+                                topics,
+                                list(request.include(), "include"),
+                                list(request.exclude(), "exclude"),
+                                timeoutMs,
+                                !Boolean.FALSE.equals(request.fenceSource())))
+                .map(outcome -> new PromoteResponse(
+                        name,
+                        outcome.topics().stream().map(PromotionDescription::of).toList(),
+                        outcome.groups() == null ? List.of() : outcome.groups().groupsSkippedActive(),
+                        outcome.groups() == null ? List.of() : outcome.groups().errors()));
+    }
+
     @GET
     @Path("/topics/{topic}")
     @Operation(
@@ -230,7 +286,16 @@ public class TopicResource {
                                 coordinator.progress(name, p),
                                 open));
                     });
-                    return new TopicDescription(name, topic, partitions);
+                    var promotion = coordinator.promotions(name).get(topic);
+                    return new TopicDescription(
+                            name,
+                            topic,
+                            partitions,
+                            promotion == null ? null : PromotionDescription.of(promotion),
+                            coordinator
+                                    .divergence(name, topic)
+                                    .map(DivergenceDescription::of)
+                                    .orElse(null));
                 });
     }
 

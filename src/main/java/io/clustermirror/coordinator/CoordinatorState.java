@@ -4,37 +4,46 @@ import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.state.StateSnapshot;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * Everything the coordinator knows, as one immutable value: the mirrors, each mirror's partition statuses and the ACLs
- * each mirror created. A change is written to the state topic first, then a new value is swapped in, so readers on
+ * Everything the coordinator knows, as one immutable value: the mirrors, each mirror's partition statuses, the ACLs
+ * each mirror created and its topics' promotions. A change is written to the state topic first, then a new value is swapped in, so readers on
  * any thread see one consistent state without waiting.
  */
 record CoordinatorState(
         Map<String, Mirror> mirrors,
         Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
-        Map<String, Set<AclEntry>> createdAcls) {
+        Map<String, Set<AclEntry>> createdAcls,
+        Map<String, Map<String, TopicPromotion>> promotions) {
 
-    static final CoordinatorState EMPTY = new CoordinatorState(Map.of(), Map.of(), Map.of());
+    static final CoordinatorState EMPTY = new CoordinatorState(Map.of(), Map.of(), Map.of(), Map.of());
 
     CoordinatorState {
         mirrors = Map.copyOf(mirrors);
         partitions = Map.copyOf(partitions);
         createdAcls = Map.copyOf(createdAcls);
+        promotions = Map.copyOf(promotions);
     }
 
     /** The state a replay of the state topic yields. */
     static CoordinatorState of(StateSnapshot snapshot) {
-        return new CoordinatorState(snapshot.mirrors(), snapshot.partitions(), snapshot.createdAcls());
+        return new CoordinatorState(
+                snapshot.mirrors(), snapshot.partitions(), snapshot.createdAcls(), snapshot.promotions());
     }
 
     /** The mirror's partitions (none for an unknown mirror). */
     Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
         return partitions.getOrDefault(mirror, Map.of());
+    }
+
+    /** The mirror's topic promotions, by topic (none for an unknown mirror). */
+    Map<String, TopicPromotion> promotions(String mirror) {
+        return promotions.getOrDefault(mirror, Map.of());
     }
 
     Set<AclEntry> createdAcls(String mirror) {
@@ -45,7 +54,7 @@ record CoordinatorState(
     CoordinatorState with(Mirror mirror) {
         Map<String, Mirror> next = new HashMap<>(mirrors);
         next.put(mirror.name(), mirror);
-        return new CoordinatorState(next, partitions, createdAcls);
+        return new CoordinatorState(next, partitions, createdAcls, promotions);
     }
 
     /** Without the mirror, its partitions and its ACL bookkeeping. */
@@ -56,7 +65,9 @@ record CoordinatorState(
         nextPartitions.remove(mirror);
         Map<String, Set<AclEntry>> nextAcls = new HashMap<>(createdAcls);
         nextAcls.remove(mirror);
-        return new CoordinatorState(nextMirrors, nextPartitions, nextAcls);
+        Map<String, Map<String, TopicPromotion>> nextPromotions = new HashMap<>(promotions);
+        nextPromotions.remove(mirror);
+        return new CoordinatorState(nextMirrors, nextPartitions, nextAcls, nextPromotions);
     }
 
     /** With these partition statuses of the mirror changed (or added); the others as they are. */
@@ -65,12 +76,27 @@ record CoordinatorState(
         ofMirror.putAll(changed);
         Map<String, Map<MirrorPartition, PartitionStatus>> next = new HashMap<>(partitions);
         next.put(mirror, Map.copyOf(ofMirror));
-        return new CoordinatorState(mirrors, next, createdAcls);
+        return new CoordinatorState(mirrors, next, createdAcls, promotions);
     }
 
     CoordinatorState withCreatedAcls(String mirror, Set<AclEntry> acls) {
         Map<String, Set<AclEntry>> next = new HashMap<>(createdAcls);
         next.put(mirror, Set.copyOf(acls));
-        return new CoordinatorState(mirrors, partitions, next);
+        return new CoordinatorState(mirrors, partitions, next, promotions);
+    }
+
+    /** With these topic promotions of the mirror changed (a null value removes the topic's). */
+    CoordinatorState withPromotions(String mirror, Map<String, TopicPromotion> changed) {
+        Map<String, TopicPromotion> ofMirror = new HashMap<>(promotions(mirror));
+        changed.forEach((topic, promotion) -> {
+            if (promotion == null) {
+                ofMirror.remove(topic);
+            } else {
+                ofMirror.put(topic, promotion);
+            }
+        });
+        Map<String, Map<String, TopicPromotion>> next = new HashMap<>(promotions);
+        next.put(mirror, Map.copyOf(ofMirror));
+        return new CoordinatorState(mirrors, partitions, createdAcls, next);
     }
 }

@@ -57,6 +57,7 @@ public class MirrorCoordinator {
     private final StateKeeper keeper;
     private final MirrorRuntimes runtimes;
     private final PartitionLifecycle lifecycle;
+    private final TopicPromotes promotes;
     private final TopicStarts starts;
 
     public MirrorCoordinator(
@@ -76,6 +77,7 @@ public class MirrorCoordinator {
             public void loaded(CoordinatorState state) {
                 runtimes.closeAll(); // a reload starts the data plane afresh from the replayed state
                 state.partitions().keySet().forEach(lifecycle::resume);
+                state.mirrors().keySet().forEach(promotes.fences()::recover);
             }
 
             @Override
@@ -84,9 +86,19 @@ public class MirrorCoordinator {
             }
         });
         this.lifecycle = new PartitionLifecycle(
-                new LifecycleHost(), thread, RetryPolicy.of(config.failed().retry()), metrics, clock);
-        this.starts =
-                new TopicStarts(new StartsHost(), rules, config.state().topic().name());
+                new CoordinatorPorts.Lifecycle(this),
+                thread,
+                RetryPolicy.of(config.failed().retry()),
+                metrics,
+                clock);
+        this.starts = new TopicStarts(
+                new CoordinatorPorts.Starts(this), rules, config.state().topic().name());
+        this.promotes = new TopicPromotes(
+                new CoordinatorPorts.Promotes(this, metrics),
+                thread,
+                metrics,
+                clock,
+                config.destination().requestTimeoutMs());
     }
 
     void onStart(@Observes StartupEvent event) {
@@ -220,7 +232,7 @@ public class MirrorCoordinator {
         });
     }
 
-    private void requireActive() {
+    void requireActive() {
         CoordinatorStatus current = keeper.status();
         if (!current.isActive()) {
             throw new MirrorException(
@@ -230,7 +242,7 @@ public class MirrorCoordinator {
         }
     }
 
-    private Mirror require(String name) {
+    Mirror require(String name) {
         Mirror mirror = keeper.state().mirrors().get(name);
         if (mirror == null) {
             throw MirrorException.unknownMirror(name);
@@ -341,6 +353,33 @@ public class MirrorCoordinator {
         return lifecycle;
     }
 
+    /** A planned switchover of topics: see {@link TopicPromotes}. */
+    public Uni<TopicPromotes.Outcome> promote(String name, TopicPromotes.Request request) {
+        return promotes.promote(name, request);
+    }
+
+    /** The divergent tail preserved when the topic was last recreated (failback), if any. */
+    public java.util.Optional<TopicRecreation.Divergence> divergence(String name, String topic) {
+        return lifecycle.divergence(name, topic);
+    }
+
+    /** The mirror's topic promotions (under way, or the proof of those that completed), by topic. */
+    public Map<String, io.clustermirror.mirror.TopicPromotion> promotions(String name) {
+        return keeper.state().promotions(name);
+    }
+
+    TopicPromotes promotes() {
+        return promotes;
+    }
+
+    StateKeeper keeper() {
+        return keeper;
+    }
+
+    MirrorRuntimes runtimes() {
+        return runtimes;
+    }
+
     /** The mirror's runtime, created on first use (coordinator thread). */
     MirrorRuntime runtime(String name) {
         return runtimes.live(name)
@@ -350,82 +389,5 @@ public class MirrorCoordinator {
                         state -> partitions(name).values().stream()
                                 .filter(s -> s.state() == state)
                                 .count()));
-    }
-
-    /** The coordinator as the partition lifecycle sees it. */
-    private final class LifecycleHost implements PartitionLifecycle.Host {
-        @Override
-        public Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
-            return keeper.state().partitions(mirror);
-        }
-
-        @Override
-        public void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
-            MirrorCoordinator.this.persistPartitions(mirror, changed);
-        }
-
-        @Override
-        public java.util.Optional<Mirror> mirror(String name) {
-            return java.util.Optional.ofNullable(keeper.state().mirrors().get(name));
-        }
-
-        @Override
-        public Mirror require(String name) {
-            return MirrorCoordinator.this.require(name);
-        }
-
-        @Override
-        public boolean isActive() {
-            return keeper.status().isActive();
-        }
-
-        @Override
-        public MirrorRuntime runtime(String name) {
-            return MirrorCoordinator.this.runtime(name);
-        }
-
-        @Override
-        public java.util.Optional<MirrorRuntime> liveRuntime(String name) {
-            return runtimes.live(name);
-        }
-    }
-
-    /** The coordinator as a start sees it. */
-    private final class StartsHost implements TopicStarts.Host {
-        @Override
-        public Mirror require(String name) {
-            requireActive();
-            return MirrorCoordinator.this.require(name);
-        }
-
-        @Override
-        public <T> Uni<T> onCoordinator(Supplier<T> action) {
-            return MirrorCoordinator.this.onCoordinator(action);
-        }
-
-        @Override
-        public MirrorRuntime runtime(String name) {
-            return MirrorCoordinator.this.runtime(name);
-        }
-
-        @Override
-        public Map<String, Map<MirrorPartition, PartitionStatus>> allPartitions() {
-            return keeper.state().partitions();
-        }
-
-        @Override
-        public void persistMirror(Mirror updated) {
-            keeper.putMirror(updated);
-        }
-
-        @Override
-        public void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
-            MirrorCoordinator.this.persistPartitions(mirror, changed);
-        }
-
-        @Override
-        public void truncate(String mirror, MirrorPartition partition) {
-            lifecycle.truncate(mirror, partition);
-        }
     }
 }

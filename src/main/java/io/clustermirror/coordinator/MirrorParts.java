@@ -2,7 +2,10 @@ package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.PrefixCheck;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PreservedTail;
 import java.util.Collection;
+import java.util.Optional;
 import java.util.concurrent.Executor;
 
 /**
@@ -21,6 +24,12 @@ interface MirrorParts {
 
     /** Gives the mirror-owned configs of a stopped destination topic back the source's values and lifts its guard; blocking. */
     void restoreTopic(String topic) throws Exception;
+
+    /**
+     * Copies the records only the destination partition holds (from the first offset where it differs from the
+     * source to its end) into the topic's preservation topic; what was copied, or empty when it is a prefix. Blocking.
+     */
+    Optional<PreservedTail> preserveDivergentTail(MirrorPartition partition) throws Exception;
 
     /** Where the blocking steps run. */
     Executor workers();

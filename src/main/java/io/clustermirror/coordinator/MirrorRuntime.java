@@ -5,10 +5,14 @@ import io.clustermirror.fetch.DestinationTopics;
 import io.clustermirror.fetch.LogTruncation;
 import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.fetch.PrefixCheck;
+import io.clustermirror.fetch.TailPreservation;
 import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PreservedTail;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -27,6 +31,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     final LogTruncation truncation;
     final MirrorFetcher fetcher;
     final ExecutorService workers;
+    final TailPreservation preservation;
 
     MirrorRuntime(
             Mirror mirror,
@@ -34,9 +39,11 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
             Map<String, String> sourceConnection,
             Admin destinationAdmin,
             Map<String, ?> destinationConnection,
+            TailPreservation preservation,
             DataPlane.Listener listener,
             int timeoutMs) {
         this.mirror = mirror;
+        this.preservation = preservation;
         this.sourceAdmin = sourceAdmin;
         this.topics = new DestinationTopics(sourceAdmin, destinationAdmin, timeoutMs);
         this.truncation = new LogTruncation(
@@ -81,6 +88,16 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     @Override
     public void restoreTopic(String topic) throws Exception {
         topics.restore(topic);
+    }
+
+    @Override
+    public Optional<PreservedTail> preserveDivergentTail(MirrorPartition partition) throws Exception {
+        Optional<LogTruncation.DivergentRange> range = truncation.divergentRange(mirror.name(), partition);
+        if (range.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(preservation.preserve(
+                mirror.name(), partition, range.get().from(), range.get().to()));
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.clustermirror.coordinator;
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.fetch.TailPreservation;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
@@ -68,6 +69,8 @@ final class MirrorRuntimes {
                 clients.sourceConnection(mirror.config()),
                 destinationAdmin(),
                 clients.destinationConnection(),
+                new TailPreservation(
+                        destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
                 listener,
                 timeoutMs);
         runtimes.put(mirror.name(), runtime);

@@ -70,7 +70,7 @@ final class PartitionLifecycle {
         this.clock = clock;
         this.stops = new TopicStops(host, thread, this::settle, clock);
         this.halts = new MirrorHalts(host, thread, metrics, this::resume);
-        this.recreation = new TopicRecreation(host, thread, clock, this::truncate);
+        this.recreation = new TopicRecreation(host, thread, metrics, clock, this::truncate);
     }
 
     /** Stops the partitions (STOPPING to STOPPED): see {@link TopicStops}. */
@@ -86,6 +86,7 @@ final class PartitionLifecycle {
     /** A deleted mirror leaves nothing behind. */
     void forget(String mirror) {
         halts.forget(mirror);
+        recreation.forget(mirror);
         progress.keySet().removeIf(key -> key.startsWith(mirror + "/"));
     }
 
@@ -376,6 +377,11 @@ final class PartitionLifecycle {
         } catch (RuntimeException e) {
             LOGGER.errorf(e, "Mirror %s: could not resume its partitions", name);
         }
+    }
+
+    /** The divergent tail preserved when the topic was last recreated, if any. */
+    java.util.Optional<TopicRecreation.Divergence> divergence(String mirror, String topic) {
+        return recreation.divergence(mirror, topic);
     }
 
     /** Why the mirror is halted, or null. */

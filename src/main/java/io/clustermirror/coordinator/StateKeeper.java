@@ -9,6 +9,7 @@ import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.state.MirrorStateStore;
 import io.clustermirror.state.MirrorStateStore.CoordinatorFencedException;
 import io.clustermirror.state.MirrorStateStore.StateWriteException;
@@ -126,7 +127,8 @@ final class StateKeeper {
     }
 
     void deleteMirror(String name, Collection<MirrorPartition> partitions) {
-        persist(() -> store.deleteMirror(name, partitions));
+        Set<String> promoted = state.promotions(name).keySet();
+        persist(() -> store.deleteMirror(name, partitions, promoted));
         state = state.without(name);
     }
 
@@ -136,6 +138,13 @@ final class StateKeeper {
         }
         persist(() -> store.putPartitions(mirror, changed));
         state = state.withPartitions(mirror, changed);
+    }
+
+    /** Partition statuses and topic promotions of one mirror, in one write (a null promotion removes the topic's). */
+    void putPromotions(
+            String mirror, Map<String, TopicPromotion> promotions, Map<MirrorPartition, PartitionStatus> changed) {
+        persist(() -> store.putPromotions(mirror, promotions, changed));
+        state = state.withPartitions(mirror, changed).withPromotions(mirror, promotions);
     }
 
     void putCreatedAcls(String mirror, Set<AclEntry> acls) {

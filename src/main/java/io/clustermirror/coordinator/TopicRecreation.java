@@ -1,105 +1,160 @@
 package io.clustermirror.coordinator;
 
+import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.PreservedTail;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import org.jboss.logging.Logger;
 
 /**
  * {@code mirror.truncation.policy=recreate}: a destination topic that diverged from its source is deleted and created
  * again like the source's. Every partition of the topic the mirror holds goes FAILED with the reason and leaves the
- * data plane (its open destination transactions aborted); once the topic is recreated, all start over in
- * LOG_TRUNCATION, or stay FAILED naming why the recreate failed.
+ * data plane (its open destination transactions aborted). Then the records only the destination holds (a failback's
+ * divergent tail) are preserved, partition by partition, into {@code __diverged.<topic>} and reported; only once that
+ * succeeded is the topic recreated (its topic id changes) and every partition starts over in LOG_TRUNCATION. A failed
+ * preservation or recreate leaves the partitions FAILED naming why, the topic untouched.
  */
-final class TopicRecreation {
+public final class TopicRecreation {
 
     private static final Logger LOGGER = Logger.getLogger(TopicRecreation.class);
 
+    /** The divergent tails preserved before a topic was recreated, for describe. */
+    public record Divergence(Instant at, List<PreservedTail> partitions) {}
+
     private final PartitionLifecycle.Host host;
     private final CoordinatorThread thread;
+    private final MirrorMetrics metrics;
     private final Clock clock;
     /** Runs LOG_TRUNCATION for a partition. */
     private final BiConsumer<String, MirrorPartition> truncate;
+    /** By mirror and topic ("mirror/topic"): the last preservation. */
+    private final Map<String, Divergence> divergences = new ConcurrentHashMap<>();
 
     TopicRecreation(
             PartitionLifecycle.Host host,
             CoordinatorThread thread,
+            MirrorMetrics metrics,
             Clock clock,
             BiConsumer<String, MirrorPartition> truncate) {
         this.host = host;
         this.thread = thread;
+        this.metrics = metrics;
         this.clock = clock;
         this.truncate = truncate;
     }
 
-    /** Policy {@code recreate}: every partition of the topic leaves the data plane, the destination topic is recreated, all restart. */
+    /** The divergent tail preserved when the topic was last recreated, if any. */
+    Optional<Divergence> divergence(String mirror, String topic) {
+        return Optional.ofNullable(divergences.get(mirror + "/" + topic));
+    }
+
+    /** A deleted mirror leaves nothing behind. */
+    void forget(String mirror) {
+        divergences.keySet().removeIf(key -> key.startsWith(mirror + "/"));
+    }
+
+    /** The topic's partitions leave the data plane, its divergent tails are preserved, it is recreated, all restart. */
     void recreate(String name, String topic, String reason) {
         MirrorParts runtime = host.runtime(name);
         Instant now = clock.instant();
         Map<MirrorPartition, PartitionStatus> failed = new TreeMap<>();
-        host.partitions(name).forEach((p, s) -> {
-            if (p.topic().equals(topic) && s.state().isHeld()) {
-                failed.put(
-                        p,
-                        s.moveTo(
-                                MirrorPartitionState.FAILED,
-                                "destination diverged, recreating the topic: " + reason,
-                                now));
+        List<MirrorPartition> all = new ArrayList<>();
+        new TreeMap<>(host.partitions(name)).forEach((p, s) -> {
+            if (p.topic().equals(topic)) {
+                all.add(p);
+                if (s.state().isHeld()) {
+                    failed.put(
+                            p,
+                            s.moveTo(
+                                    MirrorPartitionState.FAILED,
+                                    "destination diverged, recreating the topic: " + reason,
+                                    now));
+                }
             }
         });
         host.persistPartitions(name, failed);
         LOGGER.warnf(
-                "Mirror %s: destination topic %s diverged (%s); recreating it (mirror.truncation.policy=recreate)",
+                "Mirror %s: destination topic %s diverged (%s); preserving what only it holds, then recreating it "
+                        + "(mirror.truncation.policy=recreate)",
                 name, topic, reason);
+        List<String> excluded = host.require(name)
+                .config()
+                .list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
         CompletableFuture.allOf(failed.keySet().stream()
                         .map(p -> runtime.dataPlane().remove(p, true))
                         .toArray(CompletableFuture[]::new))
                 .thenRunAsync(
                         () -> {
-                            String error = null;
-                            try {
-                                runtime.recreateTopic(
-                                        topic,
-                                        host.require(name)
-                                                .config()
-                                                .list(
-                                                        MirrorConfig.TOPIC_PROPERTIES_EXCLUDE,
-                                                        MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE));
-                            } catch (Exception e) {
-                                error = "recreating destination topic " + topic + " failed: " + e;
-                            }
-                            String recreateError = error;
-                            thread.run("restart after recreating " + topic, () -> {
-                                Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
-                                failed.keySet().forEach(p -> {
-                                    PartitionStatus s = host.partitions(name).get(p);
-                                    if (s != null && s.state() == MirrorPartitionState.FAILED) {
-                                        restarted.put(
-                                                p,
-                                                recreateError == null
-                                                        ? s.moveTo(
-                                                                MirrorPartitionState.LOG_TRUNCATION,
-                                                                null,
-                                                                clock.instant())
-                                                        : s.moveTo(
-                                                                MirrorPartitionState.FAILED,
-                                                                recreateError,
-                                                                clock.instant()));
-                                    }
-                                });
-                                host.persistPartitions(name, restarted);
-                                if (recreateError == null) {
-                                    restarted.keySet().forEach(p -> truncate.accept(name, p));
-                                }
-                            });
+                            String error = preserveAndRecreate(name, topic, all, excluded, runtime);
+                            thread.run("restart after recreating " + topic, () -> restart(name, failed, error));
                         },
                         runtime.workers());
+    }
+
+    /** On a worker: null when the topic was recreated, else why not. */
+    private String preserveAndRecreate(
+            String name, String topic, List<MirrorPartition> partitions, List<String> excluded, MirrorParts runtime) {
+        List<PreservedTail> preserved = new ArrayList<>();
+        try {
+            for (MirrorPartition p : partitions) {
+                runtime.preserveDivergentTail(p).ifPresent(preserved::add);
+            }
+        } catch (Exception e) {
+            return "the records only the destination holds could not be preserved, so topic " + topic
+                    + " was not recreated: " + e;
+        }
+        if (!preserved.isEmpty()) {
+            long records = preserved.stream().mapToLong(PreservedTail::records).sum();
+            divergences.put(name + "/" + topic, new Divergence(clock.instant(), List.copyOf(preserved)));
+            metrics.divergedRecords(name, records);
+            LOGGER.warnf(
+                    "Mirror %s: %d record(s) only the destination held were preserved into %s before recreating %s: %s",
+                    name,
+                    records,
+                    preserved.get(0).preservedTo(),
+                    topic,
+                    String.join(
+                            ", ",
+                            preserved.stream()
+                                    .map(x -> "partition " + x.partition() + " offsets [" + x.from() + ", " + x.to()
+                                            + ") " + x.records() + " record(s)")
+                                    .toList()));
+        }
+        try {
+            runtime.recreateTopic(topic, excluded);
+            return null;
+        } catch (Exception e) {
+            return "recreating destination topic " + topic + " failed: " + e;
+        }
+    }
+
+    private void restart(String name, Map<MirrorPartition, PartitionStatus> failed, String error) {
+        Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
+        failed.keySet().forEach(p -> {
+            PartitionStatus s = host.partitions(name).get(p);
+            if (s != null && s.state() == MirrorPartitionState.FAILED) {
+                restarted.put(
+                        p,
+                        error == null
+                                ? s.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
+                                : s.moveTo(MirrorPartitionState.FAILED, error, clock.instant()));
+            }
+        });
+        host.persistPartitions(name, restarted);
+        if (error == null) {
+            restarted.keySet().forEach(p -> truncate.accept(name, p));
+        }
     }
 }

@@ -57,6 +57,9 @@ final class TopicStarts {
 
         /** Starts LOG_TRUNCATION of a partition just persisted in that state. */
         void truncate(String mirror, MirrorPartition partition);
+
+        /** Topics started again: a promote's fence on their source is lifted (switch back). */
+        void restarted(String mirror, Set<String> topics);
     }
 
     private final Host host;
@@ -191,6 +194,9 @@ final class TopicStarts {
         }
         host.persistPartitions(name, changed);
         changed.keySet().forEach(p -> host.truncate(name, p));
+        Set<String> started = new java.util.TreeSet<>();
+        changed.keySet().forEach(p -> started.add(p.topic()));
+        host.restarted(name, started);
         outcomes.sort(java.util.Comparator.comparing(TopicOutcome::topic));
         return outcomes;
     }

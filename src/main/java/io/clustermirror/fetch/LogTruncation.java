@@ -105,8 +105,18 @@ public final class LogTruncation implements PrefixCheck {
                         progress);
             }
             if (destinationEnd > sourceEnd) {
-                return new Diverged(
-                        "destination log end " + destinationEnd + " is beyond the source high watermark " + sourceEnd);
+                return new Diverged("destination log end " + destinationEnd + " is beyond the source high watermark "
+                        + sourceEnd
+                        + tail(
+                                divergence(
+                                        tp,
+                                        Math.max(sourceStart, destinationStart),
+                                        sourceEnd,
+                                        source,
+                                        sourceView,
+                                        destination,
+                                        destinationView),
+                                destinationEnd));
             }
             if (destinationEnd < sourceStart) {
                 return new Diverged("source deleted offsets [" + destinationEnd + ", " + sourceStart
@@ -120,13 +130,97 @@ public final class LogTruncation implements PrefixCheck {
                     RawFetch.batchAt(source, sourceView, tp, last.get().baseOffset());
             if (same.isEmpty() || !mirrors(last.get(), same.get())) {
                 return new Diverged("destination batch [" + last.get().baseOffset() + ".."
-                        + last.get().lastOffset()
-                        + "] differs from the source at the same offsets (divergence at or before offset "
-                        + last.get().baseOffset() + ")");
+                        + last.get().lastOffset() + "] differs from the source at the same offsets"
+                        + tail(
+                                divergence(
+                                        tp,
+                                        Math.max(sourceStart, destinationStart),
+                                        destinationEnd,
+                                        source,
+                                        sourceView,
+                                        destination,
+                                        destinationView),
+                                destinationEnd));
             }
             progress.accept("destination is a prefix of the source up to " + destinationEnd);
             return new Ready(destinationEnd, same.get().partitionLeaderEpoch());
         }
+    }
+
+    /** The destination's records the source does not have: offsets [from, to). */
+    public record DivergentRange(long from, long to) {
+        public long records() {
+            return to - from;
+        }
+    }
+
+    /**
+     * Where the destination stops being a copy of the source: its records from the first offset where the two logs
+     * differ to its end, or empty when it is a prefix of the source (or holds only offsets the source has deleted,
+     * which cannot be compared). Blocking.
+     */
+    public Optional<DivergentRange> divergentRange(String mirror, MirrorPartition partition) throws Exception {
+        TopicPartition tp = new TopicPartition(partition.topic(), partition.partition());
+        long sourceStart = offset(sourceAdmin, tp, OffsetSpec.earliest());
+        long sourceEnd = offset(sourceAdmin, tp, OffsetSpec.latest());
+        long destinationStart = offset(destinationAdmin, tp, OffsetSpec.earliest());
+        long destinationEnd = offset(destinationAdmin, tp, OffsetSpec.latest());
+        if (destinationEnd == destinationStart || destinationEnd <= sourceStart) {
+            return Optional.empty();
+        }
+        try (WireClient source =
+                        WireClient.create("cluster-mirror-" + mirror + "-divergence-src", sourceConnection, timeoutMs);
+                WireClient destination = WireClient.create(
+                        "cluster-mirror-" + mirror + "-divergence-dst", destinationConnection, timeoutMs)) {
+            long from = divergence(
+                    tp,
+                    Math.max(sourceStart, destinationStart),
+                    Math.min(sourceEnd, destinationEnd),
+                    source,
+                    view(sourceAdmin, source, tp),
+                    destination,
+                    view(destinationAdmin, destination, tp));
+            return from < destinationEnd ? Optional.of(new DivergentRange(from, destinationEnd)) : Optional.empty();
+        }
+    }
+
+    /**
+     * The first offset in [from, to] where the destination's batch is not the source's, by binary search over batches:
+     * before the point of divergence the logs hold the same batches, from it on they do not; {@code to} when they agree
+     * throughout.
+     */
+    private static long divergence(
+            TopicPartition tp,
+            long from,
+            long to,
+            WireClient source,
+            ClusterView sourceView,
+            WireClient destination,
+            ClusterView destinationView)
+            throws IOException {
+        long lo = from;
+        long hi = to;
+        while (lo < hi) {
+            long mid = lo + (hi - lo) / 2;
+            Optional<SourceBatch> ours = RawFetch.batchAt(destination, destinationView, tp, mid);
+            if (ours.isEmpty()) {
+                hi = mid;
+                continue;
+            }
+            Optional<SourceBatch> theirs =
+                    RawFetch.batchAt(source, sourceView, tp, ours.get().baseOffset());
+            if (theirs.isPresent() && mirrors(ours.get(), theirs.get())) {
+                lo = ours.get().lastOffset() + 1;
+            } else {
+                hi = Math.max(lo, Math.min(mid, ours.get().baseOffset()));
+            }
+        }
+        return Math.min(lo, to);
+    }
+
+    private static String tail(long divergence, long destinationEnd) {
+        return ": the destination holds " + (destinationEnd - divergence) + " record offset(s) [" + divergence + ", "
+                + destinationEnd + ") that the source does not have";
     }
 
     private Outcome alignEmpty(

@@ -90,6 +90,28 @@ public class KafkaClients {
         return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 
+    /** A group-less consumer of the destination that reads committed records only (to preserve a divergent tail). */
+    public KafkaConsumer<byte[], byte[]> destinationReader() {
+        return stateReader();
+    }
+
+    /** An idempotent producer to the destination (to preserve a divergent tail). */
+    public KafkaProducer<byte[], byte[]> destinationProducer() {
+        Map<String, Object> props = destinationProps("preservation");
+        int requestTimeoutMs = Math.min(config.destination().requestTimeoutMs(), 30000);
+        int lingerMs = 5;
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.LINGER_MS_CONFIG, lingerMs);
+        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, config.destination().requestTimeoutMs());
+        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, requestTimeoutMs);
+        // the producer refuses a delivery timeout below linger.ms + request.timeout.ms
+        props.put(
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+                Math.max(config.destination().requestTimeoutMs(), requestTimeoutMs + lingerMs));
+        return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
     /** The destination's connection settings (bootstrap and security), for raw protocol clients. */
     public Map<String, Object> destinationConnection() {
         Map<String, Object> props = new HashMap<>(destination);

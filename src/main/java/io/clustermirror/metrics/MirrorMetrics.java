@@ -249,6 +249,26 @@ public class MirrorMetrics {
                 .increment();
     }
 
+    /** Records only the destination held, preserved before a diverged topic was recreated (failback). */
+    public void divergedRecords(String mirror, long records) {
+        Counter.builder("cluster.mirror.diverged.records")
+                .description(
+                        "Records only the destination held, preserved into __diverged.<topic> before recreating it")
+                .tag("mirror", mirror)
+                .register(registry)
+                .increment(records);
+    }
+
+    /** A promote of topics ended: {@code promoted}, or {@code rolled_back} (timeout, refusal or failure before the stop). */
+    public void promote(String mirror, String outcome) {
+        Counter.builder("cluster.mirror.promotes")
+                .description("Promotes (planned switchovers) by outcome")
+                .tag("mirror", mirror)
+                .tag("outcome", outcome)
+                .register(registry)
+                .increment();
+    }
+
     /** Records and log bytes appended to the destination by a mirror's data plane (per batch: the counters are cached). */
     public void mirrored(String mirror, int records, int bytes) {
         DataPlaneMeters meters = dataPlane(mirror);

@@ -17,6 +17,12 @@ public enum MirrorError {
     MIRROR_TOPIC_ALREADY_STOPPED(409, "Mirror topic already stopped"),
     /** Per-topic outcome: the topic does not exist on the source. */
     UNKNOWN_TOPIC_OR_PARTITION(404, "Unknown topic or partition"),
+    /** A promote cannot fence the source: it has no authorizer (Kafka's SECURITY_DISABLED). */
+    SECURITY_DISABLED(409, "Security disabled"),
+    /** A promote cannot fence the source: the mirror's source credentials may not manage ACLs there. */
+    CLUSTER_AUTHORIZATION_FAILED(409, "Cluster authorization failed"),
+    /** A promote did not reach lag 0 (with no source transaction open) within its timeoutMs: rolled back. */
+    REQUEST_TIMED_OUT(409, "Request timed out"),
     /** Per-topic outcome or request error: not a legal topic name, or a topic that is never mirrored (internal, state). */
     INVALID_TOPIC_EXCEPTION(400, "Invalid topic"),
     /** Per-topic outcome: the destination has a topic of that name this mirror did not create. */

@@ -11,6 +11,8 @@ public class MirrorException extends RuntimeException {
 
     private final MirrorError error;
     private final String field;
+    /** Per partition, where a promote stood when it gave up; empty for every other error. */
+    private final transient java.util.List<PartitionLag> lag;
 
     public MirrorException(MirrorError error, String message) {
         this(error, message, null, null);
@@ -21,9 +23,25 @@ public class MirrorException extends RuntimeException {
     }
 
     public MirrorException(MirrorError error, String message, String field, Throwable cause) {
+        this(error, message, field, cause, java.util.List.of());
+    }
+
+    /** A promote's refusal, with where each partition stood. */
+    public static MirrorException withLag(MirrorError error, String message, java.util.List<PartitionLag> lag) {
+        return new MirrorException(error, message, null, null, lag);
+    }
+
+    private MirrorException(
+            MirrorError error, String message, String field, Throwable cause, java.util.List<PartitionLag> lag) {
         super(message, cause);
         this.error = Objects.requireNonNull(error);
         this.field = field;
+        this.lag = java.util.List.copyOf(lag);
+    }
+
+    /** Per partition, where a promote stood when it gave up (empty unless it is a promote's refusal). */
+    public java.util.List<PartitionLag> lag() {
+        return lag;
     }
 
     public MirrorError error() {

@@ -3,6 +3,7 @@ package io.clustermirror.state;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicPromotion;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -79,6 +80,7 @@ public final class MirrorStateStore implements AutoCloseable {
         Map<String, Mirror> mirrors = new HashMap<>();
         Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
         Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls = new HashMap<>();
+        Map<String, Map<String, TopicPromotion>> promotions = new HashMap<>();
         long started = System.nanoTime();
         int records = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
@@ -95,12 +97,12 @@ public final class MirrorStateStore implements AutoCloseable {
                             + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
                 }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                    apply(mirrors, statuses, acls, record);
+                    apply(mirrors, statuses, acls, promotions, record);
                     records++;
                 }
             }
         }
-        StateSnapshot snapshot = new StateSnapshot(mirrors, statuses, acls);
+        StateSnapshot snapshot = new StateSnapshot(mirrors, statuses, acls, promotions);
         LOGGER.infof(
                 "Replayed %d record(s) of %s in %d ms: %d mirror(s), %d partition(s)",
                 records,
@@ -124,6 +126,7 @@ public final class MirrorStateStore implements AutoCloseable {
             Map<String, Mirror> mirrors,
             Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
             Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls,
+            Map<String, Map<String, TopicPromotion>> promotions,
             ConsumerRecord<byte[], byte[]> record) {
         if (record.key() == null) {
             throw new StateFormatException("__mirror_state record at " + record.topic() + "-" + record.partition() + "@"
@@ -160,6 +163,16 @@ public final class MirrorStateStore implements AutoCloseable {
                                     StateSerde.readAcls(record.value()).acls()));
                 }
             }
+            case StateKey.KIND_PROMOTION -> {
+                Map<String, TopicPromotion> ofMirror = promotions.computeIfAbsent(key.mirror(), m -> new HashMap<>());
+                if (record.value() == null) {
+                    ofMirror.remove(key.topic());
+                } else {
+                    ofMirror.put(
+                            key.topic(),
+                            StateSerde.readPromotion(record.value()).promotion());
+                }
+            }
             default ->
                 LOGGER.debugf(
                         "Skipping __mirror_state record of unknown kind %s for mirror %s", key.kind(), key.mirror());
@@ -170,10 +183,11 @@ public final class MirrorStateStore implements AutoCloseable {
         write(List.of(new Entry(StateKey.mirror(mirror.name()), StateSerde.value(MirrorRecord.of(mirror)))));
     }
 
-    /** Deletes a mirror and the records of its partitions, in one transaction. */
-    public void deleteMirror(String name, Collection<MirrorPartition> partitions) {
+    /** Deletes a mirror and the records of its partitions and its topics' promotions, in one transaction. */
+    public void deleteMirror(String name, Collection<MirrorPartition> partitions, Collection<String> promotedTopics) {
         List<Entry> entries = new ArrayList<>();
         partitions.forEach(p -> entries.add(new Entry(StateKey.partition(name, p.topic(), p.partition()), null)));
+        promotedTopics.forEach(t -> entries.add(new Entry(StateKey.promotion(name, t), null)));
         entries.add(new Entry(StateKey.acls(name), null));
         entries.add(new Entry(StateKey.mirror(name), null));
         write(entries);
@@ -191,6 +205,23 @@ public final class MirrorStateStore implements AutoCloseable {
         List<Entry> entries = new ArrayList<>();
         statuses.forEach((p, status) -> entries.add(new Entry(
                 StateKey.partition(mirror, p.topic(), p.partition()), StateSerde.value(PartitionRecord.of(status)))));
+        write(entries);
+    }
+
+    /**
+     * Persists partition statuses and topic promotions of one mirror, all or none; a null promotion deletes the
+     * topic's record.
+     */
+    public void putPromotions(
+            String mirror, Map<String, TopicPromotion> promotions, Map<MirrorPartition, PartitionStatus> statuses) {
+        List<Entry> entries = new ArrayList<>();
+        statuses.forEach((p, status) -> entries.add(new Entry(
+                StateKey.partition(mirror, p.topic(), p.partition()), StateSerde.value(PartitionRecord.of(status)))));
+        promotions.forEach((topic, promotion) -> entries.add(new Entry(
+                StateKey.promotion(mirror, topic),
+                promotion == null
+                        ? null
+                        : StateSerde.value(new PromotionRecord(StateSerde.FORMAT_VERSION, promotion)))));
         write(entries);
     }
 

@@ -46,6 +46,16 @@ public final class StateSerde {
         return write(value);
     }
 
+    public static byte[] value(PromotionRecord value) {
+        return write(value);
+    }
+
+    public static PromotionRecord readPromotion(byte[] bytes) {
+        PromotionRecord value = read(bytes, PromotionRecord.class);
+        requireKnownVersion(value.v(), "promotion value");
+        return value;
+    }
+
     public static AclsRecord readAcls(byte[] bytes) {
         AclsRecord value = read(bytes, AclsRecord.class);
         requireKnownVersion(value.v(), "acls value");

@@ -3,15 +3,20 @@ package io.clustermirror.state;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicPromotion;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** What a replay of {@code __mirror_state} yields: the mirrors, and the persisted status of each of their partitions. */
+/**
+ * What a replay of {@code __mirror_state} yields: the mirrors, the persisted status of each of their partitions, the
+ * ACLs each created, and their topics' promotions.
+ */
 public record StateSnapshot(
         Map<String, Mirror> mirrors,
         Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
-        Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> createdAcls) {
+        Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> createdAcls,
+        Map<String, Map<String, TopicPromotion>> promotions) {
 
     public StateSnapshot {
         Map<String, Mirror> known = Map.copyOf(mirrors);
@@ -30,5 +35,12 @@ public record StateSnapshot(
             }
         });
         createdAcls = Map.copyOf(acls);
+        Map<String, Map<String, TopicPromotion>> promoted = new HashMap<>();
+        promotions.forEach((mirror, byTopic) -> {
+            if (known.containsKey(mirror) && !byTopic.isEmpty()) {
+                promoted.put(mirror, Map.copyOf(byTopic));
+            }
+        });
+        promotions = Map.copyOf(promoted);
     }
 }

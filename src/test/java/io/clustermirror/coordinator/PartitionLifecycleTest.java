@@ -12,6 +12,7 @@ import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.PreservedTail;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -137,6 +138,46 @@ class PartitionLifecycleTest {
                         MirrorPartitionState.LOG_TRUNCATION,
                         MirrorPartitionState.MIRRORING);
         assertThat(host.history(U0)).isEmpty(); // another topic is not touched
+    }
+
+    @Test
+    void aRecreateShouldFirstPreserveWhatOnlyTheDestinationHoldsAndReportIt() {
+        host.mirror = mirrorWith(Map.of(MirrorConfig.TRUNCATION_POLICY, "recreate"));
+        host.put(T0, truncating());
+        host.put(T1, mirroring());
+        parts.answer(T0, new LogTruncation.Diverged("offset 3 differs"), new LogTruncation.Ready(0, -1));
+        parts.answer(T1, new LogTruncation.Ready(0, -1));
+        parts.tails.put(T0, new PreservedTail("t", 0, 3, 7, 4, "__diverged.t"));
+
+        lifecycle.truncate("m", T0);
+        until(() ->
+                host.state(T0) == MirrorPartitionState.MIRRORING && host.state(T1) == MirrorPartitionState.MIRRORING);
+
+        assertThat(parts.preservations).containsExactly(T0, T1); // every partition, before the topic goes
+        assertThat(parts.recreated).containsExactly("t");
+        assertThat(lifecycle.divergence("m", "t"))
+                .get()
+                .satisfies(d ->
+                        assertThat(d.partitions()).containsExactly(new PreservedTail("t", 0, 3, 7, 4, "__diverged.t")));
+        assertThat(registry.get("cluster.mirror.diverged.records").counter().count())
+                .isEqualTo(4);
+    }
+
+    @Test
+    void aTailThatCannotBePreservedShouldKeepTheTopicAndFailNamingWhy() {
+        host.mirror = mirrorWith(Map.of(MirrorConfig.TRUNCATION_POLICY, "recreate"));
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Diverged("offset 3 differs"));
+        parts.preservationFailure = new IllegalStateException("not authorized to create __diverged.t");
+
+        lifecycle.truncate("m", T0);
+        until(() -> host.status(T0).error() != null && host.status(T0).error().startsWith("the records"));
+
+        assertThat(host.status(T0).error())
+                .isEqualTo(
+                        "the records only the destination holds could not be preserved, "
+                                + "so topic t was not recreated: java.lang.IllegalStateException: not authorized to create __diverged.t");
+        assertThat(parts.recreated).isEmpty();
     }
 
     @Test
@@ -461,6 +502,9 @@ class PartitionLifecycleTest {
         volatile RuntimeException failing;
         volatile RuntimeException recreateFailure;
         volatile RuntimeException restoreFailure;
+        volatile RuntimeException preservationFailure;
+        final Map<MirrorPartition, PreservedTail> tails = new ConcurrentHashMap<>();
+        final List<MirrorPartition> preservations = Collections.synchronizedList(new ArrayList<>());
         volatile Runnable beforeAnswer = () -> {};
 
         @Override
@@ -516,6 +560,15 @@ class PartitionLifecycleTest {
             if (restoreFailure != null) {
                 throw restoreFailure;
             }
+        }
+
+        @Override
+        public Optional<PreservedTail> preserveDivergentTail(MirrorPartition partition) {
+            preservations.add(partition);
+            if (preservationFailure != null) {
+                throw preservationFailure;
+            }
+            return Optional.ofNullable(tails.get(partition));
         }
 
         @Override

@@ -43,7 +43,7 @@ class LogTruncationIT extends ServiceIT {
         Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
         assertThat((String) failed.get("error"))
                 .contains("differs from the source at the same offsets")
-                .contains("divergence at or before offset");
+                .contains("the destination holds 50 record offset(s) [0, 50) that the source does not have");
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
                 .hasSize(50)
                 .allSatisfy(r -> assertThat(r.value()).startsWith("other"));
@@ -62,6 +62,12 @@ class LogTruncationIT extends ServiceIT {
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
                 .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic))
                 .hasSize(100);
+        // and what only the destination held was preserved first, and reported
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), "__diverged." + topic))
+                .hasSize(50)
+                .allSatisfy(r -> assertThat(r.value()).startsWith("other"));
+        assertThat(describeTopic(mirror, topic).getLong("divergence.partitions[0].records"))
+                .isEqualTo(50);
     }
 
     @Test

@@ -1,0 +1,185 @@
+package io.clustermirror.coordinator;
+
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicPromotion;
+import io.clustermirror.sync.AdminMetadata;
+import io.clustermirror.sync.GroupOffsetSync;
+import io.clustermirror.sync.SyncReport;
+import io.smallrye.mutiny.Uni;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+
+/**
+ * The coordinator as each of its rooms sees it: the small interfaces they are written against, implemented over the
+ * coordinator's state, its state writer and its runtimes.
+ */
+final class CoordinatorPorts {
+
+    private CoordinatorPorts() {}
+
+    /** The coordinator as the partition lifecycle sees it. */
+    static final class Lifecycle implements PartitionLifecycle.Host {
+        private final MirrorCoordinator coordinator;
+
+        Lifecycle(MirrorCoordinator coordinator) {
+            this.coordinator = coordinator;
+        }
+
+        @Override
+        public Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
+            return coordinator.keeper().state().partitions(mirror);
+        }
+
+        @Override
+        public void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
+            coordinator.persistPartitions(mirror, changed);
+        }
+
+        @Override
+        public Optional<Mirror> mirror(String name) {
+            return Optional.ofNullable(coordinator.keeper().state().mirrors().get(name));
+        }
+
+        @Override
+        public Mirror require(String name) {
+            return coordinator.require(name);
+        }
+
+        @Override
+        public boolean isActive() {
+            return coordinator.keeper().status().isActive();
+        }
+
+        @Override
+        public MirrorRuntime runtime(String name) {
+            return coordinator.runtime(name);
+        }
+
+        @Override
+        public Optional<MirrorRuntime> liveRuntime(String name) {
+            return coordinator.runtimes().live(name);
+        }
+    }
+
+    /** The coordinator as a start sees it. */
+    static final class Starts implements TopicStarts.Host {
+        private final MirrorCoordinator coordinator;
+
+        Starts(MirrorCoordinator coordinator) {
+            this.coordinator = coordinator;
+        }
+
+        @Override
+        public Mirror require(String name) {
+            coordinator.requireActive();
+            return coordinator.require(name);
+        }
+
+        @Override
+        public <T> Uni<T> onCoordinator(Supplier<T> action) {
+            return coordinator.onCoordinator(action);
+        }
+
+        @Override
+        public MirrorRuntime runtime(String name) {
+            return coordinator.runtime(name);
+        }
+
+        @Override
+        public Map<String, Map<MirrorPartition, PartitionStatus>> allPartitions() {
+            return coordinator.keeper().state().partitions();
+        }
+
+        @Override
+        public void persistMirror(Mirror updated) {
+            coordinator.keeper().putMirror(updated);
+        }
+
+        @Override
+        public void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
+            coordinator.persistPartitions(mirror, changed);
+        }
+
+        @Override
+        public void truncate(String mirror, MirrorPartition partition) {
+            coordinator.lifecycle().truncate(mirror, partition);
+        }
+
+        @Override
+        public void restarted(String mirror, Set<String> topics) {
+            coordinator.promotes().fences().restarted(mirror, topics);
+        }
+    }
+
+    /** The coordinator as a promote sees it. */
+    static final class Promotes implements TopicPromotes.Host {
+        private final MirrorCoordinator coordinator;
+        private final MirrorMetrics metrics;
+
+        Promotes(MirrorCoordinator coordinator, MirrorMetrics metrics) {
+            this.coordinator = coordinator;
+            this.metrics = metrics;
+        }
+
+        @Override
+        public Mirror require(String name) {
+            coordinator.requireActive();
+            return coordinator.require(name);
+        }
+
+        @Override
+        public <T> Uni<T> onCoordinator(Supplier<T> action) {
+            return coordinator.onCoordinator(action);
+        }
+
+        @Override
+        public MirrorRuntime runtime(String name) {
+            return coordinator.runtime(name);
+        }
+
+        @Override
+        public Admin destinationAdmin() {
+            return coordinator.destinationAdmin();
+        }
+
+        @Override
+        public Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
+            return coordinator.keeper().state().partitions(mirror);
+        }
+
+        @Override
+        public Map<String, TopicPromotion> promotions(String mirror) {
+            return coordinator.keeper().state().promotions(mirror);
+        }
+
+        @Override
+        public void persist(
+                String mirror, Map<String, TopicPromotion> promotions, Map<MirrorPartition, PartitionStatus> changed) {
+            coordinator.keeper().putPromotions(mirror, promotions, changed);
+        }
+
+        @Override
+        public void stopPartitions(String mirror, Collection<MirrorPartition> partitions) {
+            coordinator.lifecycle().stopPartitions(mirror, partitions);
+        }
+
+        @Override
+        public Uni<SyncReport> syncGroupOffsets(Mirror mirror, Set<MirrorPartition> partitions) {
+            return coordinator
+                    .onCoordinator(() -> coordinator.runtime(mirror.name()))
+                    .chain(runtime -> GroupOffsetSync.once(
+                            mirror,
+                            partitions,
+                            new AdminMetadata(runtime.sourceAdmin),
+                            new AdminMetadata(coordinator.destinationAdmin()),
+                            metrics));
+        }
+    }
+}

@@ -1,0 +1,119 @@
+package io.clustermirror.coordinator;
+
+import io.clustermirror.fetch.SourceFence;
+import io.clustermirror.mirror.TopicPromotion;
+import io.smallrye.mutiny.Uni;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.jboss.logging.Logger;
+
+/**
+ * The write fences promotes put on source topics, after the promote: lifted when a promote rolls back (at once, or
+ * after a restart found it under way) and when this mirror starts a promoted topic again (switch back). A fence that
+ * cannot be lifted yet stays recorded and is tried again every few seconds.
+ */
+final class PromotionFences {
+
+    private static final Logger LOGGER = Logger.getLogger(PromotionFences.class);
+    private static final long ROLLBACK_RETRY_MS = 5_000;
+
+    private final TopicPromotes.Host host;
+    private final CoordinatorThread thread;
+    private final long timeoutMs;
+
+    PromotionFences(TopicPromotes.Host host, CoordinatorThread thread, long timeoutMs) {
+        this.host = host;
+        this.thread = thread;
+        this.timeoutMs = timeoutMs;
+    }
+
+    /** After a restart: a promote that was under way never committed; it is rolled back (coordinator thread). */
+    void recover(String mirror) {
+        Set<String> under = new TreeSet<>();
+        host.promotions(mirror).forEach((topic, p) -> {
+            if (p.phase() == TopicPromotion.Phase.PROMOTING) {
+                under.add(topic);
+            }
+        });
+        if (!under.isEmpty()) {
+            LOGGER.warnf(
+                    "Mirror %s: a promote of %s was under way when the service stopped; rolling it back",
+                    mirror, under);
+            rollBack(mirror, under, "the service stopped during the promote")
+                    .subscribe()
+                    .with(ok -> {}, e -> {});
+        }
+    }
+
+    /** Rolls back a promote that did not commit: see {@link #liftAndForget}. */
+    Uni<Void> rollBack(String mirror, Set<String> topics, String why) {
+        return liftAndForget(mirror, topics, TopicPromotion.Phase.PROMOTING, "rolled back (" + why + ")");
+    }
+
+    /**
+     * This mirror starts topics again (switch back): the fences its promotes put on their source are lifted and the
+     * promotions forgotten (coordinator thread).
+     */
+    void restarted(String mirror, Set<String> topics) {
+        Set<String> promoted = new TreeSet<>();
+        host.promotions(mirror).forEach((t, p) -> {
+            if (topics.contains(t) && p.phase() == TopicPromotion.Phase.PROMOTED) {
+                promoted.add(t);
+            }
+        });
+        if (!promoted.isEmpty()) {
+            liftAndForget(mirror, promoted, TopicPromotion.Phase.PROMOTED, "started again by this mirror")
+                    .subscribe()
+                    .with(ok -> {}, e -> {});
+        }
+    }
+
+    /**
+     * Lifts the source fences this mirror created for the topics' promotions in {@code phase}, then forgets those
+     * promotions; retried every few seconds while the source will not let the fence go, the record saying what is
+     * pending meanwhile.
+     */
+    private Uni<Void> liftAndForget(String mirror, Set<String> topics, TopicPromotion.Phase phase, String why) {
+        return host.onCoordinator(() -> {
+                    Set<String> fenced = new TreeSet<>();
+                    host.promotions(mirror).forEach((t, p) -> {
+                        if (topics.contains(t) && p.phase() == phase && p.fenceCreated()) {
+                            fenced.add(t);
+                        }
+                    });
+                    return Map.entry(host.runtime(mirror), fenced);
+                })
+                .chain(entry -> TopicPromotes.blocking(() -> {
+                    new SourceFence(entry.getKey().sourceAdmin, timeoutMs).lift(entry.getValue());
+                    return null;
+                }))
+                .chain(() -> host.onCoordinator(() -> {
+                    Map<String, TopicPromotion> forget = new HashMap<>();
+                    host.promotions(mirror).forEach((t, p) -> {
+                        if (topics.contains(t) && p.phase() == phase) {
+                            forget.put(t, null);
+                        }
+                    });
+                    host.persist(mirror, forget, Map.of());
+                    LOGGER.infof("Mirror %s: promotion of %s %s: the source fence is lifted", mirror, topics, why);
+                    return null;
+                }))
+                .replaceWithVoid()
+                .onFailure()
+                .recoverWithItem(e -> {
+                    LOGGER.errorf(
+                            "Mirror %s: lifting the source fence of %s (%s) failed: %s; retrying in %d s, the source "
+                                    + "stays fenced until it succeeds",
+                            mirror, topics, why, e.toString(), ROLLBACK_RETRY_MS / 1000);
+                    thread.schedule(
+                            "lifting the source fence of " + mirror,
+                            ROLLBACK_RETRY_MS,
+                            () -> liftAndForget(mirror, topics, phase, why)
+                                    .subscribe()
+                                    .with(ok -> {}, x -> {}));
+                    return null;
+                });
+    }
+}

@@ -1,0 +1,77 @@
+package io.clustermirror.fetch;
+
+import io.clustermirror.mirror.MirrorPartition;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
+import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * How far a mirror has drained its partitions, read from both clusters at once: the source's log end (and leader epoch)
+ * and its oldest open transaction, the destination's log end. A partition is drained when both ends are equal and no
+ * source transaction is open on it. Blocking; for a worker.
+ */
+public final class DrainCheck {
+
+    /**
+     * One partition's drain.
+     *
+     * @param openTransactionStart first offset of the oldest transaction open on the source partition, or -1
+     */
+    public record Drain(long sourceEnd, int sourceLeaderEpoch, long destinationEnd, long openTransactionStart) {
+
+        public boolean drained() {
+            return sourceEnd == destinationEnd && openTransactionStart < 0;
+        }
+
+        public long lag() {
+            return Math.max(0, sourceEnd - destinationEnd);
+        }
+    }
+
+    private final Admin source;
+    private final Admin destination;
+    private final long timeoutMs;
+
+    public DrainCheck(Admin source, Admin destination, long timeoutMs) {
+        this.source = source;
+        this.destination = destination;
+        this.timeoutMs = timeoutMs;
+    }
+
+    public Map<MirrorPartition, Drain> read(Collection<MirrorPartition> partitions) throws Exception {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        partitions.forEach(p -> latest.put(new TopicPartition(p.topic(), p.partition()), OffsetSpec.latest()));
+        var sourceEnds = source.listOffsets(latest).all();
+        var destinationEnds = destination.listOffsets(latest).all();
+        var producers = source.describeProducers(latest.keySet()).all();
+        Map<TopicPartition, ListOffsetsResultInfo> from = sourceEnds.get(timeoutMs, TimeUnit.MILLISECONDS);
+        Map<TopicPartition, ListOffsetsResultInfo> to = destinationEnds.get(timeoutMs, TimeUnit.MILLISECONDS);
+        Map<TopicPartition, PartitionProducerState> open = producers.get(timeoutMs, TimeUnit.MILLISECONDS);
+        Map<MirrorPartition, Drain> drains = new HashMap<>();
+        for (MirrorPartition p : partitions) {
+            TopicPartition tp = new TopicPartition(p.topic(), p.partition());
+            long oldestOpen = open.get(tp).activeProducers().stream()
+                    .map(ProducerState::currentTransactionStartOffset)
+                    .filter(o -> o.isPresent())
+                    .mapToLong(o -> o.getAsLong())
+                    .min()
+                    .orElse(-1);
+            ListOffsetsResultInfo sourceEnd = from.get(tp);
+            drains.put(
+                    p,
+                    new Drain(
+                            sourceEnd.offset(),
+                            sourceEnd.leaderEpoch().orElse(-1),
+                            to.get(tp).offset(),
+                            oldestOpen));
+        }
+        return drains;
+    }
+}

@@ -1,0 +1,112 @@
+package io.clustermirror.fetch;
+
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
+import java.util.Collection;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.SecurityDisabledException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
+
+/**
+ * The write fence a planned switchover puts on the source (split-brain protection): a DENY WRITE ACL for
+ * {@code User:*} on each source topic, created and deleted with the mirror's own source credentials, which need ALTER
+ * on the source cluster. Super users bypass ACLs, so producers must run as ordinary users. Blocking; for a worker.
+ */
+public final class SourceFence {
+
+    private final Admin source;
+    private final long timeoutMs;
+
+    public SourceFence(Admin source, long timeoutMs) {
+        this.source = source;
+        this.timeoutMs = timeoutMs;
+    }
+
+    /** The fence of one topic. */
+    public static AclBinding binding(String topic) {
+        return new AclBinding(
+                new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
+                new AccessControlEntry("User:*", "*", AclOperation.WRITE, AclPermissionType.DENY));
+    }
+
+    /** The topics already fenced on the source (their fence predates this promote: it is not ours to lift). */
+    public Set<String> fenced(Collection<String> topics) throws Exception {
+        Set<String> fenced = new TreeSet<>();
+        try {
+            for (AclBinding binding : source.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY)
+                    .values()
+                    .get(timeoutMs, TimeUnit.MILLISECONDS)) {
+                topics.stream().filter(t -> binding.equals(binding(t))).forEach(fenced::add);
+            }
+        } catch (ExecutionException e) {
+            throw refusal(e.getCause());
+        }
+        return fenced;
+    }
+
+    /** Fences the topics; a source that cannot be fenced is refused with a reason that names the way out. */
+    public void fence(Collection<String> topics) throws Exception {
+        if (topics.isEmpty()) {
+            return;
+        }
+        try {
+            source.createAcls(topics.stream().map(SourceFence::binding).toList())
+                    .all()
+                    .get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw refusal(e.getCause());
+        }
+    }
+
+    /**
+     * Lifts the fence of the topics (only ever the fences this mirror created). A source without an authorizer, or
+     * that refuses this mirror ACL changes, cannot hold a fence of this mirror's: nothing to lift then.
+     */
+    public void lift(Collection<String> topics) throws Exception {
+        if (topics.isEmpty()) {
+            return;
+        }
+        try {
+            source.deleteAcls(topics.stream().map(t -> binding(t).toFilter()).toList())
+                    .all()
+                    .get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof SecurityDisabledException)
+                    && !(e.getCause() instanceof ClusterAuthorizationException)) {
+                throw e;
+            }
+        }
+    }
+
+    private static Exception refusal(Throwable cause) {
+        if (cause instanceof SecurityDisabledException) {
+            return new MirrorException(
+                    MirrorError.SECURITY_DISABLED,
+                    "The source cluster has no authorizer, so its topics cannot be fenced against writes; stop the producers "
+                            + "on the source and promote with \"fenceSource\": false (the promote then also requires the source "
+                            + "log end not to move)",
+                    "fenceSource");
+        }
+        if (cause instanceof ClusterAuthorizationException || cause instanceof TopicAuthorizationException) {
+            return new MirrorException(
+                    MirrorError.CLUSTER_AUTHORIZATION_FAILED,
+                    "The mirror's source credentials may not manage ACLs on the source (they need ALTER on the source "
+                            + "cluster): " + cause.getMessage() + "; grant it, or stop the producers and promote with "
+                            + "\"fenceSource\": false",
+                    "fenceSource");
+        }
+        return cause instanceof Exception e ? e : new IllegalStateException(cause);
+    }
+}

@@ -1,0 +1,227 @@
+package io.clustermirror.it;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.clustermirror.testbed.ServiceProcess;
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import io.restassured.specification.RequestSpecification;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Failback after an unplanned failover, with two services: the test bed's shared one (destination B, the test bed's
+ * destination) runs {@code a-to-b}; a second one, whose destination is A (the test bed's source), runs the reverse
+ * mirror {@code b-to-a}. A's topics predate that service, so they are started with {@code adoptExisting}.
+ */
+class FailbackIT extends ServiceIT {
+
+    private static ServiceProcess serviceA;
+
+    @BeforeAll
+    static void startTheServiceOfA() {
+        serviceA = bed.newPlainService(
+                        "failback-a",
+                        bed.source(),
+                        Map.of(
+                                "mirror.metadata.refresh.interval.ms", "1000",
+                                "mirror.state.topic.name", "__mirror_state_failback",
+                                "mirror.state.topic.num.partitions", "1"))
+                .start();
+    }
+
+    @AfterAll
+    static void stopIt() {
+        serviceA.stop();
+    }
+
+    @Test
+    void aDivergentTailOnTheOldPrimaryShouldBePreservedAndReportedAndTheTopicMadeIdentical() throws Exception {
+        // Given a-to-b mirrored 100 records, then an unplanned failover: the topic stopped on B, which took 20 more,
+        // while A, back, holds 30 records B never received
+        String topic = uniqueName("failback");
+        String aToB = uniqueName("a-to-b");
+        String bToA = uniqueName("b-to-a");
+        failover(aToB, topic);
+        produce(bed.destination().bootstrapServers(), topic, 20, "b-new");
+        produce(bed.source().bootstrapServers(), topic, 30, "a-diverged");
+
+        // When A's service mirrors B back into A, recreating what diverged
+        onA().body(createBody(
+                        bToA,
+                        Map.of(
+                                "bootstrap.servers",
+                                bed.destination().bootstrapServers(),
+                                "mirror.truncation.policy",
+                                "recreate")))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
+        onA().body(Map.of("topics", List.of(topic), "adoptExisting", true))
+                .post("/v1/mirrors/" + bToA + "/topics:start")
+                .then()
+                .statusCode(200);
+
+        // Then A's 30 records are preserved, with their original offsets, and reported
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> describeOnA(bToA, topic).get("divergence") != null);
+        JsonPath described = describeOnA(bToA, topic);
+        assertThat(described.getString("divergence.preservedTo")).isEqualTo("__diverged." + topic);
+        assertThat(described.getLong("divergence.partitions[0].fromOffset")).isEqualTo(100);
+        assertThat(described.getLong("divergence.partitions[0].toOffset")).isEqualTo(130);
+        assertThat(described.getLong("divergence.partitions[0].records")).isEqualTo(30);
+        List<ConsumerRecord<byte[], byte[]>> preserved =
+                readAll(bed.source().bootstrapServers(), "__diverged." + topic);
+        assertThat(preserved)
+                .hasSize(30)
+                .allSatisfy(r -> assertThat(new String(r.value(), StandardCharsets.UTF_8))
+                        .startsWith("a-diverged-"));
+        assertThat(header(preserved.get(0), "cluster-mirror.original.offset")).isEqualTo("100");
+        assertThat(header(preserved.get(29), "cluster-mirror.original.offset")).isEqualTo("129");
+        assertThat(header(preserved.get(0), "cluster-mirror.original.partition"))
+                .isEqualTo("0");
+        assertThat(header(preserved.get(0), "origin"))
+                .as("the record's own headers are kept")
+                .isEqualTo("a-diverged");
+        assertThat(onA().get("/q/metrics").then().extract().asString())
+                .contains("cluster_mirror_diverged_records_total{mirror=\"" + bToA + "\"} 30.0");
+        assertThat(serviceA.log())
+                .contains("30 record(s) only the destination held were preserved into __diverged." + topic);
+
+        // and A ends identical to B, record for record
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> describeOnA(bToA, topic).getList("partitions", Map.class).stream()
+                        .allMatch(p -> "MIRRORING".equals(p.get("state"))
+                                && Integer.valueOf(0).equals(p.get("lag"))));
+        assertThat(values(bed.source().bootstrapServers(), topic))
+                .isEqualTo(values(bed.destination().bootstrapServers(), topic))
+                .hasSize(120);
+    }
+
+    @Test
+    void anOldPrimaryThatIsAPrefixShouldOnlyFetchWhatTheNewOneTookSince() throws Exception {
+        // Given a failover after which B took 20 records and A none
+        String topic = uniqueName("prefix");
+        String aToB = uniqueName("a-to-b");
+        String bToA = uniqueName("b-to-a");
+        failover(aToB, topic);
+        produce(bed.destination().bootstrapServers(), topic, 20, "b-new");
+
+        // When A's service mirrors B back into A (the default policy: fail, nothing may be recreated)
+        onA().body(createBody(
+                        bToA, Map.of("bootstrap.servers", bed.destination().bootstrapServers())))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
+        onA().body(Map.of("topics", List.of(topic), "adoptExisting", true))
+                .post("/v1/mirrors/" + bToA + "/topics:start")
+                .then()
+                .statusCode(200);
+
+        // Then mirroring continues at A's end: exactly B's 20 new records travel
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> describeOnA(bToA, topic).getList("partitions", Map.class).stream()
+                        .allMatch(p -> "MIRRORING".equals(p.get("state"))
+                                && Integer.valueOf(0).equals(p.get("lag"))));
+        assertThat(onA().get("/q/metrics").then().extract().asString())
+                .contains("cluster_mirror_records_total{mirror=\"" + bToA + "\"} 20.0");
+        assertThat(values(bed.source().bootstrapServers(), topic))
+                .isEqualTo(values(bed.destination().bootstrapServers(), topic))
+                .hasSize(120);
+        assertThat(describeOnA(bToA, topic).getString("divergence")).isNull();
+    }
+
+    // ================================================================ helpers
+
+    /** a-to-b mirrors 100 records of a new topic on A, then the topic is stopped on B (unplanned failover). */
+    private static void failover(String aToB, String topic) throws Exception {
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        produce(bed.source().bootstrapServers(), topic, 100, "a-before");
+        createMirror(aToB);
+        startTopics(aToB, topic);
+        awaitConverged(aToB, topic);
+        topicVerb(aToB, "stop", topic);
+        awaitAllPartitions(aToB, topic, "STOPPED");
+    }
+
+    private static RequestSpecification onA() {
+        return given().baseUri(serviceA.baseUri().toString()).contentType(ContentType.JSON);
+    }
+
+    private static JsonPath describeOnA(String mirror, String topic) {
+        return onA().get("/v1/mirrors/" + mirror + "/topics/" + topic)
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
+    }
+
+    private static void produce(String bootstrap, String topic, int count, String tag) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(bootstrap, Map.of())) {
+            for (int i = 0; i < count; i++) {
+                ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(
+                        topic,
+                        0,
+                        ("k" + i).getBytes(StandardCharsets.UTF_8),
+                        (tag + "-" + i).getBytes(StandardCharsets.UTF_8));
+                record.headers().add("origin", tag.getBytes(StandardCharsets.UTF_8));
+                producer.send(record).get();
+            }
+        }
+    }
+
+    private static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrap, String topic) throws Exception {
+        Map<String, Object> props = new HashMap<>();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        List<ConsumerRecord<byte[], byte[]>> all = new java.util.ArrayList<>();
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap));
+                KafkaConsumer<byte[], byte[]> consumer =
+                        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            Map<TopicPartition, Long> ends =
+                    Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest());
+            consumer.assign(ends.keySet());
+            consumer.seekToBeginning(ends.keySet());
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (ends.entrySet().stream().anyMatch(e -> consumer.position(e.getKey()) < e.getValue())) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("could not read " + topic + " to its end " + ends);
+                }
+                consumer.poll(Duration.ofMillis(200)).forEach(all::add);
+            }
+        }
+        all.sort(java.util.Comparator.comparingInt((ConsumerRecord<byte[], byte[]> r) -> r.partition())
+                .thenComparingLong(ConsumerRecord::offset));
+        return all;
+    }
+
+    /** The topic's records as "offset=value", in order. */
+    private static List<String> values(String bootstrap, String topic) throws Exception {
+        return readAll(bootstrap, topic).stream()
+                .map(r -> r.offset() + "=" + new String(r.value(), StandardCharsets.UTF_8))
+                .toList();
+    }
+
+    private static String header(ConsumerRecord<byte[], byte[]> record, String key) {
+        var header = record.headers().lastHeader(key);
+        return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+    }
+}
