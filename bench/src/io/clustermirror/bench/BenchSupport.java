@@ -21,9 +21,20 @@ final class BenchSupport {
 
     /** Source and destination brokers under {@code root}, started in parallel. */
     static KafkaBrokerProcess[] startClusters(Path root) throws Exception {
+        return startClusters(root, Map.of());
+    }
+
+    /** Source (with these broker settings) and destination brokers under {@code root}, started in parallel. */
+    static KafkaBrokerProcess[] startClusters(Path root, Map<String, String> sourceSettings) throws Exception {
         String classpath = KafkaBrokerProcess.classpathFrom(Path.of("target", "kafka-broker.classpath"));
         KafkaBrokerProcess source = new KafkaBrokerProcess(
-                "source", root.resolve("source"), free(), free(), classpath, Map.of(), KafkaBrokerProcess.THROUGHPUT);
+                "source",
+                root.resolve("source"),
+                free(),
+                free(),
+                classpath,
+                sourceSettings,
+                KafkaBrokerProcess.THROUGHPUT);
         KafkaBrokerProcess destination = new KafkaBrokerProcess(
                 "destination",
                 root.resolve("destination"),
@@ -57,6 +68,7 @@ final class BenchSupport {
                 Path.of("target", "quarkus-app", "quarkus-run.jar")
                         .toAbsolutePath()
                         .toString()));
+        java.nio.file.Files.createDirectories(root);
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(root.resolve("service.log").toFile())

@@ -216,6 +216,74 @@ class PlannedSwitchoverIT extends ServiceIT {
     }
 
     @Test
+    void aSwitchBackShouldCopyNothingTwiceAndMoveTheFencesWithThePrimary() throws Exception {
+        // Given a planned switchover from A to B, after which alice wrote 50 records to B
+        String topic = uniqueName(PREFIX + "back");
+        String aToB = uniqueName("a-to-b");
+        String bToA = uniqueName("b-to-a");
+        mirrorOf(aToB, topic, 1);
+        api().body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + aToB + "/topics:promote")
+                .then()
+                .statusCode(200);
+        produce(b, topic, 50, "on-b");
+
+        try (ServiceProcess serviceA = bed.newService(
+                        "switchover-service-a", a, Map.of("mirror.metadata.refresh.interval.ms", "1000"))
+                .start()) {
+            // When A's service mirrors B back into A (A's topic predates it: adopted) and A catches up
+            onA(serviceA)
+                    .body(createBody(bToA, TestBed.sasl(b, TestBed.ADMIN_JAAS)))
+                    .post("/v1/mirrors")
+                    .then()
+                    .statusCode(201);
+            onA(serviceA)
+                    .body(Map.of("topics", List.of(topic), "adoptExisting", true))
+                    .post("/v1/mirrors/" + bToA + "/topics:start")
+                    .then()
+                    .statusCode(200);
+            await().atMost(Duration.ofSeconds(60)).until(() -> ends(a, topic).equals(ends(b, topic)));
+            assertThat(metric(serviceA, "cluster_mirror_records_total{mirror=\"" + bToA + "\"}"))
+                    .as("only what B took since the switchover travels")
+                    .isEqualTo(50);
+
+            // and the primary moves back: b-to-a is promoted (B fenced, A writable)
+            onA(serviceA)
+                    .body(Map.of("topics", List.of(topic)))
+                    .post("/v1/mirrors/" + bToA + "/topics:promote")
+                    .then()
+                    .statusCode(200);
+            awaitWritable(a, topic);
+            assertThatWriteIsRefused(b, topic);
+            produce(a, topic, 10, "on-a-again");
+
+            // and B's service starts the topic of a-to-b again
+            double before = metric(service, "cluster_mirror_records_total{mirror=\"" + aToB + "\"}");
+            long behind = total(ends(a, topic)) - total(ends(b, topic)); // the 10, and awaitWritable's probe
+            assertThat(behind).isEqualTo(11);
+            startTopics(aToB, topic);
+
+            // Then B continues from its end (a prefix of A): only A's 10 new records travel, no re-copy
+            awaitConverged(aToB, topic);
+            assertThat(metric(service, "cluster_mirror_records_total{mirror=\"" + aToB + "\"}") - before)
+                    .isEqualTo(behind);
+            assertThat(readAll(b, topic)).isEqualTo(readAll(a, topic)).hasSize(161);
+            // and B is read-only again, A takes writes, and the fence a-to-b's promote left on A is gone with its
+            // record
+            assertThatWriteIsRefused(b, topic);
+            awaitWritable(a, topic);
+            assertThat(fences(a, topic)).isEmpty();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> describeTopic(aToB, topic).getString("promotion") == null);
+            onA(serviceA)
+                    .get("/v1/mirrors/" + bToA + "/topics/" + topic)
+                    .then()
+                    .statusCode(200)
+                    .body("promotion.phase", org.hamcrest.Matchers.equalTo("PROMOTED"));
+        }
+    }
+
+    @Test
     void aSourceWithoutAuthorizerShouldBeRefusedUnlessTheOperatorVouchesForIt() throws Exception {
         // Given a mirror of the test bed's plain source (no authorizer)
         String topic = uniqueName(PREFIX + "plain");
@@ -251,6 +319,37 @@ class PlannedSwitchoverIT extends ServiceIT {
     }
 
     // ================================================================ helpers
+
+    private static io.restassured.specification.RequestSpecification onA(ServiceProcess serviceA) {
+        return io.restassured.RestAssured.given()
+                .baseUri(serviceA.baseUri().toString())
+                .contentType(io.restassured.http.ContentType.JSON);
+    }
+
+    /** A counter's value in the service's Prometheus output (0 when absent). */
+    private static double metric(ServiceProcess process, String series) {
+        String text = io.restassured.RestAssured.given()
+                .baseUri(process.baseUri().toString())
+                .get("/q/metrics")
+                .then()
+                .extract()
+                .asString();
+        return text.lines()
+                .filter(l -> l.startsWith(series + " "))
+                .mapToDouble(
+                        l -> Double.parseDouble(l.substring(series.length() + 1).trim()))
+                .findFirst()
+                .orElse(0);
+    }
+
+    private static void produce(KafkaBrokerProcess cluster, String topic, int count, String tag) throws Exception {
+        try (KafkaProducer<String, String> producer = producer(cluster)) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, "k" + i, tag + "-" + i))
+                        .get();
+            }
+        }
+    }
 
     private static AclBinding allow(ResourceType type, AclOperation operation) {
         return new AclBinding(
@@ -369,6 +468,10 @@ class PlannedSwitchoverIT extends ServiceIT {
             }
         }
         return all;
+    }
+
+    private static long total(Map<TopicPartition, Long> ends) {
+        return ends.values().stream().mapToLong(Long::longValue).sum();
     }
 
     private static Map<TopicPartition, Long> ends(KafkaBrokerProcess cluster, String topic) throws Exception {
