@@ -147,7 +147,102 @@ class FailbackIT extends ServiceIT {
         assertThat(describeOnA(bToA, topic).getString("divergence")).isNull();
     }
 
+    @Test
+    void aTransactionalTopicShouldGoThroughFailoverAndFailbackWithEveryMarkerInPlace() throws Exception {
+        // Given a transactional topic mirrored to B (a committed and an aborted transaction), an unplanned failover,
+        // then transactions on B, and on A too (a committed and an aborted one B never sees)
+        String topic = uniqueName("txn-failback");
+        String aToB = uniqueName("a-to-b");
+        String bToA = uniqueName("b-to-a");
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        transaction(bed.source().bootstrapServers(), topic, "a-committed", 20, true);
+        transaction(bed.source().bootstrapServers(), topic, "a-aborted", 10, false);
+        createMirror(aToB);
+        startTopics(aToB, topic);
+        awaitConverged(aToB, topic);
+        topicVerb(aToB, "stop", topic);
+        awaitAllPartitions(aToB, topic, "STOPPED");
+        transaction(bed.destination().bootstrapServers(), topic, "b-committed", 15, true);
+        transaction(bed.destination().bootstrapServers(), topic, "b-aborted", 5, false);
+        transaction(bed.source().bootstrapServers(), topic, "a-diverged", 7, true);
+        transaction(bed.source().bootstrapServers(), topic, "a-diverged-aborted", 3, false);
+
+        // When A's service mirrors B back into A, recreating what diverged
+        onA().body(createBody(
+                        bToA,
+                        Map.of(
+                                "bootstrap.servers",
+                                bed.destination().bootstrapServers(),
+                                "mirror.truncation.policy",
+                                "recreate")))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
+        onA().body(Map.of("topics", List.of(topic), "adoptExisting", true))
+                .post("/v1/mirrors/" + bToA + "/topics:start")
+                .then()
+                .statusCode(200);
+
+        // Then the divergence starts after the 32 offsets both had (20 records, a marker, 10, a marker), and only A's
+        // committed records are preserved: an aborted transaction was never data
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> describeOnA(bToA, topic).get("divergence") != null);
+        JsonPath described = describeOnA(bToA, topic);
+        assertThat(described.getLong("divergence.partitions[0].fromOffset")).isEqualTo(32);
+        assertThat(described.getLong("divergence.partitions[0].toOffset")).isEqualTo(44);
+        assertThat(described.getLong("divergence.partitions[0].records")).isEqualTo(7);
+        assertThat(readAll(bed.source().bootstrapServers(), "__diverged." + topic))
+                .hasSize(7)
+                .allSatisfy(r -> assertThat(new String(r.value(), StandardCharsets.UTF_8))
+                        .startsWith("a-diverged-"));
+        // and A ends identical to B: every record and marker at its offset, the aborted transactions still aborted
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> describeOnA(bToA, topic).getList("partitions", Map.class).stream()
+                        .allMatch(p -> "MIRRORING".equals(p.get("state"))
+                                && Integer.valueOf(0).equals(p.get("lag"))));
+        assertThat(Kafka.readAll(bed.source().bootstrapServers(), topic, "read_uncommitted"))
+                .isEqualTo(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_uncommitted"))
+                .hasSize(50);
+        assertThat(Kafka.readAll(bed.source().bootstrapServers(), topic, "read_committed"))
+                .isEqualTo(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed"))
+                .hasSize(35)
+                .noneSatisfy(r -> assertThat(r.value()).contains("aborted"));
+        assertThat(layout(Kafka.batches(bed.source(), topic, 0, 0)))
+                .isEqualTo(layout(Kafka.batches(bed.destination(), topic, 0, 0)));
+    }
+
     // ================================================================ helpers
+
+    private static void transaction(String bootstrap, String topic, String tag, int count, boolean commit) {
+        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(
+                bootstrap,
+                Map.of(org.apache.kafka.clients.producer.ProducerConfig.TRANSACTIONAL_ID_CONFIG, uniqueName(tag)))) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(
+                        topic,
+                        0,
+                        ("k" + i).getBytes(StandardCharsets.UTF_8),
+                        (tag + "-" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            if (commit) {
+                producer.commitTransaction();
+            } else {
+                producer.flush();
+                producer.abortTransaction();
+            }
+        }
+    }
+
+    private static List<String> layout(List<Kafka.Batch> batches) {
+        return batches.stream()
+                .map(b -> b.baseOffset() + ".." + b.lastOffset() + " x" + b.count() + (b.transactional() ? " txn" : "")
+                        + (b.control() ? " marker" : ""))
+                .toList();
+    }
 
     /** a-to-b mirrors 100 records of a new topic on A, then the topic is stopped on B (unplanned failover). */
     private static void failover(String aToB, String topic) throws Exception {
