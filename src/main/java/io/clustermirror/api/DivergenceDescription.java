@@ -1,6 +1,6 @@
 package io.clustermirror.api;
 
-import io.clustermirror.coordinator.TopicRecreation;
+import io.clustermirror.mirror.TopicDivergence;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
@@ -33,7 +33,7 @@ public record DivergenceDescription(
             @Schema(description = "Committed records copied", example = "50")
             long records) {}
 
-    static DivergenceDescription of(TopicRecreation.Divergence d) {
+    static DivergenceDescription of(TopicDivergence d) {
         return new DivergenceDescription(
                 d.partitions().get(0).preservedTo(),
                 d.at().toString(),

@@ -17,5 +17,5 @@ public record TopicDescription(
         @Schema(
                 description =
                         "Records only the destination held when the topic was last recreated for diverging from the "
-                                + "source (failback), and where they were preserved; null when none (kept until the service restarts)")
+                                + "source (failback), and where they were preserved; null when none")
         DivergenceDescription divergence) {}

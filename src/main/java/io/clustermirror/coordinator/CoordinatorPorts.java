@@ -4,6 +4,7 @@ import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.sync.AdminMetadata;
 import io.clustermirror.sync.GroupOffsetSync;
@@ -43,6 +44,12 @@ final class CoordinatorPorts {
         }
 
         @Override
+        public void persistDivergence(
+                String mirror, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed) {
+            coordinator.keeper().putDivergence(mirror, divergence, changed);
+        }
+
+        @Override
         public Optional<Mirror> mirror(String name) {
             return Optional.ofNullable(coordinator.keeper().state().mirrors().get(name));
         }
@@ -68,28 +75,33 @@ final class CoordinatorPorts {
         }
     }
 
-    /** The coordinator as a start sees it. */
-    static final class Starts implements TopicStarts.Host {
-        private final MirrorCoordinator coordinator;
+    /** What a start and a promote both need: the active coordinator's mirrors, its thread, the runtimes. */
+    private abstract static class Verbs {
+        final MirrorCoordinator coordinator;
 
-        Starts(MirrorCoordinator coordinator) {
+        Verbs(MirrorCoordinator coordinator) {
             this.coordinator = coordinator;
         }
 
-        @Override
         public Mirror require(String name) {
             coordinator.requireActive();
             return coordinator.require(name);
         }
 
-        @Override
         public <T> Uni<T> onCoordinator(Supplier<T> action) {
             return coordinator.onCoordinator(action);
         }
 
-        @Override
         public MirrorRuntime runtime(String name) {
             return coordinator.runtime(name);
+        }
+    }
+
+    /** The coordinator as a start sees it. */
+    static final class Starts extends Verbs implements TopicStarts.Host {
+
+        Starts(MirrorCoordinator coordinator) {
+            super(coordinator);
         }
 
         @Override
@@ -119,29 +131,12 @@ final class CoordinatorPorts {
     }
 
     /** The coordinator as a promote sees it. */
-    static final class Promotes implements TopicPromotes.Host {
-        private final MirrorCoordinator coordinator;
+    static final class Promotes extends Verbs implements TopicPromotes.Host {
         private final MirrorMetrics metrics;
 
         Promotes(MirrorCoordinator coordinator, MirrorMetrics metrics) {
-            this.coordinator = coordinator;
+            super(coordinator);
             this.metrics = metrics;
-        }
-
-        @Override
-        public Mirror require(String name) {
-            coordinator.requireActive();
-            return coordinator.require(name);
-        }
-
-        @Override
-        public <T> Uni<T> onCoordinator(Supplier<T> action) {
-            return coordinator.onCoordinator(action);
-        }
-
-        @Override
-        public MirrorRuntime runtime(String name) {
-            return coordinator.runtime(name);
         }
 
         @Override

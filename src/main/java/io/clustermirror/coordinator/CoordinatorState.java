@@ -4,6 +4,7 @@ import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.state.StateSnapshot;
 import java.util.HashMap;
@@ -19,21 +20,27 @@ record CoordinatorState(
         Map<String, Mirror> mirrors,
         Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
         Map<String, Set<AclEntry>> createdAcls,
-        Map<String, Map<String, TopicPromotion>> promotions) {
+        Map<String, Map<String, TopicPromotion>> promotions,
+        Map<String, Map<String, TopicDivergence>> divergences) {
 
-    static final CoordinatorState EMPTY = new CoordinatorState(Map.of(), Map.of(), Map.of(), Map.of());
+    static final CoordinatorState EMPTY = new CoordinatorState(Map.of(), Map.of(), Map.of(), Map.of(), Map.of());
 
     CoordinatorState {
         mirrors = Map.copyOf(mirrors);
         partitions = Map.copyOf(partitions);
         createdAcls = Map.copyOf(createdAcls);
         promotions = Map.copyOf(promotions);
+        divergences = Map.copyOf(divergences);
     }
 
     /** The state a replay of the state topic yields. */
     static CoordinatorState of(StateSnapshot snapshot) {
         return new CoordinatorState(
-                snapshot.mirrors(), snapshot.partitions(), snapshot.createdAcls(), snapshot.promotions());
+                snapshot.mirrors(),
+                snapshot.partitions(),
+                snapshot.createdAcls(),
+                snapshot.promotions(),
+                snapshot.divergences());
     }
 
     /** The mirror's partitions (none for an unknown mirror). */
@@ -46,6 +53,20 @@ record CoordinatorState(
         return promotions.getOrDefault(mirror, Map.of());
     }
 
+    /** What the mirror's topics held when last recreated for diverging, by topic. */
+    Map<String, TopicDivergence> divergences(String mirror) {
+        return divergences.getOrDefault(mirror, Map.of());
+    }
+
+    /** With the topic's divergence recorded (replacing an earlier one). */
+    CoordinatorState withDivergence(String mirror, TopicDivergence divergence) {
+        Map<String, TopicDivergence> ofMirror = new HashMap<>(divergences(mirror));
+        ofMirror.put(divergence.topic(), divergence);
+        Map<String, Map<String, TopicDivergence>> next = new HashMap<>(divergences);
+        next.put(mirror, Map.copyOf(ofMirror));
+        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, next);
+    }
+
     Set<AclEntry> createdAcls(String mirror) {
         return createdAcls.getOrDefault(mirror, Set.of());
     }
@@ -54,7 +75,7 @@ record CoordinatorState(
     CoordinatorState with(Mirror mirror) {
         Map<String, Mirror> next = new HashMap<>(mirrors);
         next.put(mirror.name(), mirror);
-        return new CoordinatorState(next, partitions, createdAcls, promotions);
+        return new CoordinatorState(next, partitions, createdAcls, promotions, divergences);
     }
 
     /** Without the mirror, its partitions and its ACL bookkeeping. */
@@ -67,7 +88,9 @@ record CoordinatorState(
         nextAcls.remove(mirror);
         Map<String, Map<String, TopicPromotion>> nextPromotions = new HashMap<>(promotions);
         nextPromotions.remove(mirror);
-        return new CoordinatorState(nextMirrors, nextPartitions, nextAcls, nextPromotions);
+        Map<String, Map<String, TopicDivergence>> nextDivergences = new HashMap<>(divergences);
+        nextDivergences.remove(mirror);
+        return new CoordinatorState(nextMirrors, nextPartitions, nextAcls, nextPromotions, nextDivergences);
     }
 
     /** With these partition statuses of the mirror changed (or added); the others as they are. */
@@ -76,13 +99,13 @@ record CoordinatorState(
         ofMirror.putAll(changed);
         Map<String, Map<MirrorPartition, PartitionStatus>> next = new HashMap<>(partitions);
         next.put(mirror, Map.copyOf(ofMirror));
-        return new CoordinatorState(mirrors, next, createdAcls, promotions);
+        return new CoordinatorState(mirrors, next, createdAcls, promotions, divergences);
     }
 
     CoordinatorState withCreatedAcls(String mirror, Set<AclEntry> acls) {
         Map<String, Set<AclEntry>> next = new HashMap<>(createdAcls);
         next.put(mirror, Set.copyOf(acls));
-        return new CoordinatorState(mirrors, partitions, next, promotions);
+        return new CoordinatorState(mirrors, partitions, next, promotions, divergences);
     }
 
     /** With these topic promotions of the mirror changed (a null value removes the topic's). */
@@ -97,6 +120,6 @@ record CoordinatorState(
         });
         Map<String, Map<String, TopicPromotion>> next = new HashMap<>(promotions);
         next.put(mirror, Map.copyOf(ofMirror));
-        return new CoordinatorState(mirrors, partitions, createdAcls, next);
+        return new CoordinatorState(mirrors, partitions, createdAcls, next, divergences);
     }
 }

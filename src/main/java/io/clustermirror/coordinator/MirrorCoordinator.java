@@ -359,8 +359,8 @@ public class MirrorCoordinator {
     }
 
     /** The divergent tail preserved when the topic was last recreated (failback), if any. */
-    public java.util.Optional<TopicRecreation.Divergence> divergence(String name, String topic) {
-        return lifecycle.divergence(name, topic);
+    public java.util.Optional<io.clustermirror.mirror.TopicDivergence> divergence(String name, String topic) {
+        return java.util.Optional.ofNullable(keeper.state().divergences(name).get(topic));
     }
 
     /** The mirror's topic promotions (under way, or the proof of those that completed), by topic. */

@@ -7,6 +7,7 @@ import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicDivergence;
 import java.time.Clock;
 import java.util.Collection;
 import java.util.List;
@@ -32,6 +33,10 @@ final class PartitionLifecycle {
 
         /** Persists the changed statuses, then makes them the state (coordinator thread). */
         void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed);
+
+        /** Persists what a recreated topic held, with the changed statuses, in one write (coordinator thread). */
+        void persistDivergence(
+                String mirror, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed);
 
         Optional<Mirror> mirror(String name);
 
@@ -86,7 +91,6 @@ final class PartitionLifecycle {
     /** A deleted mirror leaves nothing behind. */
     void forget(String mirror) {
         halts.forget(mirror);
-        recreation.forget(mirror);
         progress.keySet().removeIf(key -> key.startsWith(mirror + "/"));
     }
 
@@ -377,11 +381,6 @@ final class PartitionLifecycle {
         } catch (RuntimeException e) {
             LOGGER.errorf(e, "Mirror %s: could not resume its partitions", name);
         }
-    }
-
-    /** The divergent tail preserved when the topic was last recreated, if any. */
-    java.util.Optional<TopicRecreation.Divergence> divergence(String mirror, String topic) {
-        return recreation.divergence(mirror, topic);
     }
 
     /** Why the mirror is halted, or null. */

@@ -9,6 +9,7 @@ import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.state.MirrorStateStore;
 import io.clustermirror.state.MirrorStateStore.CoordinatorFencedException;
@@ -128,7 +129,8 @@ final class StateKeeper {
 
     void deleteMirror(String name, Collection<MirrorPartition> partitions) {
         Set<String> promoted = state.promotions(name).keySet();
-        persist(() -> store.deleteMirror(name, partitions, promoted));
+        Set<String> diverged = state.divergences(name).keySet();
+        persist(() -> store.deleteMirror(name, partitions, promoted, diverged));
         state = state.without(name);
     }
 
@@ -145,6 +147,12 @@ final class StateKeeper {
             String mirror, Map<String, TopicPromotion> promotions, Map<MirrorPartition, PartitionStatus> changed) {
         persist(() -> store.putPromotions(mirror, promotions, changed));
         state = state.withPartitions(mirror, changed).withPromotions(mirror, promotions);
+    }
+
+    /** What a topic held when it was recreated for diverging, with the partition statuses, in one write. */
+    void putDivergence(String mirror, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed) {
+        persist(() -> store.putDivergence(mirror, divergence, changed));
+        state = state.withPartitions(mirror, changed).withDivergence(mirror, divergence);
     }
 
     void putCreatedAcls(String mirror, Set<AclEntry> acls) {

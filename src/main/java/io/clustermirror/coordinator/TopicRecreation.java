@@ -6,15 +6,14 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.PreservedTail;
+import io.clustermirror.mirror.TopicDivergence;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import org.jboss.logging.Logger;
 
@@ -23,15 +22,13 @@ import org.jboss.logging.Logger;
  * again like the source's. Every partition of the topic the mirror holds goes FAILED with the reason and leaves the
  * data plane (its open destination transactions aborted). Then the records only the destination holds (a failback's
  * divergent tail) are preserved, partition by partition, into {@code __diverged.<topic>} and reported; only once that
- * succeeded is the topic recreated (its topic id changes) and every partition starts over in LOG_TRUNCATION. A failed
+ * succeeded is the topic recreated (its topic id changes) and every partition starts over in LOG_TRUNCATION; what was
+ * preserved is persisted with the partitions (describe shows it, also after a restart). A failed
  * preservation or recreate leaves the partitions FAILED naming why, the topic untouched.
  */
-public final class TopicRecreation {
+final class TopicRecreation {
 
     private static final Logger LOGGER = Logger.getLogger(TopicRecreation.class);
-
-    /** The divergent tails preserved before a topic was recreated, for describe. */
-    public record Divergence(Instant at, List<PreservedTail> partitions) {}
 
     private final PartitionLifecycle.Host host;
     private final CoordinatorThread thread;
@@ -39,8 +36,6 @@ public final class TopicRecreation {
     private final Clock clock;
     /** Runs LOG_TRUNCATION for a partition. */
     private final BiConsumer<String, MirrorPartition> truncate;
-    /** By mirror and topic ("mirror/topic"): the last preservation. */
-    private final Map<String, Divergence> divergences = new ConcurrentHashMap<>();
 
     TopicRecreation(
             PartitionLifecycle.Host host,
@@ -53,16 +48,6 @@ public final class TopicRecreation {
         this.metrics = metrics;
         this.clock = clock;
         this.truncate = truncate;
-    }
-
-    /** The divergent tail preserved when the topic was last recreated, if any. */
-    Optional<Divergence> divergence(String mirror, String topic) {
-        return Optional.ofNullable(divergences.get(mirror + "/" + topic));
-    }
-
-    /** A deleted mirror leaves nothing behind. */
-    void forget(String mirror) {
-        divergences.keySet().removeIf(key -> key.startsWith(mirror + "/"));
     }
 
     /** The topic's partitions leave the data plane, its divergent tails are preserved, it is recreated, all restart. */
@@ -97,16 +82,23 @@ public final class TopicRecreation {
                         .toArray(CompletableFuture[]::new))
                 .thenRunAsync(
                         () -> {
-                            String error = preserveAndRecreate(name, topic, all, excluded, runtime);
-                            thread.run("restart after recreating " + topic, () -> restart(name, failed, error));
+                            List<PreservedTail> preserved = new ArrayList<>();
+                            String error = preserveAndRecreate(name, topic, all, excluded, runtime, preserved);
+                            thread.run(
+                                    "restart after recreating " + topic,
+                                    () -> restart(name, topic, failed, preserved, error));
                         },
                         runtime.workers());
     }
 
     /** On a worker: null when the topic was recreated, else why not. */
     private String preserveAndRecreate(
-            String name, String topic, List<MirrorPartition> partitions, List<String> excluded, MirrorParts runtime) {
-        List<PreservedTail> preserved = new ArrayList<>();
+            String name,
+            String topic,
+            List<MirrorPartition> partitions,
+            List<String> excluded,
+            MirrorParts runtime,
+            List<PreservedTail> preserved) {
         try {
             for (MirrorPartition p : partitions) {
                 runtime.preserveDivergentTail(p).ifPresent(preserved::add);
@@ -117,7 +109,6 @@ public final class TopicRecreation {
         }
         if (!preserved.isEmpty()) {
             long records = preserved.stream().mapToLong(PreservedTail::records).sum();
-            divergences.put(name + "/" + topic, new Divergence(clock.instant(), List.copyOf(preserved)));
             metrics.divergedRecords(name, records);
             LOGGER.warnf(
                     "Mirror %s: %d record(s) only the destination held were preserved into %s before recreating %s: %s",
@@ -140,7 +131,13 @@ public final class TopicRecreation {
         }
     }
 
-    private void restart(String name, Map<MirrorPartition, PartitionStatus> failed, String error) {
+    /** Back on the coordinator thread: the partitions start over (or stay FAILED), persisted with what was preserved. */
+    private void restart(
+            String name,
+            String topic,
+            Map<MirrorPartition, PartitionStatus> failed,
+            List<PreservedTail> preserved,
+            String error) {
         Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
         failed.keySet().forEach(p -> {
             PartitionStatus s = host.partitions(name).get(p);
@@ -152,7 +149,11 @@ public final class TopicRecreation {
                                 : s.moveTo(MirrorPartitionState.FAILED, error, clock.instant()));
             }
         });
-        host.persistPartitions(name, restarted);
+        if (preserved.isEmpty()) {
+            host.persistPartitions(name, restarted);
+        } else {
+            host.persistDivergence(name, new TopicDivergence(topic, clock.instant(), preserved), restarted);
+        }
         if (error == null) {
             restarted.keySet().forEach(p -> truncate.accept(name, p));
         }

@@ -3,6 +3,7 @@ package io.clustermirror.state;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -81,6 +82,7 @@ public final class MirrorStateStore implements AutoCloseable {
         Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
         Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls = new HashMap<>();
         Map<String, Map<String, TopicPromotion>> promotions = new HashMap<>();
+        Map<String, Map<String, TopicDivergence>> divergences = new HashMap<>();
         long started = System.nanoTime();
         int records = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
@@ -97,12 +99,12 @@ public final class MirrorStateStore implements AutoCloseable {
                             + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
                 }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                    apply(mirrors, statuses, acls, promotions, record);
+                    apply(mirrors, statuses, acls, promotions, divergences, record);
                     records++;
                 }
             }
         }
-        StateSnapshot snapshot = new StateSnapshot(mirrors, statuses, acls, promotions);
+        StateSnapshot snapshot = new StateSnapshot(mirrors, statuses, acls, promotions, divergences);
         LOGGER.infof(
                 "Replayed %d record(s) of %s in %d ms: %d mirror(s), %d partition(s)",
                 records,
@@ -127,6 +129,7 @@ public final class MirrorStateStore implements AutoCloseable {
             Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
             Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls,
             Map<String, Map<String, TopicPromotion>> promotions,
+            Map<String, Map<String, TopicDivergence>> divergences,
             ConsumerRecord<byte[], byte[]> record) {
         if (record.key() == null) {
             throw new StateFormatException("__mirror_state record at " + record.topic() + "-" + record.partition() + "@"
@@ -173,6 +176,16 @@ public final class MirrorStateStore implements AutoCloseable {
                             StateSerde.readPromotion(record.value()).promotion());
                 }
             }
+            case StateKey.KIND_DIVERGENCE -> {
+                Map<String, TopicDivergence> ofMirror = divergences.computeIfAbsent(key.mirror(), m -> new HashMap<>());
+                if (record.value() == null) {
+                    ofMirror.remove(key.topic());
+                } else {
+                    ofMirror.put(
+                            key.topic(),
+                            StateSerde.readDivergence(record.value()).divergence());
+                }
+            }
             default ->
                 LOGGER.debugf(
                         "Skipping __mirror_state record of unknown kind %s for mirror %s", key.kind(), key.mirror());
@@ -184,10 +197,15 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     /** Deletes a mirror and the records of its partitions and its topics' promotions, in one transaction. */
-    public void deleteMirror(String name, Collection<MirrorPartition> partitions, Collection<String> promotedTopics) {
+    public void deleteMirror(
+            String name,
+            Collection<MirrorPartition> partitions,
+            Collection<String> promotedTopics,
+            Collection<String> divergedTopics) {
         List<Entry> entries = new ArrayList<>();
         partitions.forEach(p -> entries.add(new Entry(StateKey.partition(name, p.topic(), p.partition()), null)));
         promotedTopics.forEach(t -> entries.add(new Entry(StateKey.promotion(name, t), null)));
+        divergedTopics.forEach(t -> entries.add(new Entry(StateKey.divergence(name, t), null)));
         entries.add(new Entry(StateKey.acls(name), null));
         entries.add(new Entry(StateKey.mirror(name), null));
         write(entries);
@@ -222,6 +240,18 @@ public final class MirrorStateStore implements AutoCloseable {
                 promotion == null
                         ? null
                         : StateSerde.value(new PromotionRecord(StateSerde.FORMAT_VERSION, promotion)))));
+        write(entries);
+    }
+
+    /** Persists what a topic held when it was recreated for diverging, with the partition statuses, all or none. */
+    public void putDivergence(
+            String mirror, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> statuses) {
+        List<Entry> entries = new ArrayList<>();
+        statuses.forEach((p, status) -> entries.add(new Entry(
+                StateKey.partition(mirror, p.topic(), p.partition()), StateSerde.value(PartitionRecord.of(status)))));
+        entries.add(new Entry(
+                StateKey.divergence(mirror, divergence.topic()),
+                StateSerde.value(new DivergenceRecord(StateSerde.FORMAT_VERSION, divergence))));
         write(entries);
     }
 

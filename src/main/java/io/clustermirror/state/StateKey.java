@@ -6,12 +6,13 @@ import java.util.Objects;
 /**
  * Key of a {@code __mirror_state} record. Compaction keeps the newest value per key, so a key names
  * exactly one thing: a mirror ({@link #KIND_MIRROR}), one of its partitions ({@link #KIND_PARTITION}), the ACLs it
- * created ({@link #KIND_ACLS}), or the promote of one of its topics ({@link #KIND_PROMOTION}).
+ * created ({@link #KIND_ACLS}), the promote of one of its topics ({@link #KIND_PROMOTION}), or what a topic held
+ * when it was recreated for diverging ({@link #KIND_DIVERGENCE}).
  *
  * @param v format version of the key
  * @param kind what the record describes
  * @param mirror the mirror it belongs to (also what picks the coordinator partition)
- * @param topic for partition and promotion records
+ * @param topic for partition, promotion and divergence records
  * @param partition for partition records
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -21,6 +22,7 @@ public record StateKey(int v, String kind, String mirror, String topic, Integer 
     public static final String KIND_PARTITION = "partition";
     public static final String KIND_ACLS = "acls";
     public static final String KIND_PROMOTION = "promotion";
+    public static final String KIND_DIVERGENCE = "divergence";
 
     public StateKey {
         Objects.requireNonNull(kind, "kind");
@@ -37,6 +39,10 @@ public record StateKey(int v, String kind, String mirror, String topic, Integer 
 
     public static StateKey promotion(String mirror, String topic) {
         return new StateKey(StateSerde.FORMAT_VERSION, KIND_PROMOTION, mirror, topic, null);
+    }
+
+    public static StateKey divergence(String mirror, String topic) {
+        return new StateKey(StateSerde.FORMAT_VERSION, KIND_DIVERGENCE, mirror, topic, null);
     }
 
     public static StateKey partition(String mirror, String topic, int partition) {

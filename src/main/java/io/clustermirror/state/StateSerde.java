@@ -56,6 +56,16 @@ public final class StateSerde {
         return value;
     }
 
+    public static byte[] value(DivergenceRecord value) {
+        return write(value);
+    }
+
+    public static DivergenceRecord readDivergence(byte[] bytes) {
+        DivergenceRecord value = read(bytes, DivergenceRecord.class);
+        requireKnownVersion(value.v(), "divergence value");
+        return value;
+    }
+
     public static AclsRecord readAcls(byte[] bytes) {
         AclsRecord value = read(bytes, AclsRecord.class);
         requireKnownVersion(value.v(), "acls value");

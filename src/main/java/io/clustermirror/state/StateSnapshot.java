@@ -3,6 +3,7 @@ package io.clustermirror.state;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import java.util.HashMap;
 import java.util.Map;
@@ -10,13 +11,14 @@ import java.util.TreeMap;
 
 /**
  * What a replay of {@code __mirror_state} yields: the mirrors, the persisted status of each of their partitions, the
- * ACLs each created, and their topics' promotions.
+ * ACLs each created, their topics' promotions and the divergent tails preserved before a topic was recreated.
  */
 public record StateSnapshot(
         Map<String, Mirror> mirrors,
         Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
         Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> createdAcls,
-        Map<String, Map<String, TopicPromotion>> promotions) {
+        Map<String, Map<String, TopicPromotion>> promotions,
+        Map<String, Map<String, TopicDivergence>> divergences) {
 
     public StateSnapshot {
         Map<String, Mirror> known = Map.copyOf(mirrors);
@@ -42,5 +44,12 @@ public record StateSnapshot(
             }
         });
         promotions = Map.copyOf(promoted);
+        Map<String, Map<String, TopicDivergence>> diverged = new HashMap<>();
+        divergences.forEach((mirror, byTopic) -> {
+            if (known.containsKey(mirror) && !byTopic.isEmpty()) {
+                diverged.put(mirror, Map.copyOf(byTopic));
+            }
+        });
+        divergences = Map.copyOf(diverged);
     }
 }

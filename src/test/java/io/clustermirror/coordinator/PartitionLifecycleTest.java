@@ -13,6 +13,7 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.PreservedTail;
+import io.clustermirror.mirror.TopicDivergence;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -155,10 +156,10 @@ class PartitionLifecycleTest {
 
         assertThat(parts.preservations).containsExactly(T0, T1); // every partition, before the topic goes
         assertThat(parts.recreated).containsExactly("t");
-        assertThat(lifecycle.divergence("m", "t"))
-                .get()
-                .satisfies(d ->
-                        assertThat(d.partitions()).containsExactly(new PreservedTail("t", 0, 3, 7, 4, "__diverged.t")));
+        assertThat(host.divergences).singleElement().satisfies(d -> {
+            assertThat(d.topic()).isEqualTo("t");
+            assertThat(d.partitions()).containsExactly(new PreservedTail("t", 0, 3, 7, 4, "__diverged.t"));
+        });
         assertThat(registry.get("cluster.mirror.diverged.records").counter().count())
                 .isEqualTo(4);
     }
@@ -401,6 +402,9 @@ class PartitionLifecycleTest {
         volatile RuntimeException clientsBroken;
         volatile boolean live = true;
         private final Map<MirrorPartition, PartitionStatus> statuses = new ConcurrentHashMap<>();
+        /** What the lifecycle persisted about recreated topics' divergent tails. */
+        final List<TopicDivergence> divergences = Collections.synchronizedList(new ArrayList<>());
+
         private final Map<MirrorPartition, List<MirrorPartitionState>> history = new ConcurrentHashMap<>();
 
         void put(MirrorPartition partition, PartitionStatus status) {
@@ -432,6 +436,13 @@ class PartitionLifecycleTest {
                 history.computeIfAbsent(p, k -> Collections.synchronizedList(new ArrayList<>()))
                         .add(s.state());
             });
+        }
+
+        @Override
+        public void persistDivergence(
+                String name, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed) {
+            divergences.add(divergence);
+            persistPartitions(name, changed);
         }
 
         @Override

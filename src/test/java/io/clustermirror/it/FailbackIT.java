@@ -63,20 +63,7 @@ class FailbackIT extends ServiceIT {
         produce(bed.source().bootstrapServers(), topic, 30, "a-diverged");
 
         // When A's service mirrors B back into A, recreating what diverged
-        onA().body(createBody(
-                        bToA,
-                        Map.of(
-                                "bootstrap.servers",
-                                bed.destination().bootstrapServers(),
-                                "mirror.truncation.policy",
-                                "recreate")))
-                .post("/v1/mirrors")
-                .then()
-                .statusCode(201);
-        onA().body(Map.of("topics", List.of(topic), "adoptExisting", true))
-                .post("/v1/mirrors/" + bToA + "/topics:start")
-                .then()
-                .statusCode(200);
+        failBack(bToA, topic, "recreate");
 
         // Then A's 30 records are preserved, with their original offsets, and reported
         await().atMost(Duration.ofSeconds(60))
@@ -103,12 +90,14 @@ class FailbackIT extends ServiceIT {
                 .contains("cluster_mirror_diverged_records_total{mirror=\"" + bToA + "\"} 30.0");
         assertThat(serviceA.log())
                 .contains("30 record(s) only the destination held were preserved into __diverged." + topic);
+        // and it is still reported after A's service restarts (it is kept in the state topic)
+        serviceA.stop();
+        serviceA.start();
+        assertThat(describeOnA(bToA, topic).getLong("divergence.partitions[0].records"))
+                .isEqualTo(30);
 
         // and A ends identical to B, record for record
-        await().atMost(Duration.ofSeconds(60))
-                .until(() -> describeOnA(bToA, topic).getList("partitions", Map.class).stream()
-                        .allMatch(p -> "MIRRORING".equals(p.get("state"))
-                                && Integer.valueOf(0).equals(p.get("lag"))));
+        awaitConvergedOnA(bToA, topic);
         assertThat(values(bed.source().bootstrapServers(), topic))
                 .isEqualTo(values(bed.destination().bootstrapServers(), topic))
                 .hasSize(120);
@@ -124,21 +113,10 @@ class FailbackIT extends ServiceIT {
         produce(bed.destination().bootstrapServers(), topic, 20, "b-new");
 
         // When A's service mirrors B back into A (the default policy: fail, nothing may be recreated)
-        onA().body(createBody(
-                        bToA, Map.of("bootstrap.servers", bed.destination().bootstrapServers())))
-                .post("/v1/mirrors")
-                .then()
-                .statusCode(201);
-        onA().body(Map.of("topics", List.of(topic), "adoptExisting", true))
-                .post("/v1/mirrors/" + bToA + "/topics:start")
-                .then()
-                .statusCode(200);
+        failBack(bToA, topic, "fail");
 
         // Then mirroring continues at A's end: exactly B's 20 new records travel
-        await().atMost(Duration.ofSeconds(60))
-                .until(() -> describeOnA(bToA, topic).getList("partitions", Map.class).stream()
-                        .allMatch(p -> "MIRRORING".equals(p.get("state"))
-                                && Integer.valueOf(0).equals(p.get("lag"))));
+        awaitConvergedOnA(bToA, topic);
         assertThat(onA().get("/q/metrics").then().extract().asString())
                 .contains("cluster_mirror_records_total{mirror=\"" + bToA + "\"} 20.0");
         assertThat(values(bed.source().bootstrapServers(), topic))
@@ -170,20 +148,7 @@ class FailbackIT extends ServiceIT {
         transaction(bed.source().bootstrapServers(), topic, "a-diverged-aborted", 3, false);
 
         // When A's service mirrors B back into A, recreating what diverged
-        onA().body(createBody(
-                        bToA,
-                        Map.of(
-                                "bootstrap.servers",
-                                bed.destination().bootstrapServers(),
-                                "mirror.truncation.policy",
-                                "recreate")))
-                .post("/v1/mirrors")
-                .then()
-                .statusCode(201);
-        onA().body(Map.of("topics", List.of(topic), "adoptExisting", true))
-                .post("/v1/mirrors/" + bToA + "/topics:start")
-                .then()
-                .statusCode(200);
+        failBack(bToA, topic, "recreate");
 
         // Then the divergence starts after the 32 offsets both had (20 records, a marker, 10, a marker), and only A's
         // committed records are preserved: an aborted transaction was never data
@@ -198,10 +163,7 @@ class FailbackIT extends ServiceIT {
                 .allSatisfy(r -> assertThat(new String(r.value(), StandardCharsets.UTF_8))
                         .startsWith("a-diverged-"));
         // and A ends identical to B: every record and marker at its offset, the aborted transactions still aborted
-        await().atMost(Duration.ofSeconds(60))
-                .until(() -> describeOnA(bToA, topic).getList("partitions", Map.class).stream()
-                        .allMatch(p -> "MIRRORING".equals(p.get("state"))
-                                && Integer.valueOf(0).equals(p.get("lag"))));
+        awaitConvergedOnA(bToA, topic);
         assertThat(Kafka.readAll(bed.source().bootstrapServers(), topic, "read_uncommitted"))
                 .isEqualTo(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_uncommitted"))
                 .hasSize(50);
@@ -214,6 +176,32 @@ class FailbackIT extends ServiceIT {
     }
 
     // ================================================================ helpers
+
+    /** On A's service: the reverse mirror b-to-a (with this truncation policy), starting the topic over A's own. */
+    private static void failBack(String bToA, String topic, String truncationPolicy) {
+        onA().body(createBody(
+                        bToA,
+                        Map.of(
+                                "bootstrap.servers",
+                                bed.destination().bootstrapServers(),
+                                "mirror.truncation.policy",
+                                truncationPolicy)))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
+        onA().body(Map.of("topics", List.of(topic), "adoptExisting", true))
+                .post("/v1/mirrors/" + bToA + "/topics:start")
+                .then()
+                .statusCode(200);
+    }
+
+    /** Waits until every partition of the topic is MIRRORING on A's service with lag 0. */
+    private static void awaitConvergedOnA(String bToA, String topic) {
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> describeOnA(bToA, topic).getList("partitions", Map.class).stream()
+                        .allMatch(p -> "MIRRORING".equals(p.get("state"))
+                                && Integer.valueOf(0).equals(p.get("lag"))));
+    }
 
     private static void transaction(String bootstrap, String topic, String tag, int count, boolean commit) {
         try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(

@@ -5,8 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.PreservedTail;
+import io.clustermirror.mirror.TopicDivergence;
+import io.clustermirror.mirror.TopicPromotion;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -28,6 +32,24 @@ class StateSerdeTest {
                 .isEqualTo("{\"v\":1,\"kind\":\"mirror\",\"mirror\":\"m1\"}");
         assertThat(StateSerde.readKey(key)).isEqualTo(StateKey.mirror("m1"));
         assertThat(StateSerde.readMirror(value).toMirror()).isEqualTo(mirror);
+    }
+
+    @Test
+    void promotionAndDivergenceRecordsShouldRoundTrip() {
+        Instant at = Instant.parse("2026-12-01T00:00:00Z");
+        TopicPromotion promotion = TopicPromotion.promoting("orders", true, true, at)
+                .promoted(List.of(new TopicPromotion.PromotedPartition(0, 120, 120, 3)), at.plusSeconds(2));
+        TopicDivergence divergence = new TopicDivergence(
+                "orders", at, List.of(new PreservedTail("orders", 0, 100, 130, 30, "__diverged.orders")));
+
+        assertThat(StateSerde.readPromotion(StateSerde.value(new PromotionRecord(1, promotion)))
+                        .promotion())
+                .isEqualTo(promotion);
+        assertThat(StateSerde.readDivergence(StateSerde.value(new DivergenceRecord(1, divergence)))
+                        .divergence())
+                .isEqualTo(divergence);
+        assertThat(StateSerde.readKey(StateSerde.key(StateKey.divergence("m1", "orders"))))
+                .isEqualTo(StateKey.divergence("m1", "orders"));
     }
 
     @Test
