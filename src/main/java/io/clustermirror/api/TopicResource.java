@@ -73,10 +73,7 @@ public class TopicResource {
     public Uni<TopicsResponse> start(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             StartTopicsRequest request) {
-        MirrorName.validate(name);
-        if (request == null) {
-            throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
-        }
+        requireNameAndBody(name, request);
         return coordinator
                 .startTopics(
                         name,
@@ -197,12 +194,8 @@ public class TopicResource {
     public Uni<PromoteResponse> promote(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             PromoteTopicsRequest request) {
-        MirrorName.validate(name);
-        if (request == null) {
-            throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
-        }
-        List<String> topics = list(request.topics(), "topics");
-        topics.forEach(topic -> validTopic(topic, "topics"));
+        requireNameAndBody(name, request);
+        List<String> topics = namedTopics(request.topics());
         long timeoutMs = request.timeoutMs() == null ? 60_000 : request.timeoutMs();
         if (timeoutMs < 1 || timeoutMs > 3_600_000) {
             throw new MirrorException(
@@ -300,13 +293,23 @@ public class TopicResource {
     }
 
     private Uni<TopicsResponse> verb(String name, TopicVerb verb, TopicsRequest request) {
+        requireNameAndBody(name, request);
+        List<String> topics = namedTopics(request.topics());
+        return coordinator.topicVerb(name, verb, topics).map(TopicsResponse::new);
+    }
+
+    private static void requireNameAndBody(String name, Object request) {
         MirrorName.validate(name);
         if (request == null) {
             throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
         }
-        List<String> topics = list(request.topics(), "topics");
-        topics.forEach(topic -> validTopic(topic, "topics"));
-        return coordinator.topicVerb(name, verb, topics).map(TopicsResponse::new);
+    }
+
+    /** The topics a verb names, each a legal name. */
+    private static List<String> namedTopics(List<String> topics) {
+        List<String> named = list(topics, "topics");
+        named.forEach(topic -> validTopic(topic, "topics"));
+        return named;
     }
 
     /** A verb or describe names topics already in the mirror: an illegal name is a malformed request (all or nothing). */

@@ -5,7 +5,7 @@ import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PreservedTail;
 import java.util.Collection;
-import java.util.Optional;
+import java.util.List;
 import java.util.concurrent.Executor;
 
 /**
@@ -26,10 +26,11 @@ interface MirrorParts {
     void restoreTopic(String topic) throws Exception;
 
     /**
-     * Copies the records only the destination partition holds (from the first offset where it differs from the
-     * source to its end) into the topic's preservation topic; what was copied, or empty when it is a prefix. Blocking.
+     * Copies the records only the destination partitions hold (from the first offset where each differs from the
+     * source to its end) into the topic's preservation topic; what was copied, for the partitions that are not a prefix
+     * of the source. Blocking.
      */
-    Optional<PreservedTail> preserveDivergentTail(MirrorPartition partition) throws Exception;
+    List<PreservedTail> preserveDivergentTails(List<MirrorPartition> partitions) throws Exception;
 
     /** Where the blocking steps run. */
     Executor workers();

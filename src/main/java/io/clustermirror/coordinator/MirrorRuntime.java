@@ -11,8 +11,8 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PreservedTail;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -91,13 +91,8 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     }
 
     @Override
-    public Optional<PreservedTail> preserveDivergentTail(MirrorPartition partition) throws Exception {
-        Optional<LogTruncation.DivergentRange> range = truncation.divergentRange(mirror.name(), partition);
-        if (range.isEmpty()) {
-            return Optional.empty();
-        }
-        return Optional.of(preservation.preserve(
-                mirror.name(), partition, range.get().from(), range.get().to()));
+    public List<PreservedTail> preserveDivergentTails(List<MirrorPartition> partitions) throws Exception {
+        return preservation.preserve(mirror.name(), truncation.divergentRanges(mirror.name(), partitions));
     }
 
     @Override

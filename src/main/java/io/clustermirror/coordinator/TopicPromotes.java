@@ -87,6 +87,7 @@ public final class TopicPromotes {
         final long deadline;
         Mirror mirrorValue;
         MirrorRuntime runtime;
+        DrainCheck check;
         Set<String> topics = Set.of();
         List<MirrorPartition> partitions = List.of();
         Set<String> preFenced = Set.of();
@@ -192,6 +193,7 @@ public final class TopicPromotes {
         a.topics = chosen;
         a.partitions = List.copyOf(partitions);
         a.runtime = host.runtime(a.mirror);
+        a.check = new DrainCheck(a.runtime.sourceAdmin, host.destinationAdmin(), timeoutMs);
         return null;
     }
 
@@ -218,10 +220,9 @@ public final class TopicPromotes {
 
     /** Waits, until the deadline, for every partition to be drained; gives up naming the lag per partition. */
     private Map<MirrorPartition, Drain> drain(Attempt a) throws Exception {
-        DrainCheck check = new DrainCheck(a.runtime.sourceAdmin, host.destinationAdmin(), timeoutMs);
         while (true) {
             requireMirroring(a);
-            Map<MirrorPartition, Drain> drains = check.read(a.partitions);
+            Map<MirrorPartition, Drain> drains = a.check.read(a.partitions);
             if (drains.values().stream().allMatch(Drain::drained)) {
                 return drains;
             }
@@ -257,8 +258,7 @@ public final class TopicPromotes {
     private Map<MirrorPartition, Drain> confirm(Attempt a) throws Exception {
         Map<MirrorPartition, Drain> proof = a.proof;
         while (true) {
-            Map<MirrorPartition, Drain> now =
-                    new DrainCheck(a.runtime.sourceAdmin, host.destinationAdmin(), timeoutMs).read(a.partitions);
+            Map<MirrorPartition, Drain> now = a.check.read(a.partitions);
             Map<MirrorPartition, Drain> proven = proof;
             boolean unchanged = now.entrySet().stream()
                     .allMatch(e -> e.getValue().drained()

@@ -100,9 +100,7 @@ final class TopicRecreation {
             MirrorParts runtime,
             List<PreservedTail> preserved) {
         try {
-            for (MirrorPartition p : partitions) {
-                runtime.preserveDivergentTail(p).ifPresent(preserved::add);
-            }
+            preserved.addAll(runtime.preserveDivergentTails(partitions));
         } catch (Exception e) {
             return "the records only the destination holds could not be preserved, so topic " + topic
                     + " was not recreated: " + e;

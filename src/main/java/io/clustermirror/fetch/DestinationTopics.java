@@ -163,8 +163,7 @@ public final class DestinationTopics {
      * authorizer, where enforcement cannot be had and the offset check is the only guard.
      */
     public boolean guard(String topic, boolean enforce) throws Exception {
-        org.apache.kafka.common.acl.AclBinding binding =
-                io.clustermirror.kafka.AclConversions.binding(io.clustermirror.mirror.AclEntry.readOnly(topic));
+        org.apache.kafka.common.acl.AclBinding binding = SourceFence.binding(topic);
         try {
             if (enforce) {
                 destination.createAcls(List.of(binding)).all().get(timeoutMs, TimeUnit.MILLISECONDS);

@@ -3,10 +3,14 @@ package io.clustermirror.fetch;
 import io.clustermirror.mirror.MirrorPartition;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
@@ -155,33 +159,54 @@ public final class LogTruncation implements PrefixCheck {
     }
 
     /**
-     * Where the destination stops being a copy of the source: its records from the first offset where the two logs
-     * differ to its end, or empty when it is a prefix of the source (or holds only offsets the source has deleted,
-     * which cannot be compared). Blocking.
+     * Where each destination partition stops being a copy of the source: its records from the first offset where the two
+     * logs differ to its end. A partition that is a prefix of the source (or holds only offsets the source has deleted,
+     * which cannot be compared) is left out. One offset look-up per cluster and one pair of clients for all of them.
+     * Blocking.
      */
-    public Optional<DivergentRange> divergentRange(String mirror, MirrorPartition partition) throws Exception {
-        TopicPartition tp = new TopicPartition(partition.topic(), partition.partition());
-        long sourceStart = offset(sourceAdmin, tp, OffsetSpec.earliest());
-        long sourceEnd = offset(sourceAdmin, tp, OffsetSpec.latest());
-        long destinationStart = offset(destinationAdmin, tp, OffsetSpec.earliest());
-        long destinationEnd = offset(destinationAdmin, tp, OffsetSpec.latest());
-        if (destinationEnd == destinationStart || destinationEnd <= sourceStart) {
-            return Optional.empty();
+    public Map<MirrorPartition, DivergentRange> divergentRanges(String mirror, Collection<MirrorPartition> partitions)
+            throws Exception {
+        Map<MirrorPartition, DivergentRange> ranges = new TreeMap<>();
+        if (partitions.isEmpty()) {
+            return ranges;
         }
+        List<TopicPartition> tps = partitions.stream()
+                .map(p -> new TopicPartition(p.topic(), p.partition()))
+                .toList();
+        Map<TopicPartition, Long> sourceStarts = offsets(sourceAdmin, tps, OffsetSpec.earliest());
+        Map<TopicPartition, Long> sourceEnds = offsets(sourceAdmin, tps, OffsetSpec.latest());
+        Map<TopicPartition, Long> destinationStarts = offsets(destinationAdmin, tps, OffsetSpec.earliest());
+        Map<TopicPartition, Long> destinationEnds = offsets(destinationAdmin, tps, OffsetSpec.latest());
+        Set<String> topics = new TreeSet<>();
+        tps.forEach(tp -> topics.add(tp.topic()));
         try (WireClient source =
                         WireClient.create("cluster-mirror-" + mirror + "-divergence-src", sourceConnection, timeoutMs);
                 WireClient destination = WireClient.create(
                         "cluster-mirror-" + mirror + "-divergence-dst", destinationConnection, timeoutMs)) {
-            long from = divergence(
-                    tp,
-                    Math.max(sourceStart, destinationStart),
-                    Math.min(sourceEnd, destinationEnd),
-                    source,
-                    view(sourceAdmin, source, tp),
-                    destination,
-                    view(destinationAdmin, destination, tp));
-            return from < destinationEnd ? Optional.of(new DivergentRange(from, destinationEnd)) : Optional.empty();
+            ClusterView sourceView = view(sourceAdmin, source, topics);
+            ClusterView destinationView = view(destinationAdmin, destination, topics);
+            for (TopicPartition tp : tps) {
+                long sourceStart = sourceStarts.get(tp);
+                long destinationStart = destinationStarts.get(tp);
+                long destinationEnd = destinationEnds.get(tp);
+                if (destinationEnd == destinationStart || destinationEnd <= sourceStart) {
+                    continue;
+                }
+                long from = divergence(
+                        tp,
+                        Math.max(sourceStart, destinationStart),
+                        Math.min(sourceEnds.get(tp), destinationEnd),
+                        source,
+                        sourceView,
+                        destination,
+                        destinationView);
+                if (from < destinationEnd) {
+                    ranges.put(
+                            new MirrorPartition(tp.topic(), tp.partition()), new DivergentRange(from, destinationEnd));
+                }
+            }
         }
+        return ranges;
     }
 
     /**
@@ -372,7 +397,11 @@ public final class LogTruncation implements PrefixCheck {
     }
 
     private ClusterView view(Admin admin, WireClient client, TopicPartition tp) throws Exception {
-        ClusterView view = ClusterView.load(admin, Set.of(tp.topic()), timeoutMs);
+        return view(admin, client, Set.of(tp.topic()));
+    }
+
+    private ClusterView view(Admin admin, WireClient client, Set<String> topics) throws Exception {
+        ClusterView view = ClusterView.load(admin, topics, timeoutMs);
         client.setNodes(view.nodes());
         return view;
     }
@@ -392,6 +421,18 @@ public final class LogTruncation implements PrefixCheck {
                     + ") that the source no " + "longer has");
         }
         return run(mirror, partition, progress);
+    }
+
+    private Map<TopicPartition, Long> offsets(Admin admin, List<TopicPartition> tps, OffsetSpec spec) throws Exception {
+        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+        tps.forEach(tp -> request.put(tp, spec));
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        admin.listOffsets(
+                        request, new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+                .all()
+                .get(timeoutMs, TimeUnit.MILLISECONDS)
+                .forEach((tp, info) -> offsets.put(tp, info.offset()));
+        return offsets;
     }
 
     private long offset(Admin admin, TopicPartition tp, OffsetSpec spec) throws Exception {

@@ -1,5 +1,7 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.AclConversions;
+import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import java.util.Collection;
@@ -8,15 +10,16 @@ import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.resource.PatternType;
-import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
 
 /**
@@ -34,21 +37,22 @@ public final class SourceFence {
         this.timeoutMs = timeoutMs;
     }
 
-    /** The fence of one topic. */
+    /** The fence of one topic: the same DENY WRITE for {@code User:*} a mirror puts on its destination topics. */
     public static AclBinding binding(String topic) {
-        return new AclBinding(
-                new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
-                new AccessControlEntry("User:*", "*", AclOperation.WRITE, AclPermissionType.DENY));
+        return AclConversions.binding(AclEntry.readOnly(topic));
     }
 
     /** The topics already fenced on the source (their fence predates this promote: it is not ours to lift). */
     public Set<String> fenced(Collection<String> topics) throws Exception {
+        AclBindingFilter fences = new AclBindingFilter(
+                new ResourcePatternFilter(ResourceType.TOPIC, null, PatternType.LITERAL),
+                new AccessControlEntryFilter("User:*", "*", AclOperation.WRITE, AclPermissionType.DENY));
         Set<String> fenced = new TreeSet<>();
         try {
-            for (AclBinding binding : source.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY)
-                    .values()
-                    .get(timeoutMs, TimeUnit.MILLISECONDS)) {
-                topics.stream().filter(t -> binding.equals(binding(t))).forEach(fenced::add);
+            for (AclBinding binding : source.describeAcls(fences).values().get(timeoutMs, TimeUnit.MILLISECONDS)) {
+                if (topics.contains(binding.pattern().name())) {
+                    fenced.add(binding.pattern().name());
+                }
             }
         } catch (ExecutionException e) {
             throw refusal(e.getCause());

@@ -4,6 +4,8 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PreservedTail;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -59,38 +61,66 @@ public final class TailPreservation {
         return name.length() <= 249 ? name : name.substring(0, 249);
     }
 
-    /** Copies the destination partition's records in [from, to) into the preservation topic; what it copied. */
-    public PreservedTail preserve(String mirror, MirrorPartition partition, long from, long to) throws Exception {
-        String target = topicFor(partition.topic());
-        ensure(target, partition.partition() + 1);
-        TopicPartition tp = new TopicPartition(partition.topic(), partition.partition());
-        long copied = 0;
+    /**
+     * Copies each destination partition's records in its range into the preservation topic, with one consumer and one
+     * producer for all of them; what it copied, per partition.
+     */
+    public List<PreservedTail> preserve(String mirror, Map<MirrorPartition, LogTruncation.DivergentRange> ranges)
+            throws Exception {
+        if (ranges.isEmpty()) {
+            return List.of();
+        }
+        String topic = ranges.keySet().iterator().next().topic();
+        String target = topicFor(topic);
+        ensure(
+                target,
+                ranges.keySet().stream()
+                                .mapToInt(MirrorPartition::partition)
+                                .max()
+                                .orElse(0)
+                        + 1);
+        Map<TopicPartition, Long> copied = new HashMap<>();
+        Map<TopicPartition, Long> ends = new HashMap<>();
         try (KafkaConsumer<byte[], byte[]> consumer = reader.get();
                 KafkaProducer<byte[], byte[]> producer = writer.get()) {
-            consumer.assign(List.of(tp));
-            consumer.seek(tp, from);
+            ranges.forEach((p, range) -> {
+                TopicPartition tp = new TopicPartition(p.topic(), p.partition());
+                ends.put(tp, range.to());
+                copied.put(tp, 0L);
+            });
+            consumer.assign(ends.keySet());
+            ranges.forEach((p, range) -> consumer.seek(new TopicPartition(p.topic(), p.partition()), range.from()));
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-            while (consumer.position(tp) < to) {
+            while (ends.entrySet().stream().anyMatch(e -> consumer.position(e.getKey()) < e.getValue())) {
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("could not read " + tp + " up to offset " + to + " within "
-                            + timeoutMs + " ms (a transaction still open there?); read up to " + consumer.position(tp));
+                    throw new IllegalStateException("could not read " + topic + " up to " + ends + " within "
+                            + timeoutMs + " ms (a transaction still open there?)");
                 }
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    if (r.offset() >= to) {
-                        break;
+                    TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                    if (r.offset() >= ends.get(tp)) {
+                        continue;
                     }
                     RecordHeaders headers = new RecordHeaders(r.headers().toArray());
                     headers.add(ORIGINAL_PARTITION, bytes(Integer.toString(r.partition())));
                     headers.add(ORIGINAL_OFFSET, bytes(Long.toString(r.offset())));
                     headers.add(MIRROR, bytes(mirror));
-                    producer.send(new ProducerRecord<>(
-                            target, partition.partition(), r.timestamp(), r.key(), r.value(), headers));
-                    copied++;
+                    producer.send(
+                            new ProducerRecord<>(target, r.partition(), r.timestamp(), r.key(), r.value(), headers));
+                    copied.merge(tp, 1L, Long::sum);
                 }
             }
             producer.flush();
         }
-        return new PreservedTail(partition.topic(), partition.partition(), from, to, copied, target);
+        List<PreservedTail> preserved = new ArrayList<>();
+        ranges.forEach((p, range) -> preserved.add(new PreservedTail(
+                p.topic(),
+                p.partition(),
+                range.from(),
+                range.to(),
+                copied.get(new TopicPartition(p.topic(), p.partition())),
+                target)));
+        return preserved;
     }
 
     private void ensure(String topic, int partitions) throws Exception {

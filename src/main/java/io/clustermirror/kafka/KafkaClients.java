@@ -80,7 +80,11 @@ public class KafkaClients {
 
     /** A group-less consumer that reads committed state records only. */
     public KafkaConsumer<byte[], byte[]> stateReader() {
-        Map<String, Object> props = destinationProps("state-reader");
+        return committedReader("state-reader");
+    }
+
+    private KafkaConsumer<byte[], byte[]> committedReader(String role) {
+        Map<String, Object> props = destinationProps(role);
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -92,7 +96,7 @@ public class KafkaClients {
 
     /** A group-less consumer of the destination that reads committed records only (to preserve a divergent tail). */
     public KafkaConsumer<byte[], byte[]> destinationReader() {
-        return stateReader();
+        return committedReader("preservation-reader");
     }
 
     /** An idempotent producer to the destination (to preserve a divergent tail). */

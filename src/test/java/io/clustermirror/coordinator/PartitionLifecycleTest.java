@@ -574,12 +574,15 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public Optional<PreservedTail> preserveDivergentTail(MirrorPartition partition) {
-            preservations.add(partition);
+        public List<PreservedTail> preserveDivergentTails(List<MirrorPartition> partitions) {
+            preservations.addAll(partitions);
             if (preservationFailure != null) {
                 throw preservationFailure;
             }
-            return Optional.ofNullable(tails.get(partition));
+            return partitions.stream()
+                    .filter(tails::containsKey)
+                    .map(tails::get)
+                    .toList();
         }
 
         @Override
