@@ -31,7 +31,7 @@ import org.jboss.logging.Logger;
  * LOG_TRUNCATION (DESIGN §4.3): makes the destination partition a prefix of the source, or says why it
  * cannot. An empty destination is aligned to the source log start with filler records and
  * DeleteRecords; a non-empty one is checked by content (its last batch against the source's batch at
- * the same offsets). Blocking: runs on a worker thread, with its own connections.
+ * the same offsets, either side possibly cleaned since: {@link BatchAgreement}). Blocking: runs on a worker thread, with its own connections.
  */
 public final class LogTruncation implements PrefixCheck {
 
@@ -132,7 +132,7 @@ public final class LogTruncation implements PrefixCheck {
             }
             Optional<SourceBatch> same =
                     RawFetch.batchAt(source, sourceView, tp, last.get().baseOffset());
-            if (same.isEmpty() || !mirrors(last.get(), same.get())) {
+            if (same.isEmpty() || !BatchAgreement.agrees(last.get(), same.get())) {
                 return new Diverged("destination batch [" + last.get().baseOffset() + ".."
                         + last.get().lastOffset() + "] differs from the source at the same offsets"
                         + tail(
@@ -147,7 +147,12 @@ public final class LogTruncation implements PrefixCheck {
                                 destinationEnd));
             }
             progress.accept("destination is a prefix of the source up to " + destinationEnd);
-            return new Ready(destinationEnd, same.get().partitionLeaderEpoch());
+            // the epoch of the source batch that ends where the destination does; unknown when the source's cleaner
+            // removed it
+            int epoch = same.get().baseOffset() == last.get().baseOffset()
+                    ? same.get().partitionLeaderEpoch()
+                    : -1;
+            return new Ready(destinationEnd, epoch);
         }
     }
 
@@ -234,7 +239,7 @@ public final class LogTruncation implements PrefixCheck {
             }
             Optional<SourceBatch> theirs =
                     RawFetch.batchAt(source, sourceView, tp, ours.get().baseOffset());
-            if (theirs.isPresent() && mirrors(ours.get(), theirs.get())) {
+            if (theirs.isPresent() && BatchAgreement.agrees(ours.get(), theirs.get())) {
                 lo = ours.get().lastOffset() + 1;
             } else {
                 hi = Math.max(lo, Math.min(mid, ours.get().baseOffset()));
@@ -372,28 +377,6 @@ public final class LogTruncation implements PrefixCheck {
             throw new IOException("batch for source offset " + expectedOffset + " landed at destination offset "
                     + result.baseOffset() + ": the destination was written by another producer");
         }
-    }
-
-    /**
-     * Whether {@code destination} is exactly what the data plane appends at its offsets for the source
-     * batch {@code source} (the first source batch reaching those offsets): the same batch, or the fillers
-     * and hole-filled rewrite that compaction on the source called for.
-     */
-    static boolean mirrors(SourceBatch destination, SourceBatch source) {
-        BatchContinuity.Plan plan = BatchContinuity.plan(source, destination.baseOffset());
-        return !plan.isBlocked()
-                && plan.batches().stream()
-                        .anyMatch(expected -> expected.baseOffset() == destination.baseOffset()
-                                && (expected.control()
-                                        ? sameMarker(destination, expected)
-                                        : RawFetch.sameContent(destination, expected)));
-    }
-
-    /** A marker written by the destination's coordinator carries its own epoch and time: only its place and kind must match. */
-    private static boolean sameMarker(SourceBatch destination, SourceBatch source) {
-        return destination.control()
-                && destination.lastOffset() == source.lastOffset()
-                && ControlMarker.isCommit(destination).equals(ControlMarker.isCommit(source));
     }
 
     private ClusterView view(Admin admin, WireClient client, TopicPartition tp) throws Exception {

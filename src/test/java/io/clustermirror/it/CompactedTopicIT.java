@@ -1,10 +1,8 @@
 package io.clustermirror.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.fetch.FillerBatches;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,31 +11,18 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Test;
 
 /** Issue 5: a cleaned compacted source keeps every surviving record at its offset; the holes are filled. */
 class CompactedTopicIT extends ServiceIT {
 
-    private static final String FILLER_KEY = new String(FillerBatches.KEY);
-    /** A compacted topic whose cleaner runs as soon as a segment rolls, and rolls every 100 ms. */
-    private static final Map<String, String> CLEAN_AT_ONCE = Map.of(
-            "cleanup.policy",
-            "compact",
-            "segment.ms",
-            "100",
-            "min.cleanable.dirty.ratio",
-            "0.001",
-            "min.compaction.lag.ms",
-            "0",
-            "delete.retention.ms",
-            "0");
-
     @Test
     void cleanedCompactedSourceTopicShouldKeepEveryRecordAtItsSourceOffset() throws Exception {
         String mirror = uniqueName("compact");
         String topic = uniqueName("compact");
-        createMirrorAndSourceTopic(mirror, topic, 1, CLEAN_AT_ONCE);
+        createMirrorAndSourceTopic(mirror, topic, 1, Compaction.CLEAN_AT_ONCE);
         // rounds 0-2 write keys 0..199, round 3 overwrites keys 0..99: whole batches go, and batches keep some records.
         // The cleaner keeps an idempotent producer's last batch as an empty batch; other producers' batches vanish.
         Kafka.produce(bed.source().bootstrapServers(), topic, 200, "none", "round");
@@ -56,12 +41,13 @@ class CompactedTopicIT extends ServiceIT {
                 "round",
                 Map.of("enable.idempotence", false, "acks", "1"));
         Kafka.produce(bed.source().bootstrapServers(), topic, 100, "zstd", "round");
-        awaitCleaned(topic, batches -> batches.stream().anyMatch(CompactedTopicIT::hasHoles) && hasGaps(batches));
+        Compaction.awaitCleaned(
+                bed.source(), topic, batches -> batches.stream().anyMatch(Compaction::hasHoles) && hasGaps(batches));
         stopCleaning(topic);
         List<Kafka.Batch> sourceBatches = Kafka.batches(bed.source(), topic, 0, 0);
         assertThat(sourceBatches)
                 .as("source batches with holes inside: " + sourceBatches)
-                .anyMatch(CompactedTopicIT::hasHoles);
+                .anyMatch(Compaction::hasHoles);
         assertThat(hasGaps(sourceBatches))
                 .as("gaps between batches: " + sourceBatches)
                 .isTrue();
@@ -83,12 +69,45 @@ class CompactedTopicIT extends ServiceIT {
     }
 
     @Test
+    void aSourceCleanedWhileTheMirrorWasPausedShouldResumeWhereItStopped() throws Exception {
+        // Given a compacted topic mirrored to its end, then paused
+        String mirror = uniqueName("clean-paused");
+        String topic = uniqueName("clean-paused");
+        createMirrorAndSourceTopic(mirror, topic, 1, Compaction.CLEAN_AT_ONCE);
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "round");
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+        topicVerb(mirror, "pause", topic);
+        awaitPartitionState(mirror, topic, "PAUSED");
+        long mirroredEnd = destinationEnd(topic);
+
+        // When the source's cleaner removes records of the batch the destination ends with (their keys written again)
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "round");
+        Compaction.awaitCleaned(bed.source(), topic, Compaction.cleanedAt(mirroredEnd - 1));
+        topicVerb(mirror, "resume", topic);
+
+        // Then LOG_TRUNCATION finds the destination still a prefix (what differs is only what the cleaner removed) and
+        // mirroring goes on from where it stopped, instead of failing the partition as diverged
+        awaitConverged(mirror, topic);
+        assertThat(destinationEnd(topic))
+                .isEqualTo(Kafka.offsetsOf(bed.source(), topic).get(new TopicPartition(topic, 0)));
+        assertThat(describeTopic(mirror, topic).getString("partitions[0].error"))
+                .isNull();
+        assertThat(Compaction.latestByKey(Kafka.readAll(bed.destination().bootstrapServers(), topic)))
+                .isEqualTo(Compaction.latestByKey(Kafka.readAll(bed.source().bootstrapServers(), topic)));
+    }
+
+    private static long destinationEnd(String topic) throws Exception {
+        return Kafka.offsetsOf(bed.destination(), topic).get(new TopicPartition(topic, 0));
+    }
+
+    @Test
     void cleanedTransactionalChangelogShouldKeepOffsetsAndTheCommittedView() throws Exception {
         // what a Kafka Streams changelog under exactly-once looks like: compacted, written in transactions, some
         // aborted
         String mirror = uniqueName("changelog");
         String topic = uniqueName("changelog");
-        createMirrorAndSourceTopic(mirror, topic, 1, CLEAN_AT_ONCE);
+        createMirrorAndSourceTopic(mirror, topic, 1, Compaction.CLEAN_AT_ONCE);
         try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(
                 bed.source().bootstrapServers(), Map.of("transactional.id", uniqueName("changelog-producer")))) {
             producer.initTransactions();
@@ -106,13 +125,16 @@ class CompactedTopicIT extends ServiceIT {
                 }
             }
         }
-        awaitCleaned(
-                topic, batches -> batches.stream().anyMatch(b -> b.transactional() && hasHoles(b)) && hasGaps(batches));
+        Compaction.awaitCleaned(
+                bed.source(),
+                topic,
+                batches -> batches.stream().anyMatch(b -> b.transactional() && Compaction.hasHoles(b))
+                        && hasGaps(batches));
         stopCleaning(topic);
         List<Kafka.Batch> sourceBatches = Kafka.batches(bed.source(), topic, 0, 0);
         assertThat(sourceBatches)
                 .as("cleaned transactional batches with holes: " + sourceBatches)
-                .anyMatch(b -> b.transactional() && hasHoles(b));
+                .anyMatch(b -> b.transactional() && Compaction.hasHoles(b));
         assertThat(hasGaps(sourceBatches))
                 .as("transactions and markers cleaned away: " + sourceBatches)
                 .isTrue();
@@ -128,21 +150,6 @@ class CompactedTopicIT extends ServiceIT {
         assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic, "read_committed"))
                 .noneMatch(r -> r.value() != null
                         && (r.value().startsWith("round-1-") || r.value().startsWith("round-4-")));
-    }
-
-    /** Rolls the segment (one record each time) until the source's batches show what the test needs of the cleaner. */
-    private static void awaitCleaned(String topic, java.util.function.Predicate<List<Kafka.Batch>> cleaned) {
-        await("source cleaned")
-                .atMost(Duration.ofSeconds(60))
-                .pollInterval(Duration.ofMillis(500))
-                .until(() -> {
-                    Kafka.produce(bed.source().bootstrapServers(), topic, 1, "none", "roll");
-                    return cleaned.test(Kafka.batches(bed.source(), topic, 0, 0));
-                });
-    }
-
-    private static boolean hasHoles(Kafka.Batch batch) {
-        return !batch.control() && batch.count() != null && batch.count() < batch.lastOffset() - batch.baseOffset() + 1;
     }
 
     private static boolean hasGaps(List<Kafka.Batch> batches) {
@@ -194,7 +201,7 @@ class CompactedTopicIT extends ServiceIT {
         List<Kafka.Rec> others =
                 destination.stream().filter(r -> !source.contains(r)).toList();
         assertThat(others).as("fillers at the holes").isNotEmpty().allSatisfy(r -> {
-            if (FILLER_KEY.equals(r.key())) {
+            if (Compaction.FILLER_KEY.equals(r.key())) {
                 assertThat(r.value()).isNull();
                 assertThat(r.headers()).containsExactly(FillerBatches.HEADER + "=");
             } else {
@@ -203,12 +210,6 @@ class CompactedTopicIT extends ServiceIT {
                         .isGreaterThan(r.offset());
             }
         });
-        assertThat(latestByKey(destination)).isEqualTo(latestByKey(source));
-    }
-
-    private static Map<String, String> latestByKey(List<Kafka.Rec> records) {
-        Map<String, String> latest = new HashMap<>();
-        records.stream().filter(r -> !FILLER_KEY.equals(r.key())).forEach(r -> latest.put(r.key(), r.value()));
-        return latest;
+        assertThat(Compaction.latestByKey(destination)).isEqualTo(Compaction.latestByKey(source));
     }
 }

@@ -175,7 +175,80 @@ class FailbackIT extends ServiceIT {
                 .isEqualTo(layout(Kafka.batches(bed.destination(), topic, 0, 0)));
     }
 
+    @Test
+    void aCleanedCompactedTopicShouldGoThroughFailoverFailbackAndSwitchBack() throws Exception {
+        // Given a compacted topic on A that its cleaner has holed (so that B holds fillers), mirrored to B, then an
+        // unplanned failover
+        String topic = uniqueName("compact-cycle");
+        String aToB = uniqueName("a-to-b");
+        String bToA = uniqueName("b-to-a");
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Compaction.CLEAN_AT_ONCE);
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 200, "lz4", "round");
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "round");
+        Compaction.awaitCleaned(bed.source(), topic, batches -> batches.stream().anyMatch(Compaction::hasHoles));
+        createMirror(aToB);
+        startTopics(aToB, topic);
+        awaitConverged(aToB, topic);
+        topicVerb(aToB, "stop", topic);
+        awaitAllPartitions(aToB, topic, "STOPPED");
+        long aEnd = end(bed.source(), topic);
+        // and B, the primary now, takes writes and its cleaner removes records of the batch A ends with
+        Kafka.produce(bed.destination().bootstrapServers(), topic, 100, "lz4", "round");
+        Compaction.awaitCleaned(bed.destination(), topic, Compaction.cleanedAt(aEnd - 1));
+
+        // When A's service mirrors B back into A, under the default policy (nothing may be recreated)
+        failBack(bToA, topic, "fail");
+
+        // Then A is found to be a prefix of B (what differs is only what either cleaner removed), and mirroring goes on
+        // at A's end: nothing diverged, nothing copied again
+        awaitConvergedOnA(bToA, topic);
+        assertThat(describeOnA(bToA, topic).getString("divergence")).isNull();
+        long bEnd = end(bed.destination(), topic);
+        assertThat(end(bed.source(), topic)).isEqualTo(bEnd);
+        assertThat(recordsMirrored(bToA)).isPositive().isLessThanOrEqualTo(bEnd - aEnd);
+        assertSameLatestValues(topic);
+
+        // When switching back: b-to-a promoted (A writable), A takes writes and cleans the batch B ends with, and
+        // a-to-b starts the topic again on B
+        onA().body(Map.of("topics", List.of(topic), "fenceSource", false))
+                .post("/v1/mirrors/" + bToA + "/topics:promote")
+                .then()
+                .statusCode(200);
+        Kafka.produce(bed.source().bootstrapServers(), topic, 100, "lz4", "round");
+        Compaction.awaitCleaned(bed.source(), topic, Compaction.cleanedAt(bEnd - 1));
+        startTopics(aToB, topic);
+
+        // Then B is a prefix of A and continues from its end
+        awaitConverged(aToB, topic);
+        assertThat(describeTopic(aToB, topic).getString("divergence")).isNull();
+        assertThat(end(bed.destination(), topic)).isEqualTo(end(bed.source(), topic));
+        assertSameLatestValues(topic);
+    }
+
     // ================================================================ helpers
+
+    private static long end(io.clustermirror.embedded.KafkaBrokerProcess broker, String topic) throws Exception {
+        return Kafka.offsetsOf(broker, topic).get(new TopicPartition(topic, 0));
+    }
+
+    /** What A's service counted as appended for the mirror. */
+    private static long recordsMirrored(String bToA) {
+        String metrics = onA().get("/q/metrics").then().extract().asString();
+        java.util.regex.Matcher value = java.util.regex.Pattern.compile(
+                        "cluster_mirror_records_total\\{mirror=\"" + bToA + "\"} ([0-9.E]+)")
+                .matcher(metrics);
+        assertThat(value.find()).as("records metric of " + bToA).isTrue();
+        return (long) Double.parseDouble(value.group(1));
+    }
+
+    private static void assertSameLatestValues(String topic) {
+        assertThat(Compaction.latestByKey(Kafka.readAll(bed.source().bootstrapServers(), topic)))
+                .isEqualTo(
+                        Compaction.latestByKey(Kafka.readAll(bed.destination().bootstrapServers(), topic)))
+                .isNotEmpty();
+    }
 
     /** On A's service: the reverse mirror b-to-a (with this truncation policy), starting the topic over A's own. */
     private static void failBack(String bToA, String topic, String truncationPolicy) {
