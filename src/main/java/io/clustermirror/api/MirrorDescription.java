@@ -38,7 +38,28 @@ public record MirrorDescription(
         String halted,
 
         @Schema(description = "The last metadata sync cycle (null before the first)")
-        SyncStatus metadataSync) {
+        SyncStatus metadataSync,
+
+        @Schema(
+                description = "What the caller may do to this mirror (only with includeAuthorizedOperations=true)",
+                example = "[\"DESCRIBE\", \"ALTER\"]")
+        List<String> authorizedOperations) {
+
+    /** This description with the caller's operations on the mirror, as the KIP's IncludeAuthorizedOperations. */
+    MirrorDescription withAuthorizedOperations(
+            java.util.Collection<io.clustermirror.mirror.ClusterMirrorOperation> ops) {
+        return new MirrorDescription(
+                name,
+                sourceBootstrapServers,
+                sourceClusterId,
+                config,
+                createdAt,
+                updatedAt,
+                topics,
+                halted,
+                metadataSync,
+                ops.stream().map(Enum::name).toList());
+    }
 
     static MirrorDescription of(
             Mirror mirror, MirrorConfigRules rules, Map<MirrorPartition, PartitionStatus> partitions) {
@@ -71,6 +92,7 @@ public record MirrorDescription(
                 mirror.updatedAt(),
                 topics,
                 halted,
-                sync);
+                sync,
+                null);
     }
 }

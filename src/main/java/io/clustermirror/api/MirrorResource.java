@@ -1,6 +1,7 @@
 package io.clustermirror.api;
 
 import io.clustermirror.coordinator.MirrorCoordinator;
+import io.clustermirror.mirror.ClusterMirrorOperation;
 import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
@@ -17,6 +18,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.net.URI;
@@ -44,11 +46,17 @@ public class MirrorResource {
     private final MirrorCoordinator coordinator;
     private final MirrorConfigRules rules;
     private final MirrorMetadataManager metadata;
+    private final RequestCaller caller;
 
-    public MirrorResource(MirrorCoordinator coordinator, MirrorConfigRules rules, MirrorMetadataManager metadata) {
+    public MirrorResource(
+            MirrorCoordinator coordinator,
+            MirrorConfigRules rules,
+            MirrorMetadataManager metadata,
+            RequestCaller caller) {
         this.coordinator = coordinator;
         this.rules = rules;
         this.metadata = metadata;
+        this.caller = caller;
     }
 
     @POST
@@ -75,8 +83,10 @@ public class MirrorResource {
             responseCode = "422",
             description = "SOURCE_METADATA_NOT_AVAILABLE: the source cluster could not be reached in time",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.CREATE)
     public Uni<Response> create(CreateMirrorRequest request) {
         requireBody(request);
+        caller.require(ClusterMirrorOperation.CREATE, String.valueOf(request.name()));
         return coordinator
                 .create(request.name(), request.config())
                 .map(mirror -> Response.created(URI.create("/v1/mirrors/" + mirror.name()))
@@ -93,8 +103,10 @@ public class MirrorResource {
             responseCode = "200",
             description = "The mirrors, sorted by name",
             content = @Content(schema = @Schema(implementation = MirrorList.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.DESCRIBE)
     public MirrorList list() {
         return new MirrorList(coordinator.list().stream()
+                .filter(m -> caller.allows(ClusterMirrorOperation.DESCRIBE, m.name()))
                 .map(m -> MirrorSummary.of(m, (int) coordinator.partitions(m.name()).keySet().stream()
                         .map(MirrorPartition::topic)
                         .distinct()
@@ -120,14 +132,21 @@ public class MirrorResource {
             responseCode = "404",
             description = "UNKNOWN_CLUSTER_MIRROR",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.DESCRIBE)
     public MirrorDescription describe(
-            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {
-        return MirrorDescription.of(
+            @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
+            @Parameter(description = "Also say what the caller may do to this mirror (authorizedOperations)")
+                    @QueryParam("includeAuthorizedOperations")
+                    boolean includeAuthorizedOperations) {
+        MirrorDescription description = MirrorDescription.of(
                 coordinator.describe(MirrorName.validate(name)),
                 rules,
                 coordinator.partitions(name),
                 coordinator.haltedReason(name),
                 SyncStatus.of(metadata.status(name)));
+        return includeAuthorizedOperations
+                ? description.withAuthorizedOperations(caller.operations(name))
+                : description;
     }
 
     @PATCH
@@ -158,6 +177,7 @@ public class MirrorResource {
             responseCode = "422",
             description = "SOURCE_METADATA_NOT_AVAILABLE: the new source connection could not be checked",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<MirrorDescription> alterConfig(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             AlterMirrorConfigRequest request) {
@@ -197,6 +217,7 @@ public class MirrorResource {
             responseCode = "409",
             description = "CLUSTER_MIRROR_NOT_EMPTY: some topics are still mirrored",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.DELETE)
     public Uni<Response> delete(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {
         MirrorName.validate(name);

@@ -22,9 +22,11 @@ public class ProblemMapper {
     private static final Logger LOGGER = Logger.getLogger(ProblemMapper.class);
 
     private final MirrorMetrics metrics;
+    private final ControlPlaneSecurity security;
 
-    public ProblemMapper(MirrorMetrics metrics) {
+    public ProblemMapper(MirrorMetrics metrics, ControlPlaneSecurity security) {
         this.metrics = metrics;
+        this.security = security;
     }
 
     @ServerExceptionMapper
@@ -111,10 +113,13 @@ public class ProblemMapper {
 
     private Response respond(MirrorError error, String detail, String field, HttpServerRequest request) {
         metrics.apiError(error);
-        return Response.status(error.httpStatus())
+        Response.ResponseBuilder response = Response.status(error.httpStatus())
                 .type(Problem.MEDIA_TYPE)
-                .entity(Problem.of(error, detail, request.path(), field))
-                .build();
+                .entity(Problem.of(error, detail, request.path(), field));
+        if (error == MirrorError.AUTHENTICATION_FAILED) {
+            security.challenges().forEach(challenge -> response.header("WWW-Authenticate", challenge));
+        }
+        return response.build();
     }
 
     /** The path of a duplicated key, e.g. {@code set.mirror.topics.include}: the parser's context names it innermost. */

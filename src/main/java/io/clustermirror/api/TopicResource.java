@@ -1,9 +1,11 @@
 package io.clustermirror.api;
 
+import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.coordinator.LiveProgress;
 import io.clustermirror.coordinator.MirrorCoordinator;
 import io.clustermirror.coordinator.TopicPromotes;
 import io.clustermirror.coordinator.TopicVerb;
+import io.clustermirror.mirror.ClusterMirrorOperation;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
@@ -49,9 +51,13 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 public class TopicResource {
 
     private final MirrorCoordinator coordinator;
+    private final RequestCaller caller;
+    private final int maxTopicsPerRequest;
 
-    public TopicResource(MirrorCoordinator coordinator) {
+    public TopicResource(MirrorCoordinator coordinator, RequestCaller caller, MirrorServiceConfig config) {
         this.coordinator = coordinator;
+        this.caller = caller;
+        this.maxTopicsPerRequest = config.http().maxTopicsPerRequest();
     }
 
     @POST
@@ -70,6 +76,7 @@ public class TopicResource {
             responseCode = "200",
             description = "One outcome per topic",
             content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<TopicsResponse> start(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             StartTopicsRequest request) {
@@ -102,6 +109,7 @@ public class TopicResource {
             responseCode = "409",
             description = "MIRROR_TOPIC_ALREADY_STOPPED or INVALID_MIRROR_PARTITION_STATE",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<TopicsResponse> stop(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             TopicsRequest request) {
@@ -123,6 +131,7 @@ public class TopicResource {
             responseCode = "409",
             description = "INVALID_MIRROR_PARTITION_STATE",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<TopicsResponse> pause(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             TopicsRequest request) {
@@ -141,6 +150,7 @@ public class TopicResource {
             responseCode = "409",
             description = "INVALID_MIRROR_PARTITION_STATE",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<TopicsResponse> resume(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             TopicsRequest request) {
@@ -162,6 +172,7 @@ public class TopicResource {
             responseCode = "409",
             description = "INVALID_MIRROR_PARTITION_STATE",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<TopicsResponse> recover(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             TopicsRequest request) {
@@ -191,6 +202,7 @@ public class TopicResource {
                     + "CLUSTER_AUTHORIZATION_FAILED (the source cannot be fenced: nothing changed), "
                     + "INVALID_MIRROR_PARTITION_STATE (a partition is not MIRRORING) or INVALID_CLUSTER_MIRROR_STATE",
             content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<PromoteResponse> promote(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             PromoteTopicsRequest request) {
@@ -229,6 +241,7 @@ public class TopicResource {
             responseCode = "200",
             description = "The topic's partitions",
             content = @Content(schema = @Schema(implementation = TopicDescription.class)))
+    @ClusterMirrorAccess(ClusterMirrorOperation.DESCRIBE)
     public Uni<TopicDescription> describe(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
             @Parameter(description = "Topic name", example = "orders") @PathParam("topic") String topic) {
@@ -306,7 +319,7 @@ public class TopicResource {
     }
 
     /** The topics a verb names, each a legal name. */
-    private static List<String> namedTopics(List<String> topics) {
+    private List<String> namedTopics(List<String> topics) {
         List<String> named = list(topics, "topics");
         named.forEach(topic -> validTopic(topic, "topics"));
         return named;
@@ -320,13 +333,22 @@ public class TopicResource {
         }
     }
 
-    private static List<String> list(List<String> values, String field) {
+    /** A list of the body, recorded for the audit line; all lists of a request together hold at most the limit. */
+    private List<String> list(List<String> values, String field) {
         if (values == null) {
             return List.of();
         }
         if (values.stream().anyMatch(v -> v == null || v.isBlank())) {
             throw new MirrorException(
                     MirrorError.INVALID_REQUEST, "'" + field + "' must not hold null or blank entries", field);
+        }
+        caller.topics(values);
+        if (caller.topics().size() > maxTopicsPerRequest) {
+            throw new MirrorException(
+                    MirrorError.INVALID_REQUEST,
+                    "A request may name at most " + maxTopicsPerRequest
+                            + " topics and patterns (mirror.http.max.topics.per.request)",
+                    field);
         }
         return values;
     }

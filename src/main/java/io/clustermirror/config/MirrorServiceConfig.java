@@ -27,6 +27,45 @@ public interface MirrorServiceConfig {
 
     Metrics metrics();
 
+    Http http();
+
+    /** The REST control plane's protection (README "Security"). */
+    interface Http {
+        Auth auth();
+
+        /** The most topics one request may name (verbs, include and exclude lists together). */
+        @WithName("max.topics.per.request")
+        @WithDefault("1000")
+        int maxTopicsPerRequest();
+
+        interface Auth {
+            /**
+             * Serve the control plane without authentication in the prod profile: logged as a WARN at start and shown
+             * in the readiness data. Without it, and without a mechanism, the service refuses to start.
+             */
+            @WithDefault("false")
+            boolean disabled();
+
+            /** Grants of operations on mirror-name patterns, by an id of the operator's choosing. */
+            Map<String, Grant> grants();
+
+            interface Grant {
+                /** Principal names (a Basic user, a JWT's principal claim, a certificate's subject CN). */
+                Optional<List<String>> principals();
+
+                /** Role names, as the mechanism maps them. */
+                Optional<List<String>> roles();
+
+                /** CREATE, DESCRIBE, ALTER, DELETE. */
+                List<String> operations();
+
+                /** A regular expression the whole mirror name must match. */
+                @WithDefault(".*")
+                String mirrors();
+            }
+        }
+    }
+
     interface Metrics {
         /** How often the per-partition lag gauges are refreshed (read by the scheduler as written). */
         @WithName("partition-lag.refresh")
@@ -96,6 +135,12 @@ public interface MirrorServiceConfig {
         /** Each provider's parameters, e.g. {@code mirror.source.config.provider.file.allowed.paths}. */
         @WithName("config.provider")
         Map<String, Map<String, String>> configProviderParams();
+
+        /**
+         * Where mirrors may point: {@code host:port} patterns ({@code *} matches within a name, a missing port any port)
+         * or CIDR blocks. Every address of a mirror's {@code bootstrap.servers} must match one. Unset: anywhere.
+         */
+        Optional<List<String>> allowlist();
     }
 
     interface Destination {

@@ -3,6 +3,7 @@ package io.clustermirror.kafka;
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
+import io.clustermirror.mirror.SourceAllowlist;
 import io.smallrye.common.annotation.Identifier;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
@@ -29,6 +30,7 @@ public class KafkaClients {
     private final Map<String, Object> destination;
     private final MirrorServiceConfig config;
     private final SourceConfigProviders configProviders;
+    private final SourceAllowlist allowlist;
 
     @Inject
     public KafkaClients(
@@ -38,16 +40,21 @@ public class KafkaClients {
         this.destination = Map.copyOf(destination);
         this.config = config;
         this.configProviders = configProviders;
+        this.allowlist = config.source().allowlist().map(SourceAllowlist::new).orElse(null);
     }
 
     /**
      * How a mirror reaches its source: its client settings with config-provider references resolved (INVALID_CONFIG
-     * when one cannot be, or when a resolved value is one the Kafka client would refuse). The only way source settings
+     * when one cannot be, when a resolved value is one the Kafka client would refuse, or when {@code bootstrap.servers}
+     * is outside {@code mirror.source.allowlist}). The only way source settings
      * become a client.
      */
     public Map<String, String> sourceConnection(MirrorConfig mirrorConfig) {
         Map<String, String> resolved = configProviders.resolve(mirrorConfig.sourceClientProperties());
         SourceSettingsCheck.check(resolved);
+        if (allowlist != null) {
+            SourceSettingsCheck.checkAllowed(allowlist, resolved.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG));
+        }
         return resolved;
     }
 

@@ -2,6 +2,10 @@ package io.clustermirror.kafka;
 
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.SourceAllowlist;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -9,6 +13,7 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.security.JaasContext;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * Checks resolved source client settings the way the Kafka client will read them (types, validators, the JAAS
@@ -21,6 +26,35 @@ final class SourceSettingsCheck {
             AdminClientConfig.configDef().configKeys();
 
     private SourceSettingsCheck() {}
+
+    /**
+     * Every bootstrap address must be allowed: its host and port by a pattern, or every address its host resolves to
+     * by a CIDR block. Blocking (a DNS lookup when the allowlist has blocks).
+     */
+    static void checkAllowed(SourceAllowlist allowlist, String bootstrapServers) {
+        for (String address : String.valueOf(bootstrapServers).split(",")) {
+            String trimmed = address.trim();
+            String host = Utils.getHost(trimmed);
+            Integer port = Utils.getPort(trimmed);
+            if (host == null || port == null) {
+                throw invalid(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "'" + trimmed + "' is not host:port");
+            }
+            if (allowlist.matchesHost(host, port) || (allowlist.hasBlocks() && inBlocks(allowlist, host))) {
+                continue;
+            }
+            throw invalid(
+                    AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    "'" + trimmed + "' is not in mirror.source.allowlist: this service may not connect there");
+        }
+    }
+
+    private static boolean inBlocks(SourceAllowlist allowlist, String host) {
+        try {
+            return allowlist.inBlocks(List.of(InetAddress.getAllByName(host)));
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
 
     static void check(Map<String, String> resolved) {
         resolved.forEach((name, value) -> {

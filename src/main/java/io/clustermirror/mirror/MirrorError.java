@@ -33,6 +33,10 @@ public enum MirrorError {
     SOURCE_METADATA_NOT_AVAILABLE(422, "Source metadata not available"),
     /** This instance cannot serve mirror operations (state not replayed yet, or fenced). */
     COORDINATOR_NOT_AVAILABLE(503, "Coordinator not available"),
+    /** The caller may not perform this operation on this cluster mirror (the KIP's ClusterMirrorAuthorization). */
+    CLUSTER_MIRROR_AUTHORIZATION_FAILED(403, "Cluster mirror authorization failed"),
+    /** No credentials, or credentials no configured mechanism accepts. */
+    AUTHENTICATION_FAILED(401, "Authentication failed"),
     NOT_FOUND(404, "Not found"),
     UNKNOWN_SERVER_ERROR(500, "Unknown server error");
 

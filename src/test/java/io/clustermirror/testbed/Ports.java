@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 
-final class Ports {
+public final class Ports {
 
     private Ports() {}
 
@@ -14,7 +14,7 @@ final class Ports {
      * A free port below the kernel's ephemeral range (32768+), so that no outgoing connection can take it in
      * the seconds before the child process binds it, and never the same one twice in a run.
      */
-    static int free() {
+    public static int free() {
         java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
         for (int attempt = 0; attempt < 1000; attempt++) {
             int port = random.nextInt(20000, 32000);

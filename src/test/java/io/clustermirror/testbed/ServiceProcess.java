@@ -41,6 +41,8 @@ public final class ServiceProcess implements AutoCloseable {
         props.put("mirror.state.topic.num.partitions", "5");
         props.put("mirror.source.request.timeout.ms", "3000");
         props.put("mirror.destination.retry.backoff.ms", "500");
+        // the control plane is tested open except by the security tests, which set this to false with a mechanism
+        props.put("mirror.http.auth.disabled", "true");
         props.putAll(overrides);
         this.properties = Map.copyOf(props);
     }

@@ -1,0 +1,45 @@
+package io.clustermirror.api;
+
+import io.vertx.core.http.HttpServerRequest;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ContainerResponseContext;
+import java.util.Set;
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerResponseFilter;
+
+/**
+ * One line per mutating request on its own logger, {@code io.clustermirror.audit}: who, which operation on which
+ * mirror and topics, the outcome, and from where. Never a body: mirror configs hold secrets.
+ */
+public class AuditLog {
+
+    static final Logger AUDIT = Logger.getLogger("io.clustermirror.audit");
+    private static final Set<String> MUTATING = Set.of("POST", "PUT", "PATCH", "DELETE");
+
+    private final RequestCaller caller;
+
+    public AuditLog(RequestCaller caller) {
+        this.caller = caller;
+    }
+
+    @ServerResponseFilter
+    public void audit(ContainerRequestContext request, ContainerResponseContext response, HttpServerRequest http) {
+        if (!MUTATING.contains(request.getMethod()) || caller.operation() == null) {
+            return;
+        }
+        int status = response.getStatus();
+        String outcome =
+                status == 401 ? "unauthenticated" : status == 403 ? "denied" : status < 400 ? "succeeded" : "failed";
+        AUDIT.infof(
+                "principal=%s operation=%s mirror=%s topics=%s outcome=%s status=%d client=%s request=\"%s %s\"",
+                caller.principal(),
+                caller.operation(),
+                caller.mirror() == null ? "-" : caller.mirror(),
+                caller.topics().isEmpty() ? "-" : String.join(",", caller.topics()),
+                outcome,
+                status,
+                http.remoteAddress() == null ? "-" : http.remoteAddress().hostAddress(),
+                request.getMethod(),
+                http.path());
+    }
+}
