@@ -106,6 +106,21 @@ public interface MirrorServiceConfig {
     interface State {
         Topic topic();
 
+        Encryption encryption();
+
+        /** Sealing mirrors' secret config values in the state topic (AES-256-GCM). */
+        interface Encryption {
+            /**
+             * Keys as {@code id:<base64 of 32 bytes>}; the first seals, every one opens (rotation: put the new key
+             * first, keep the old one until the service has started once). Also {@code MIRROR_STATE_ENCRYPTION_KEYS}.
+             */
+            Optional<List<String>> keys();
+
+            /** A file with one {@code id:<base64>} key per line, read at start after {@code keys}. */
+            @WithName("key.file")
+            Optional<String> keyFile();
+        }
+
         interface Topic {
             /** The compacted topic on the destination that holds every mirror and partition state. */
             @WithDefault("__mirror_state")

@@ -72,7 +72,7 @@ public class MirrorCoordinator {
         this.probe = probe;
         this.metrics = metrics;
         this.runtimes = new MirrorRuntimes(clients, config, metrics);
-        this.keeper = new StateKeeper(clients, config, metrics, thread, new StateKeeper.Listener() {
+        this.keeper = new StateKeeper(clients, config, metrics, rules, thread, new StateKeeper.Listener() {
             @Override
             public void loaded(CoordinatorState state) {
                 runtimes.closeAll(); // a reload starts the data plane afresh from the replayed state

@@ -5,6 +5,7 @@ import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorPartition;
@@ -15,9 +16,12 @@ import io.clustermirror.state.MirrorStateStore;
 import io.clustermirror.state.MirrorStateStore.CoordinatorFencedException;
 import io.clustermirror.state.MirrorStateStore.StateWriteException;
 import io.clustermirror.state.MirrorStateTopic;
+import io.clustermirror.state.SecretCipher;
 import io.clustermirror.state.StateFormatException;
+import io.clustermirror.state.StateSecrets;
 import io.quarkus.runtime.Quarkus;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
@@ -45,6 +49,7 @@ final class StateKeeper {
     private final KafkaClients clients;
     private final MirrorServiceConfig config;
     private final MirrorMetrics metrics;
+    private final MirrorConfigRules rules;
     private final CoordinatorThread thread;
     private final Listener listener;
     private volatile CoordinatorState state = CoordinatorState.EMPTY;
@@ -56,11 +61,13 @@ final class StateKeeper {
             KafkaClients clients,
             MirrorServiceConfig config,
             MirrorMetrics metrics,
+            MirrorConfigRules rules,
             CoordinatorThread thread,
             Listener listener) {
         this.clients = clients;
         this.config = config;
         this.metrics = metrics;
+        this.rules = rules;
         this.thread = thread;
         this.listener = listener;
     }
@@ -84,6 +91,7 @@ final class StateKeeper {
                     config.state().topic().replicationFactor(),
                     config.destination().requestTimeoutMs());
             close();
+            StateSecrets secrets = secrets();
             store = new MirrorStateStore(
                     new MirrorStateStore.Clients() {
                         @Override
@@ -98,14 +106,15 @@ final class StateKeeper {
                     },
                     topic,
                     partitions,
-                    config.destination().requestTimeoutMs());
+                    config.destination().requestTimeoutMs(),
+                    secrets);
             state = CoordinatorState.of(store.open());
             status = CoordinatorStatus.active();
             LOGGER.infof(
                     "Coordinator active: %d mirror(s) loaded from %s (%d partitions)",
                     state.mirrors().size(), topic, partitions);
             listener.loaded(state);
-        } catch (StateFormatException e) {
+        } catch (StateFormatException | IllegalArgumentException | java.io.IOException e) {
             status = CoordinatorStatus.loading(e.getMessage());
             LOGGER.errorf("Refusing to start: %s", e.getMessage());
             Quarkus.asyncExit(1);
@@ -120,6 +129,21 @@ final class StateKeeper {
                 thread.schedule("load", config.destination().retryBackoffMs(), this::load);
             }
         }
+    }
+
+    /** The state encryption keys configured (the first seals), with the config rules' idea of what is secret. */
+    private StateSecrets secrets() throws java.io.IOException {
+        List<String> keys =
+                new java.util.ArrayList<>(config.state().encryption().keys().orElse(List.of()));
+        if (config.state().encryption().keyFile().isPresent()) {
+            String file = config.state().encryption().keyFile().get();
+            try {
+                keys.addAll(java.nio.file.Files.readAllLines(java.nio.file.Path.of(file)));
+            } catch (java.io.IOException e) {
+                throw new java.io.IOException("mirror.state.encryption.key.file " + file + " cannot be read: " + e, e);
+            }
+        }
+        return new StateSecrets(SecretCipher.of(keys), rules::isSensitive);
     }
 
     void putMirror(Mirror mirror) {

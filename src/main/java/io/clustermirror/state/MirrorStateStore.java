@@ -46,13 +46,15 @@ public final class MirrorStateStore implements AutoCloseable {
     private final String topic;
     private final int partitions;
     private final long timeoutMs;
+    private final StateSecrets secrets;
     private KafkaProducer<byte[], byte[]> producer;
 
-    public MirrorStateStore(Clients clients, String topic, int partitions, long timeoutMs) {
+    public MirrorStateStore(Clients clients, String topic, int partitions, long timeoutMs, StateSecrets secrets) {
         this.clients = clients;
         this.topic = topic;
         this.partitions = partitions;
         this.timeoutMs = timeoutMs;
+        this.secrets = secrets;
     }
 
     /** The coordinator partition of a mirror. */
@@ -62,14 +64,23 @@ public final class MirrorStateStore implements AutoCloseable {
 
     /**
      * Takes over as the writer (fencing any earlier instance and aborting its open transaction), then
-     * reads every committed record. Blocking.
+     * reads every committed record, and writes again the mirrors whose secrets are in clear while a state encryption
+     * key is given, or sealed with a key other than the first. Blocking.
      */
     public StateSnapshot open() {
         closeProducer();
         producer = clients.stateProducer("cluster-mirror-coordinator-" + topic);
         try {
             producer.initTransactions();
-            return replay();
+            Map<String, MirrorRecord> stale = new java.util.TreeMap<>();
+            StateSnapshot snapshot = replay(stale);
+            if (!stale.isEmpty()) {
+                stale.keySet().forEach(name -> putMirror(snapshot.mirrors().get(name)));
+                LOGGER.infof(
+                        "Sealed the secrets of %d mirror(s) with state encryption key '%s': %s",
+                        stale.size(), secrets.cipher().activeKeyId().orElseThrow(), stale.keySet());
+            }
+            return snapshot;
         } catch (RuntimeException e) {
             closeProducer();
             throw e;
@@ -78,7 +89,11 @@ public final class MirrorStateStore implements AutoCloseable {
 
     /** Reads the topic from the beginning to its current end; compaction semantics applied in memory. */
     public StateSnapshot replay() {
-        Map<String, Mirror> mirrors = new HashMap<>();
+        return replay(new HashMap<>());
+    }
+
+    private StateSnapshot replay(Map<String, MirrorRecord> stale) {
+        Map<String, MirrorRecord> mirrors = new HashMap<>();
         Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
         Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls = new HashMap<>();
         Map<String, Map<String, TopicPromotion>> promotions = new HashMap<>();
@@ -104,7 +119,7 @@ public final class MirrorStateStore implements AutoCloseable {
                 }
             }
         }
-        StateSnapshot snapshot = new StateSnapshot(mirrors, statuses, acls, promotions, divergences);
+        StateSnapshot snapshot = new StateSnapshot(open(mirrors, stale), statuses, acls, promotions, divergences);
         LOGGER.infof(
                 "Replayed %d record(s) of %s in %d ms: %d mirror(s), %d partition(s)",
                 records,
@@ -113,6 +128,44 @@ public final class MirrorStateStore implements AutoCloseable {
                 mirrors.size(),
                 snapshot.partitions().values().stream().mapToInt(Map::size).sum());
         return snapshot;
+    }
+
+    /**
+     * The mirrors with their secrets opened; the stale records into {@code stale}. Refuses (naming every mirror it
+     * cannot open, and why) rather than start with a mirror whose secrets it would have to guess.
+     */
+    private Map<String, Mirror> open(Map<String, MirrorRecord> records, Map<String, MirrorRecord> stale) {
+        Map<String, Mirror> mirrors = new HashMap<>();
+        Map<String, String> unreadable = new java.util.TreeMap<>();
+        records.forEach((name, record) -> {
+            try {
+                mirrors.put(name, secrets.open(record));
+                if (secrets.stale(record)) {
+                    stale.put(name, record);
+                }
+            } catch (StateSecrets.Unreadable e) {
+                unreadable.put(name, e.getMessage());
+            }
+        });
+        if (!secrets.cipher().enabled()) {
+            List<String> inClear = records.entrySet().stream()
+                    .filter(e -> secrets.holdsClearSecrets(e.getValue()))
+                    .map(Map.Entry::getKey)
+                    .sorted()
+                    .toList();
+            if (!inClear.isEmpty()) {
+                LOGGER.warnf(
+                        "%d mirror(s) keep inline secrets in clear in %s: %s; give mirror.state.encryption.keys to seal "
+                                + "them, or use config-provider references (README \"Security\")",
+                        inClear.size(), topic, inClear);
+            }
+        }
+        if (!unreadable.isEmpty()) {
+            throw new StateFormatException("the secrets of " + unreadable.size() + " mirror(s) in " + topic
+                    + " cannot be opened: " + unreadable
+                    + "; give the keys in mirror.state.encryption.keys (or mirror.state.encryption.key.file)");
+        }
+        return mirrors;
     }
 
     private static boolean caughtUp(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> end) {
@@ -125,7 +178,7 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     private static void apply(
-            Map<String, Mirror> mirrors,
+            Map<String, MirrorRecord> mirrors,
             Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
             Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls,
             Map<String, Map<String, TopicPromotion>> promotions,
@@ -141,8 +194,7 @@ public final class MirrorStateStore implements AutoCloseable {
                 if (record.value() == null) {
                     mirrors.remove(key.mirror());
                 } else {
-                    mirrors.put(
-                            key.mirror(), StateSerde.readMirror(record.value()).toMirror());
+                    mirrors.put(key.mirror(), StateSerde.readMirror(record.value()));
                 }
             }
             case StateKey.KIND_PARTITION -> {
@@ -193,7 +245,7 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     public void putMirror(Mirror mirror) {
-        write(List.of(new Entry(StateKey.mirror(mirror.name()), StateSerde.value(MirrorRecord.of(mirror)))));
+        write(List.of(new Entry(StateKey.mirror(mirror.name()), StateSerde.value(secrets.seal(mirror)))));
     }
 
     /** Deletes a mirror and the records of its partitions and its topics' promotions, in one transaction. */

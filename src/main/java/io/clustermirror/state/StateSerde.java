@@ -80,14 +80,18 @@ public final class StateSerde {
 
     public static MirrorRecord readMirror(byte[] bytes) {
         MirrorRecord value = read(bytes, MirrorRecord.class);
-        requireKnownVersion(value.v(), "value of mirror '" + value.name() + "'");
+        requireKnownVersion(value.v(), MirrorRecord.SEALED_VERSION, "value of mirror '" + value.name() + "'");
         return value;
     }
 
     private static void requireKnownVersion(int version, String what) {
-        if (version < 1 || version > FORMAT_VERSION) {
+        requireKnownVersion(version, FORMAT_VERSION, what);
+    }
+
+    private static void requireKnownVersion(int version, int newest, String what) {
+        if (version < 1 || version > newest) {
             throw new StateFormatException("__mirror_state " + what + " has format version " + version
-                    + "; this service reads versions 1.." + FORMAT_VERSION + " (was it written by a newer release?)");
+                    + "; this service reads versions 1.." + newest + " (was it written by a newer release?)");
         }
     }
 

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class StateSerdeTest {
 
     @Test
-    void mirrorRecordShouldRoundTripWithItsFormatVersion() {
+    void mirrorRecordShouldRoundTripWithItsFormatVersion() throws Exception {
         Mirror mirror = new Mirror(
                 "m1",
                 new MirrorConfig(Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "s")),
@@ -26,12 +26,88 @@ class StateSerdeTest {
                 Instant.parse("2026-01-02T00:00:00Z"));
 
         byte[] key = StateSerde.key(StateKey.mirror("m1"));
-        byte[] value = StateSerde.value(MirrorRecord.of(mirror));
+        byte[] value = StateSerde.value(StateSecrets.clear().seal(mirror));
 
         assertThat(new String(key, StandardCharsets.UTF_8))
                 .isEqualTo("{\"v\":1,\"kind\":\"mirror\",\"mirror\":\"m1\"}");
         assertThat(StateSerde.readKey(key)).isEqualTo(StateKey.mirror("m1"));
-        assertThat(StateSerde.readMirror(value).toMirror()).isEqualTo(mirror);
+        assertThat(StateSecrets.clear().open(StateSerde.readMirror(value))).isEqualTo(mirror);
+        assertThat(new String(value, StandardCharsets.UTF_8))
+                .contains("\"v\":1")
+                .doesNotContain("sealed");
+    }
+
+    private static final String K1 = "k1:" + java.util.Base64.getEncoder().encodeToString(new byte[32]);
+    private static final String K2 = "k2:"
+            + java.util.Base64.getEncoder()
+                    .encodeToString("0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII));
+
+    private static StateSecrets secrets(String... keys) {
+        return new StateSecrets(
+                SecretCipher.of(List.of(keys)), key -> key.contains("jaas") || key.contains("password"));
+    }
+
+    @Test
+    void secretValuesShouldBeSealedWithTheFirstKeyAndOpenWithAnyGivenOne() throws Exception {
+        Mirror mirror = new Mirror(
+                "m1",
+                new MirrorConfig(
+                        Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "hunter2", "ssl.key.password", "")),
+                "cid",
+                Instant.EPOCH,
+                Instant.EPOCH);
+
+        byte[] value = StateSerde.value(secrets(K1).seal(mirror));
+        String stored = new String(value, StandardCharsets.UTF_8);
+        MirrorRecord record = StateSerde.readMirror(value);
+
+        assertThat(stored)
+                .doesNotContain("hunter2")
+                .contains("\"keyId\":\"k1\"")
+                .contains("\"v\":2");
+        assertThat(record.config()).containsOnlyKeys("bootstrap.servers", "ssl.key.password");
+        assertThat(secrets(K1).open(record)).isEqualTo(mirror);
+        assertThat(secrets(K1).stale(record)).isFalse();
+        // rotation: the new key first, the old one still opens; the record is stale until written again
+        assertThat(secrets(K2, K1).open(record)).isEqualTo(mirror);
+        assertThat(secrets(K2, K1).stale(record)).isTrue();
+        assertThat(secrets(K2, K1).seal(mirror).sealed().get("sasl.jaas.config").keyId())
+                .isEqualTo("k2");
+        // a record in clear is stale once a key is given
+        assertThat(secrets(K1).stale(StateSecrets.clear().seal(mirror))).isTrue();
+    }
+
+    @Test
+    void aSealedRecordShouldNotOpenWithoutItsKeyOrMovedToAnotherMirror() {
+        Mirror mirror = new Mirror(
+                "m1",
+                new MirrorConfig(Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "hunter2")),
+                "cid",
+                Instant.EPOCH,
+                Instant.EPOCH);
+        MirrorRecord record = secrets(K1).seal(mirror);
+
+        assertThatThrownBy(() -> secrets(K2).open(record))
+                .isInstanceOf(StateSecrets.Unreadable.class)
+                .hasMessageContaining("[k1]");
+        assertThatThrownBy(() -> StateSecrets.clear().open(record)).isInstanceOf(StateSecrets.Unreadable.class);
+        MirrorRecord moved =
+                new MirrorRecord(2, "m2", record.config(), record.sealed(), "cid", Instant.EPOCH, Instant.EPOCH);
+        assertThatThrownBy(() -> secrets(K1).open(moved))
+                .isInstanceOf(StateSecrets.Unreadable.class)
+                .hasMessageContaining("sasl.jaas.config");
+        String otherKeySameId = "k1:"
+                + java.util.Base64.getEncoder().encodeToString(new byte[] {
+                    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
+                    28, 29, 30, 31, 32
+                });
+        assertThatThrownBy(() -> secrets(otherKeySameId).open(record)).isInstanceOf(StateSecrets.Unreadable.class);
+    }
+
+    @Test
+    void malformedKeysShouldBeNamed() {
+        assertThatThrownBy(() -> SecretCipher.of(List.of("k1:short"))).hasMessageContaining("'k1'");
+        assertThatThrownBy(() -> SecretCipher.of(List.of(K1, K1))).hasMessageContaining("twice");
     }
 
     @Test
@@ -54,11 +130,11 @@ class StateSerdeTest {
 
     @Test
     void newerFormatShouldBeRefusedNotMisread() {
-        byte[] key = "{\"v\":2,\"kind\":\"mirror\",\"mirror\":\"m1\"}".getBytes(StandardCharsets.UTF_8);
+        byte[] key = "{\"v\":3,\"kind\":\"mirror\",\"mirror\":\"m1\"}".getBytes(StandardCharsets.UTF_8);
 
         assertThatThrownBy(() -> StateSerde.readKey(key))
                 .isInstanceOf(StateFormatException.class)
-                .hasMessageContaining("format version 2");
+                .hasMessageContaining("format version 3");
     }
 
     @Test
@@ -76,7 +152,7 @@ class StateSerdeTest {
                 Instant.EPOCH,
                 Instant.EPOCH);
 
-        assertThat(MirrorRecord.of(mirror).toString()).doesNotContain("hunter2");
+        assertThat(StateSecrets.clear().seal(mirror).toString()).doesNotContain("hunter2");
     }
 
     @Test
