@@ -38,6 +38,14 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Tag(name = "Mirrors", description = "Create, list, describe, reconfigure and delete cluster mirrors")
 @Produces(MediaType.APPLICATION_JSON)
 @APIResponse(
+        responseCode = "401",
+        description = "AUTHENTICATION_FAILED: no credentials, or none a configured mechanism accepts",
+        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+@APIResponse(
+        responseCode = "403",
+        description = "CLUSTER_MIRROR_AUTHORIZATION_FAILED: the caller may not perform this operation on this mirror",
+        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+@APIResponse(
         responseCode = "503",
         description = "COORDINATOR_NOT_AVAILABLE: mirror state not loaded yet, or this instance was fenced",
         content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))

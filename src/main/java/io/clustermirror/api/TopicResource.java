@@ -37,6 +37,14 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Tag(name = "Topics", description = "Start, stop, pause, resume and recover mirrored topics; describe their partitions")
 @Produces(MediaType.APPLICATION_JSON)
 @APIResponse(
+        responseCode = "401",
+        description = "AUTHENTICATION_FAILED: no credentials, or none a configured mechanism accepts",
+        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+@APIResponse(
+        responseCode = "403",
+        description = "CLUSTER_MIRROR_AUTHORIZATION_FAILED: the caller may not perform this operation on this mirror",
+        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+@APIResponse(
         responseCode = "400",
         description = "INVALID_CLUSTER_MIRROR_NAME or INVALID_REQUEST",
         content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))

@@ -70,16 +70,27 @@ public class EmbeddedClusters {
                       source       %s   (topic %s)
                       destination  %s   (this service's cluster)
                     Swagger UI:    http://localhost:%d/q/swagger-ui
+                    Control plane: %s
                     Create a mirror: POST /v1/mirrors {"name":"demo","config":{"bootstrap.servers":"%s"}}
                     """,
                     source.bootstrapServers(),
                     DEMO_TOPIC,
                     destination.bootstrapServers(),
                     httpPort,
+                    controlPlane(),
                     source.bootstrapServers());
         } catch (Exception e) {
             LOGGER.errorf(e, "Could not start the embedded Kafka clusters: %s", e.getMessage());
         }
+    }
+
+    /** What the banner says of the control plane: open in dev mode unless a mechanism is configured. */
+    private static String controlPlane() {
+        java.util.List<String> mechanisms = io.clustermirror.config.ControlPlaneMechanisms.configured(
+                org.eclipse.microprofile.config.ConfigProvider.getConfig());
+        return mechanisms.isEmpty()
+                ? "OPEN (dev mode: no authentication; the prod profile refuses to start like this, README \"Security\")"
+                : "authentication by " + String.join(", ", mechanisms);
     }
 
     private void awaitCoordinator() throws InterruptedException {

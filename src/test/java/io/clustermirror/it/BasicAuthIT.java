@@ -45,6 +45,7 @@ class BasicAuthIT extends ServiceIT {
         props.put("mirror.http.auth.grants.carol-team.mirrors", "carol-.*");
         props.put("mirror.http.max.topics.per.request", "3");
         props.put("mirror.source.allowlist", "localhost,127.0.0.0/8");
+        props.put("quarkus.http.auth.permission.operations.enabled", "true");
         service = bed.newService("basic-auth", props).start();
         matrix = new AccessMatrix(HttpClient.newHttpClient(), service.baseUri());
         for (String mirror : List.of("basic-m", "carol-m")) {
@@ -187,6 +188,20 @@ class BasicAuthIT extends ServiceIT {
                 .contains("\"authentication\":\"enforced\"")
                 .contains("\"mechanisms\":\"basic\"");
         assertThat(matrix.call("GET", "/q/health/live", null, r -> r).status()).isEqualTo(200);
+    }
+
+    @Test
+    void operationsEndpointsShouldNeedACallerWhenSwitchedOn() {
+        for (String path : List.of("/q/metrics", "/q/openapi", "/q/swagger-ui/")) {
+            assertThat(matrix.call("GET", path, null, r -> r).status()).as(path).isEqualTo(401);
+            assertThat(matrix.call("GET", path, null, as("viewer")).status())
+                    .as(path)
+                    .isEqualTo(200);
+        }
+        assertThat(matrix.call("GET", "/q/openapi", null, as("viewer")).body())
+                .as("Swagger UI can authenticate: the document names both schemes")
+                .contains("scheme: basic")
+                .contains("scheme: bearer");
     }
 
     private static List<String> names(AccessMatrix.Answer list) {
