@@ -37,7 +37,14 @@ public class AccessFilter {
                 ? null
                 : resource.getResourceMethod().getAnnotation(ClusterMirrorAccess.class);
         if (access == null) {
-            return Uni.createFrom().voidItem();
+            // fail closed: a REST method that does not say which operation it performs is served only while open
+            return security.mode() == ControlPlaneSecurity.Mode.ENFORCED
+                            || security.mode() == ControlPlaneSecurity.Mode.REFUSED
+                    ? Uni.createFrom()
+                            .failure(new MirrorException(
+                                    MirrorError.CLUSTER_MIRROR_AUTHORIZATION_FAILED,
+                                    "This endpoint names no ClusterMirror operation and is not served"))
+                    : Uni.createFrom().voidItem();
         }
         String mirror = request.getUriInfo().getPathParameters().getFirst("name");
         // this request's own instance: the identity may be resolved on another thread than the request context's

@@ -10,6 +10,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.UnaryOperator;
 
@@ -91,6 +92,21 @@ final class AccessMatrix {
                     response.headers().allValues("WWW-Authenticate"));
         } catch (Exception e) {
             throw new AssertionError(method + " " + path + " failed: " + e, e);
+        }
+    }
+
+    /** Creates a mirror of {@code bootstrap} with these extra settings, as this caller: 201 expected. */
+    void createMirror(String name, String bootstrap, Map<String, String> extra, UnaryOperator<HttpRequest.Builder> as) {
+        Map<String, String> config = new java.util.TreeMap<>(extra);
+        config.put("bootstrap.servers", bootstrap);
+        try {
+            Answer answer =
+                    call("POST", "/v1/mirrors", JSON.writeValueAsString(Map.of("name", name, "config", config)), as);
+            assertThat(answer.status())
+                    .as("create " + name + ": " + answer.body())
+                    .isEqualTo(201);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
         }
     }
 

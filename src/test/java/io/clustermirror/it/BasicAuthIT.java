@@ -49,14 +49,11 @@ class BasicAuthIT extends ServiceIT {
         service = bed.newService("basic-auth", props).start();
         matrix = new AccessMatrix(HttpClient.newHttpClient(), service.baseUri());
         for (String mirror : List.of("basic-m", "carol-m")) {
-            assertThat(post(
-                                    "admin",
-                                    "/v1/mirrors",
-                                    "{\"name\":\"" + mirror + "\",\"config\":{\"bootstrap.servers\":\""
-                                            + bed.source().bootstrapServers() + "\",\"sasl.jaas.config\":\"x password="
-                                            + SECRET + "\"}}")
-                            .status())
-                    .isEqualTo(201);
+            matrix.createMirror(
+                    mirror,
+                    bed.source().bootstrapServers(),
+                    Map.of("sasl.jaas.config", "x password=" + SECRET),
+                    as("admin"));
         }
     }
 

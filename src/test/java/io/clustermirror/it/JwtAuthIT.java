@@ -53,14 +53,11 @@ class JwtAuthIT extends ServiceIT {
         props.put("smallrye.jwt.path.groups", "realm_access/roles");
         service = bed.newService("jwt-auth", props).start();
         matrix = new AccessMatrix(HttpClient.newHttpClient(), service.baseUri());
-        assertThat(matrix.call(
-                                "POST",
-                                "/v1/mirrors",
-                                "{\"name\":\"jwt-m\",\"config\":{\"bootstrap.servers\":\""
-                                        + bed.source().bootstrapServers() + "\"}}",
-                                bearer(token(key.getPrivate(), ISSUER, "ops", List.of("mirror-admin"), 300)))
-                        .status())
-                .isEqualTo(201);
+        matrix.createMirror(
+                "jwt-m",
+                bed.source().bootstrapServers(),
+                Map.of(),
+                bearer(token(key.getPrivate(), ISSUER, "ops", List.of("mirror-admin"), 300)));
     }
 
     @AfterAll

@@ -1,6 +1,5 @@
 package io.clustermirror.it;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
@@ -109,14 +108,7 @@ class MtlsAuthIT extends ServiceIT {
                         return false;
                     }
                 });
-        assertThat(admin.call(
-                                "POST",
-                                "/v1/mirrors",
-                                "{\"name\":\"mtls-m\",\"config\":{\"bootstrap.servers\":\""
-                                        + bed.source().bootstrapServers() + "\"}}",
-                                r -> r)
-                        .status())
-                .isEqualTo(201);
+        admin.createMirror("mtls-m", bed.source().bootstrapServers(), Map.of(), r -> r);
     }
 
     @AfterAll
