@@ -19,6 +19,9 @@ public final class ControlPlaneMechanisms {
     public static List<String> configured(Config config) {
         Set<String> names = new TreeSet<>();
         for (String name : config.getPropertyNames()) {
+            if (isDefault(config, name)) {
+                continue; // e.g. the JWT keys dev mode generates: defaults, not the operator's configuration
+            }
             // an environment variable QUARKUS_SECURITY_USERS_EMBEDDED_USERS_ALICE names quarkus.security.users...
             names.add(name.contains(".") ? name : name.toLowerCase(Locale.ROOT).replace('_', '.'));
         }
@@ -36,5 +39,13 @@ public final class ControlPlaneMechanisms {
             mechanisms.add("mtls");
         }
         return List.copyOf(mechanisms);
+    }
+
+    /** Whether the value comes from defaults (extensions', or dev mode's generated ones) rather than a configuration. */
+    private static boolean isDefault(Config config, String name) {
+        String source = config.getConfigValue(name).getSourceName();
+        return source != null
+                && (source.startsWith("DefaultValuesConfigSource")
+                        || source.toLowerCase(Locale.ROOT).contains("devservices"));
     }
 }
