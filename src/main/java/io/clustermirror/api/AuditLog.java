@@ -9,12 +9,13 @@ import org.jboss.resteasy.reactive.server.ServerResponseFilter;
 
 /**
  * One line per mutating request on its own logger, {@code io.clustermirror.audit}: who, which operation on which
- * mirror and topics, the outcome, and from where. Never a body: mirror configs hold secrets.
+ * mirror and topics, the outcome, and from where. Never a body: mirror configs hold secrets. Requests the HTTP guards
+ * refuse before anyone is authenticated (413, 415, 405, ...) are logged as {@code rejected}, with no principal.
  */
 public class AuditLog {
 
     static final Logger AUDIT = Logger.getLogger("io.clustermirror.audit");
-    private static final Set<String> MUTATING = Set.of("POST", "PUT", "PATCH", "DELETE");
+    static final Set<String> MUTATING = Set.of("POST", "PUT", "PATCH", "DELETE");
 
     private final RequestCaller caller;
 
@@ -40,6 +41,19 @@ public class AuditLog {
                 status,
                 http.remoteAddress() == null ? "-" : http.remoteAddress().hostAddress(),
                 request.getMethod(),
+                http.path());
+    }
+
+    /** A mutating request the HTTP guards refused before authentication. */
+    static void rejected(HttpServerRequest http, int status) {
+        if (!MUTATING.contains(http.method().name()) || !http.path().startsWith("/v1/")) {
+            return;
+        }
+        AUDIT.infof(
+                "principal=- operation=- mirror=- topics=- outcome=rejected status=%d client=%s request=\"%s %s\"",
+                status,
+                http.remoteAddress() == null ? "-" : http.remoteAddress().hostAddress(),
+                http.method().name(),
                 http.path());
     }
 }

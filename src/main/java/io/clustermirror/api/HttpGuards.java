@@ -192,6 +192,7 @@ public class HttpGuards {
     private void problem(RoutingContext context, int status, String detail, Map<String, String> headers) {
         MirrorError error = status == 404 ? MirrorError.NOT_FOUND : MirrorError.INVALID_REQUEST;
         metrics.apiError(error);
+        AuditLog.rejected(context.request(), status);
         Problem problem = Problem.of(error, status, detail, context.normalizedPath());
         String body;
         try {

@@ -132,13 +132,16 @@ class BasicAuthIT extends ServiceIT {
     void mutatingRequestsShouldBeAuditedWithoutSecrets() {
         post("operator", "/v1/mirrors/basic-m/topics:stop", "{\"topics\":[\"audited-topic\"]}");
         post("viewer", "/v1/mirrors/basic-m/topics:pause", "{\"topics\":[\"audited-topic\"]}");
+        matrix.call("PUT", "/v1/mirrors/basic-m/config", "{}", r -> r);
 
         assertThat(service.log())
                 .contains("[io.clustermirror.audit]")
                 .contains("principal=operator operation=ALTER mirror=basic-m topics=audited-topic outcome=")
                 .contains("principal=viewer operation=ALTER mirror=basic-m topics=- outcome=denied status=403 "
                         + "client=127.0.0.1 request=\"POST /v1/mirrors/basic-m/topics:pause\"")
-                .contains("principal=admin operation=CREATE mirror=basic-m topics=- outcome=succeeded status=201");
+                .contains("principal=admin operation=CREATE mirror=basic-m topics=- outcome=succeeded status=201")
+                .contains("principal=- operation=- mirror=- topics=- outcome=rejected status=405 client=127.0.0.1 "
+                        + "request=\"PUT /v1/mirrors/basic-m/config\"");
     }
 
     @Test
