@@ -79,10 +79,28 @@ public class AccessFilter {
                     "Authentication is required: " + String.join(", ", security.mechanisms()));
         }
         caller.authenticated(
-                security.policy(),
-                new MirrorAccessPolicy.Caller(identity.getPrincipal().getName(), identity.getRoles()));
+                security.policy(), new MirrorAccessPolicy.Caller(principal(identity), identity.getRoles()));
         if (mirror != null) {
             caller.require(access.value(), mirror);
         }
+    }
+
+    /**
+     * The caller's name for grants and the audit: a Basic user, a JWT's principal claim, and for a client certificate
+     * its subject's CN (the name its roles are mapped by), not the whole distinguished name.
+     */
+    static String principal(SecurityIdentity identity) {
+        if (identity.getPrincipal() instanceof javax.security.auth.x500.X500Principal x500) {
+            try {
+                for (javax.naming.ldap.Rdn rdn : new javax.naming.ldap.LdapName(x500.getName()).getRdns()) {
+                    if (rdn.getType().equalsIgnoreCase("CN")) {
+                        return String.valueOf(rdn.getValue());
+                    }
+                }
+            } catch (javax.naming.InvalidNameException e) {
+                return x500.getName();
+            }
+        }
+        return identity.getPrincipal().getName();
     }
 }

@@ -33,15 +33,32 @@ public class AuditLog {
                 status == 401 ? "unauthenticated" : status == 403 ? "denied" : status < 400 ? "succeeded" : "failed";
         AUDIT.infof(
                 "principal=%s operation=%s mirror=%s topics=%s outcome=%s status=%d client=%s request=\"%s %s\"",
-                caller.principal(),
+                clean(caller.principal()),
                 caller.operation(),
-                caller.mirror() == null ? "-" : caller.mirror(),
-                caller.topics().isEmpty() ? "-" : String.join(",", caller.topics()),
+                caller.mirror() == null ? "-" : clean(caller.mirror()),
+                caller.topics().isEmpty() ? "-" : clean(String.join(",", caller.topics())),
                 outcome,
                 status,
                 http.remoteAddress() == null ? "-" : http.remoteAddress().hostAddress(),
                 request.getMethod(),
-                http.path());
+                clean(http.path()));
+    }
+
+    /**
+     * A value as the caller sent it, made safe for one log line: control characters (a decoded %0A in a path or a
+     * topic name would forge a line) and quotes are escaped, and it is cut at 256 characters.
+     */
+    static String clean(String value) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < value.length() && out.length() < 256; i++) {
+            char c = value.charAt(i);
+            if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return value.length() > 256 ? out + "..." : out.toString();
     }
 
     /** A mutating request the HTTP guards refused before authentication. */
@@ -54,6 +71,6 @@ public class AuditLog {
                 status,
                 http.remoteAddress() == null ? "-" : http.remoteAddress().hostAddress(),
                 http.method().name(),
-                http.path());
+                clean(http.path()));
     }
 }

@@ -42,6 +42,8 @@ public class HttpGuards {
     public static final int MAX_HEADER_BYTES = 20 * 1024;
     /** Largest request body answered: a mirror's config, with an inline truststore, is far smaller. */
     public static final long MAX_BODY_BYTES = 1024 * 1024;
+    /** The most of a refused body read and thrown away so that its client gets the 413 (see guard). */
+    static final long MAX_DRAINED_BYTES = 4 * MAX_BODY_BYTES;
 
     private static final Set<HttpMethod> WITH_BODY = Set.of(HttpMethod.POST, HttpMethod.PUT, HttpMethod.PATCH);
     private static final String OPERATIONS_ALLOW = "GET, HEAD, OPTIONS";
@@ -89,11 +91,17 @@ public class HttpGuards {
                 // HTTP/1.1: the connection closes once the answer is out and the body the client is still sending has
                 // been read and thrown away. Closing with unread bytes makes TCP reset the connection, and a client
                 // still writing then loses the answer (seen as "header parser received no bytes", 9 in 200 tries).
-                // Vert.x's own limit (quarkus.http.limits.max-body-size) bounds what is read. HTTP/2 resets the stream.
+                // A body declared larger than MAX_DRAINED_BYTES is not read: the connection closes at once (its
+                // client may then miss the answer, as before). HTTP/2 resets just the stream.
                 context.response().putHeader("Connection", "close");
-                request.handler(ignored -> {});
-                request.endHandler(ignored -> request.connection().close());
-                request.resume();
+                if (contentLength(context) <= MAX_DRAINED_BYTES) {
+                    request.handler(ignored -> {});
+                    request.endHandler(ignored -> request.connection().close());
+                    request.resume();
+                } else {
+                    context.response()
+                            .endHandler(ignored -> request.connection().close());
+                }
             }
             problem(context, 413, "The request body is larger than " + MAX_BODY_BYTES + " bytes", Map.of());
             return;

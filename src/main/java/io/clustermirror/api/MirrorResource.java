@@ -202,6 +202,7 @@ public class MirrorResource {
                     MirrorError.INVALID_REQUEST, "'delete' must list config names, not null", "delete");
         }
         Set<String> delete = new LinkedHashSet<>(deleteList);
+        requireSecretsWithNewAddress(coordinator.describe(name).config().values(), set, delete);
         return coordinator
                 .alterConfig(name, set, delete)
                 .map(mirror -> MirrorDescription.of(mirror, rules, coordinator.partitions(mirror.name())));
@@ -230,6 +231,32 @@ public class MirrorResource {
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {
         MirrorName.validate(name);
         return coordinator.delete(name).map(ignored -> Response.noContent().build());
+    }
+
+    /**
+     * Re-pointing a mirror sends its stored credentials to the new address (the source check connects with them): so
+     * whoever changes {@code bootstrap.servers} gives the secret settings again in the same request, or deletes them,
+     * rather than handing credentials they never saw to a host of their choosing.
+     */
+    private void requireSecretsWithNewAddress(
+            Map<String, String> current, Map<String, String> set, Set<String> delete) {
+        String address = set.get("bootstrap.servers");
+        if (address == null || address.equals(current.get("bootstrap.servers"))) {
+            return;
+        }
+        List<String> kept = current.entrySet().stream()
+                .filter(e -> rules.isSensitive(e.getKey()) && !e.getValue().isEmpty())
+                .map(Map.Entry::getKey)
+                .filter(key -> !set.containsKey(key) && !delete.contains(key))
+                .sorted()
+                .toList();
+        if (!kept.isEmpty()) {
+            throw new MirrorException(
+                    MirrorError.INVALID_CONFIG,
+                    "Changing bootstrap.servers would send the stored " + kept
+                            + " to the new address: give them again in the same request, or delete them",
+                    "set.bootstrap.servers");
+        }
     }
 
     private static void requireBody(Object request) {

@@ -114,7 +114,12 @@ final class StateKeeper {
                     "Coordinator active: %d mirror(s) loaded from %s (%d partitions)",
                     state.mirrors().size(), topic, partitions);
             listener.loaded(state);
-        } catch (StateFormatException | IllegalArgumentException | java.io.IOException e) {
+        } catch (CoordinatorFencedException e) {
+            // a newer instance took over while this one was sealing secrets at start: it is the writer now
+            status = CoordinatorStatus.fenced(e.getMessage());
+            LOGGER.error(e.getMessage() + "; this instance stops");
+            listener.fenced();
+        } catch (StateFormatException | java.io.IOException e) {
             status = CoordinatorStatus.loading(e.getMessage());
             LOGGER.errorf("Refusing to start: %s", e.getMessage());
             Quarkus.asyncExit(1);
@@ -143,7 +148,11 @@ final class StateKeeper {
                 throw new java.io.IOException("mirror.state.encryption.key.file " + file + " cannot be read: " + e, e);
             }
         }
-        return new StateSecrets(SecretCipher.of(keys), rules::isSensitive);
+        try {
+            return new StateSecrets(SecretCipher.of(keys), rules::isSensitive);
+        } catch (IllegalArgumentException e) {
+            throw new java.io.IOException("mirror.state.encryption.keys: " + e.getMessage(), e);
+        }
     }
 
     void putMirror(Mirror mirror) {

@@ -66,27 +66,43 @@ public final class SourceAllowlist {
     }
 
     private static HostPattern pattern(String entry) {
-        int colon = entry.lastIndexOf(':');
-        String host = colon < 0 ? entry : entry.substring(0, colon);
-        Integer port = null;
-        if (colon >= 0) {
+        String host;
+        String port;
+        if (entry.startsWith("[")) { // [v6 address]:port, as Kafka writes it; the host compared is without brackets
+            int close = entry.indexOf(']');
+            if (close < 0 || (close + 1 < entry.length() && entry.charAt(close + 1) != ':')) {
+                throw new IllegalArgumentException("'" + entry + "' is not host:port or a CIDR block");
+            }
+            host = entry.substring(1, close);
+            port = close + 1 < entry.length() ? entry.substring(close + 2) : null;
+        } else if (entry.indexOf(':') != entry.lastIndexOf(':')) { // a bare v6 address: any port
+            host = entry;
+            port = null;
+        } else {
+            int colon = entry.indexOf(':');
+            host = colon < 0 ? entry : entry.substring(0, colon);
+            port = colon < 0 ? null : entry.substring(colon + 1);
+        }
+        Integer portNumber = null;
+        if (port != null) {
             try {
-                port = Integer.valueOf(entry.substring(colon + 1));
+                portNumber = Integer.valueOf(port);
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException("'" + entry + "' is not host:port or a CIDR block");
             }
         }
-        if (host.isEmpty() || !host.matches("[A-Za-z0-9.*\\-\\[\\]:]+")) {
+        if (host.isEmpty() || !host.matches("[A-Za-z0-9.*\\-:]+")) {
             throw new IllegalArgumentException("'" + entry + "' is not host:port or a CIDR block");
         }
         String regex = Pattern.quote(host.toLowerCase(Locale.ROOT)).replace("*", "\\E[^.]*\\Q");
-        return new HostPattern(Pattern.compile(regex), port);
+        return new HostPattern(Pattern.compile(regex), portNumber);
     }
 
     private static Block block(String entry) {
         String[] parts = entry.split("/", 2);
         try {
-            if (!parts[0].matches("[0-9a-fA-F.:]+")) {
+            // only literal addresses (dotted v4, or v6 with colons): a name here would be looked up in DNS
+            if (!parts[0].matches("\\d{1,3}(\\.\\d{1,3}){3}") && !parts[0].matches("[0-9a-fA-F.:]*:[0-9a-fA-F.:]*")) {
                 throw new IllegalArgumentException("'" + entry + "' is not a CIDR block");
             }
             byte[] network = InetAddress.getByName(parts[0]).getAddress(); // a literal: no lookup

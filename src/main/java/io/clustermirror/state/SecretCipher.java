@@ -112,6 +112,9 @@ public final class SecretCipher {
             throw new GeneralSecurityException("no key '" + sealed.keyId() + "'");
         }
         byte[] bytes = Base64.getDecoder().decode(sealed.data());
+        if (bytes.length < IV_BYTES + TAG_BITS / 8) {
+            throw new GeneralSecurityException("a sealed value is shorter than its IV and tag");
+        }
         Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
         cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, bytes, 0, IV_BYTES));
         cipher.updateAAD(boundTo.getBytes(StandardCharsets.UTF_8));

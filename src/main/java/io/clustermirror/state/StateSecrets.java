@@ -61,10 +61,15 @@ public final class StateSecrets {
             return record.toMirror(record.config());
         }
         Set<String> missing = new TreeSet<>();
-        record.sealed().values().stream()
-                .map(SecretCipher.Sealed::keyId)
-                .filter(id -> !cipher.has(id))
-                .forEach(missing::add);
+        for (Map.Entry<String, SecretCipher.Sealed> entry : record.sealed().entrySet()) {
+            SecretCipher.Sealed value = entry.getValue();
+            if (value == null || value.keyId() == null || value.data() == null) {
+                throw new Unreadable("the sealed value of '" + entry.getKey() + "' is incomplete");
+            }
+            if (!cipher.has(value.keyId())) {
+                missing.add(value.keyId());
+            }
+        }
         if (!missing.isEmpty()) {
             throw new Unreadable("sealed with key id(s) " + missing + ", which this service is not given");
         }
@@ -72,7 +77,7 @@ public final class StateSecrets {
         for (Map.Entry<String, SecretCipher.Sealed> entry : record.sealed().entrySet()) {
             try {
                 values.put(entry.getKey(), cipher.open(entry.getValue(), boundTo(record.name(), entry.getKey())));
-            } catch (GeneralSecurityException e) {
+            } catch (GeneralSecurityException | IllegalArgumentException e) { // a tag that fails, or bad base64
                 throw new Unreadable("the value of '" + entry.getKey() + "' does not open with key id '"
                         + entry.getValue().keyId() + "' (another key under that id, or a changed record)");
             }

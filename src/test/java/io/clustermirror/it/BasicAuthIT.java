@@ -161,6 +161,24 @@ class BasicAuthIT extends ServiceIT {
     }
 
     @Test
+    void reAddressingAMirrorShouldNotCarryItsStoredSecretsToTheNewAddress() {
+        AccessMatrix.Answer moved = matrix.call(
+                "PATCH",
+                "/v1/mirrors/basic-m/config",
+                "{\"set\":{\"bootstrap.servers\":\"127.0.0.1:9\"}}",
+                as("operator"));
+        AccessMatrix.assertProblem(moved, 400, "INVALID_CONFIG", "re-pointed with a stored secret");
+        assertThat(moved.json().path("detail").asText()).contains("[sasl.jaas.config]");
+        assertThat(moved.body()).doesNotContain(SECRET);
+        assertThat(matrix.call("GET", "/v1/mirrors/basic-m", null, as("viewer"))
+                        .json()
+                        .path("config")
+                        .path("bootstrap.servers")
+                        .asText())
+                .isEqualTo(bed.source().bootstrapServers());
+    }
+
+    @Test
     void requestLimitsAndTheOutboundAllowlistShouldRefuseWithProblems() {
         AccessMatrix.assertProblem(
                 post("operator", "/v1/mirrors/basic-m/topics:stop", "{\"topics\":[\"a\",\"b\",\"c\",\"d\"]}"),

@@ -1,5 +1,6 @@
 package io.clustermirror.it;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
@@ -61,6 +62,8 @@ class MtlsAuthIT extends ServiceIT {
         signed("server", "CN=localhost", "SAN=dns:localhost,ip:127.0.0.1");
         signed("admin-bot", "CN=admin-bot", null);
         signed("viewer-bot", "CN=viewer-bot", null);
+        // no role: a grant by its name (the subject's CN) gives it DESCRIBE on mtls-* mirrors
+        signed("grant-bot", "CN=grant-bot,OU=ops,O=Example", null);
         // the same name, but not signed by the CA
         keytool(
                 "-genkeypair",
@@ -90,6 +93,9 @@ class MtlsAuthIT extends ServiceIT {
         props.put("quarkus.http.ssl-port", String.valueOf(httpsPort));
         props.put("quarkus.http.insecure-requests", "disabled");
         props.put("quarkus.http.auth.certificate-role-properties", p("cert-roles.properties"));
+        props.put("mirror.http.auth.grants.bots.principals", "grant-bot");
+        props.put("mirror.http.auth.grants.bots.operations", "DESCRIBE");
+        props.put("mirror.http.auth.grants.bots.mirrors", "mtls-.*");
         service = bed.newService("mtls-auth", props).launch();
         https = URI.create("https://localhost:" + httpsPort);
         AccessMatrix admin = matrix("admin-bot");
@@ -121,6 +127,10 @@ class MtlsAuthIT extends ServiceIT {
         matrix("admin-bot")
                 .assertCaller("admin-bot", Set.of("CREATE", "DESCRIBE", "ALTER", "DELETE"), "mtls-m", r -> r);
         matrix("viewer-bot").assertCaller("viewer-bot", Set.of("DESCRIBE"), "mtls-m", r -> r);
+        matrix("grant-bot").assertCaller("grant-bot", Set.of("DESCRIBE"), "mtls-m", r -> r);
+        assertThat(service.log())
+                .as("the certificate's CN names the caller")
+                .contains("principal=admin-bot operation=DELETE mirror=missing-mirror");
     }
 
     @Test

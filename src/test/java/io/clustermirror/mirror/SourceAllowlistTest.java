@@ -26,6 +26,16 @@ class SourceAllowlistTest {
     }
 
     @Test
+    void v6AddressesShouldBeWrittenAsKafkaWritesThem() {
+        SourceAllowlist allowlist = new SourceAllowlist(List.of("[::1]:9092", "fd00::5"));
+
+        // Kafka's Utils.getHost("[::1]:9092") is "::1": the brackets are not part of the host compared
+        assertThat(allowlist.matchesHost("::1", 9092)).isTrue();
+        assertThat(allowlist.matchesHost("::1", 9093)).isFalse();
+        assertThat(allowlist.matchesHost("fd00::5", 1234)).as("bare: any port").isTrue();
+    }
+
+    @Test
     void cidrBlocksShouldHoldEveryResolvedAddress() throws Exception {
         SourceAllowlist allowlist = new SourceAllowlist(List.of("10.0.0.0/8", "192.168.1.0/24", "fd00::/8"));
 
@@ -48,5 +58,8 @@ class SourceAllowlistTest {
         assertThatThrownBy(() -> new SourceAllowlist(List.of("10.0.0.0/33"))).hasMessageContaining("10.0.0.0/33");
         assertThatThrownBy(() -> new SourceAllowlist(List.of("host:port"))).hasMessageContaining("host:port");
         assertThatThrownBy(() -> new SourceAllowlist(List.of("a b:1"))).hasMessageContaining("a b:1");
+        assertThatThrownBy(() -> new SourceAllowlist(List.of("dead.beef/16")))
+                .as("a name, not an address: no DNS lookup for a block")
+                .hasMessageContaining("dead.beef/16");
     }
 }

@@ -105,6 +105,27 @@ class StateSerdeTest {
     }
 
     @Test
+    void aDamagedSealedValueShouldBeUnreadableNamingItsSetting() {
+        Mirror mirror = new Mirror(
+                "m1",
+                new MirrorConfig(Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "hunter2")),
+                "cid",
+                Instant.EPOCH,
+                Instant.EPOCH);
+        MirrorRecord record = secrets(K1).seal(mirror);
+        for (SecretCipher.Sealed damaged : List.of(
+                new SecretCipher.Sealed("k1", "not base64!"),
+                new SecretCipher.Sealed("k1", "AAAA"),
+                new SecretCipher.Sealed(null, "AAAA"))) {
+            MirrorRecord broken = new MirrorRecord(
+                    2, "m1", record.config(), Map.of("sasl.jaas.config", damaged), "cid", Instant.EPOCH, Instant.EPOCH);
+            assertThatThrownBy(() -> secrets(K1).open(broken))
+                    .isInstanceOf(StateSecrets.Unreadable.class)
+                    .hasMessageContaining("sasl.jaas.config");
+        }
+    }
+
+    @Test
     void malformedKeysShouldBeNamed() {
         assertThatThrownBy(() -> SecretCipher.of(List.of("k1:short"))).hasMessageContaining("'k1'");
         assertThatThrownBy(() -> SecretCipher.of(List.of(K1, K1))).hasMessageContaining("twice");
