@@ -79,12 +79,7 @@ class StateSerdeTest {
 
     @Test
     void aSealedRecordShouldNotOpenWithoutItsKeyOrMovedToAnotherMirror() {
-        Mirror mirror = new Mirror(
-                "m1",
-                new MirrorConfig(Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "hunter2")),
-                "cid",
-                Instant.EPOCH,
-                Instant.EPOCH);
+        Mirror mirror = withJaas("hunter2");
         MirrorRecord record = secrets(K1).seal(mirror);
 
         assertThatThrownBy(() -> secrets(K2).open(record))
@@ -104,14 +99,18 @@ class StateSerdeTest {
         assertThatThrownBy(() -> secrets(otherKeySameId).open(record)).isInstanceOf(StateSecrets.Unreadable.class);
     }
 
-    @Test
-    void aDamagedSealedValueShouldBeUnreadableNamingItsSetting() {
-        Mirror mirror = new Mirror(
+    private static Mirror withJaas(String jaas) {
+        return new Mirror(
                 "m1",
-                new MirrorConfig(Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "hunter2")),
+                new MirrorConfig(Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", jaas)),
                 "cid",
                 Instant.EPOCH,
                 Instant.EPOCH);
+    }
+
+    @Test
+    void aDamagedSealedValueShouldBeUnreadableNamingItsSetting() {
+        Mirror mirror = withJaas("hunter2");
         MirrorRecord record = secrets(K1).seal(mirror);
         for (SecretCipher.Sealed damaged : List.of(
                 new SecretCipher.Sealed("k1", "not base64!"),
@@ -166,12 +165,7 @@ class StateSerdeTest {
 
     @Test
     void recordToStringShouldNotCarrySecrets() {
-        Mirror mirror = new Mirror(
-                "m1",
-                new MirrorConfig(Map.of("bootstrap.servers", "k:1", "sasl.jaas.config", "hunter2")),
-                "cid",
-                Instant.EPOCH,
-                Instant.EPOCH);
+        Mirror mirror = withJaas("hunter2");
 
         assertThat(StateSecrets.clear().seal(mirror).toString()).doesNotContain("hunter2");
     }
