@@ -6,6 +6,8 @@ import io.clustermirror.testbed.ServiceProcess;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
@@ -28,7 +30,7 @@ class BasicAuthIT extends ServiceIT {
     private static AccessMatrix matrix;
 
     @BeforeAll
-    static void startASecuredService() {
+    static void startASecuredService() throws Exception {
         Map<String, String> props = new HashMap<>();
         props.put("mirror.http.auth.disabled", "false");
         props.put("mirror.state.topic.name", "__mirror_state_basic");
@@ -40,6 +42,13 @@ class BasicAuthIT extends ServiceIT {
         props.put("quarkus.security.users.embedded.roles.viewer", "mirror-viewer");
         props.put("quarkus.security.users.embedded.roles.operator", "mirror-operator");
         props.put("quarkus.security.users.embedded.roles.admin", "mirror-admin");
+        // a user kept in a file of its own, added as a config location
+        Path users = Files.createTempFile("users", ".properties");
+        Files.writeString(
+                users,
+                "quarkus.security.users.embedded.users.filed=filed-password\n"
+                        + "quarkus.security.users.embedded.roles.filed=mirror-viewer\n");
+        props.put("quarkus.config.locations", users.toUri().toString());
         props.put("mirror.http.auth.grants.carol-team.principals", "carol");
         props.put("mirror.http.auth.grants.carol-team.operations", "DESCRIBE,ALTER");
         props.put("mirror.http.auth.grants.carol-team.mirrors", "carol-.*");
@@ -77,6 +86,7 @@ class BasicAuthIT extends ServiceIT {
         matrix.assertCaller("viewer", Set.of("DESCRIBE"), "basic-m", as("viewer"));
         matrix.assertCaller("operator", Set.of("DESCRIBE", "ALTER"), "basic-m", as("operator"));
         matrix.assertCaller("admin", Set.of("CREATE", "DESCRIBE", "ALTER", "DELETE"), "basic-m", as("admin"));
+        matrix.assertCaller("filed (from a users file)", Set.of("DESCRIBE"), "basic-m", as("filed"));
     }
 
     @Test

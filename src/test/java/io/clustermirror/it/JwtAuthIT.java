@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Issue 12, bearer JWTs: signed here with an RSA key made for the test, verified by the service against its public key
- * and issuer, roles read from a nested claim (Keycloak's {@code realm_access.roles}).
+ * and issuer, roles read from a nested claim (Keycloak's {@code realm_access.roles}); every call over HTTPS, the
+ * service's certificate and key given as PEM files through the Quarkus TLS registry.
  */
 class JwtAuthIT extends ServiceIT {
 
@@ -51,8 +52,18 @@ class JwtAuthIT extends ServiceIT {
         props.put("mp.jwt.verify.publickey.location", pem.toUri().toString());
         props.put("mp.jwt.verify.issuer", ISSUER);
         props.put("smallrye.jwt.path.groups", "realm_access/roles");
+        // served over HTTPS from PEM files, as an operator hands them over (no client certificates: tokens only)
+        TestCertificates certs = TestCertificates.withCa();
+        certs.signed("server", "CN=localhost", "SAN=dns:localhost,ip:127.0.0.1");
+        List<Path> serverPem = certs.pem("server");
+        int httpsPort = io.clustermirror.testbed.Ports.free();
+        props.put("quarkus.tls.key-store.pem.0.cert", serverPem.get(0).toString());
+        props.put("quarkus.tls.key-store.pem.0.key", serverPem.get(1).toString());
+        props.put("quarkus.http.ssl-port", String.valueOf(httpsPort));
         service = bed.newService("jwt-auth", props).start();
-        matrix = new AccessMatrix(HttpClient.newHttpClient(), service.baseUri());
+        matrix = new AccessMatrix(
+                HttpClient.newBuilder().sslContext(certs.client(null)).build(),
+                java.net.URI.create("https://localhost:" + httpsPort));
         matrix.createMirror(
                 "jwt-m",
                 bed.source().bootstrapServers(),

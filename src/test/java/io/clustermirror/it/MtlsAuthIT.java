@@ -6,23 +6,16 @@ import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.testbed.Ports;
 import io.clustermirror.testbed.ServiceProcess;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -33,66 +26,35 @@ import org.junit.jupiter.api.Test;
  */
 class MtlsAuthIT extends ServiceIT {
 
-    private static final String PASSWORD = "test-password";
-    private static Path dir;
+    private static TestCertificates certs;
     private static ServiceProcess service;
     private static URI https;
 
     @BeforeAll
     static void startAnHttpsOnlyService() throws Exception {
-        dir = Files.createTempDirectory("mtls");
-        keytool(
-                "-genkeypair",
-                "-alias",
-                "ca",
-                "-keyalg",
-                "RSA",
-                "-keysize",
-                "2048",
-                "-dname",
-                "CN=test-ca",
-                "-ext",
-                "bc:c",
-                "-validity",
-                "2",
-                "-keystore",
-                p("ca.p12"));
-        keytool("-exportcert", "-alias", "ca", "-rfc", "-file", p("ca.pem"), "-keystore", p("ca.p12"));
-        keytool("-importcert", "-noprompt", "-alias", "ca", "-file", p("ca.pem"), "-keystore", p("trust.p12"));
-        signed("server", "CN=localhost", "SAN=dns:localhost,ip:127.0.0.1");
-        signed("admin-bot", "CN=admin-bot", null);
-        signed("viewer-bot", "CN=viewer-bot", null);
+        certs = TestCertificates.withCa();
+        certs.signed("server", "CN=localhost", "SAN=dns:localhost,ip:127.0.0.1");
+        certs.signed("admin-bot", "CN=admin-bot", null);
+        certs.signed("viewer-bot", "CN=viewer-bot", null);
         // no role: a grant by its name (the subject's CN) gives it DESCRIBE on mtls-* mirrors
-        signed("grant-bot", "CN=grant-bot,OU=ops,O=Example", null);
+        certs.signed("grant-bot", "CN=grant-bot,OU=ops,O=Example", null);
         // the same name, but not signed by the CA
-        keytool(
-                "-genkeypair",
-                "-alias",
-                "rogue",
-                "-keyalg",
-                "RSA",
-                "-keysize",
-                "2048",
-                "-dname",
-                "CN=admin-bot",
-                "-validity",
-                "2",
-                "-keystore",
-                p("rogue.p12"));
-        Files.writeString(dir.resolve("cert-roles.properties"), "admin-bot=mirror-admin\nviewer-bot=mirror-viewer\n");
+        certs.selfSigned("rogue", "CN=admin-bot");
+        Path roles = Path.of(certs.path("cert-roles.properties"));
+        Files.writeString(roles, "admin-bot=mirror-admin\nviewer-bot=mirror-viewer\n");
 
         int httpsPort = Ports.free();
         Map<String, String> props = new HashMap<>();
         props.put("mirror.http.auth.disabled", "false");
         props.put("mirror.state.topic.name", "__mirror_state_mtls");
         props.put("mirror.state.topic.num.partitions", "1");
-        props.put("quarkus.tls.key-store.p12.path", p("server.p12"));
-        props.put("quarkus.tls.key-store.p12.password", PASSWORD);
-        props.put("quarkus.tls.trust-store.p12.path", p("trust.p12"));
-        props.put("quarkus.tls.trust-store.p12.password", PASSWORD);
+        props.put("quarkus.tls.key-store.p12.path", certs.path("server.p12"));
+        props.put("quarkus.tls.key-store.p12.password", TestCertificates.PASSWORD);
+        props.put("quarkus.tls.trust-store.p12.path", certs.path("trust.p12"));
+        props.put("quarkus.tls.trust-store.p12.password", TestCertificates.PASSWORD);
         props.put("quarkus.http.ssl-port", String.valueOf(httpsPort));
         props.put("quarkus.http.insecure-requests", "disabled");
-        props.put("quarkus.http.auth.certificate-role-properties", p("cert-roles.properties"));
+        props.put("quarkus.http.auth.certificate-role-properties", roles.toString());
         props.put("mirror.http.auth.grants.bots.principals", "grant-bot");
         props.put("mirror.http.auth.grants.bots.operations", "DESCRIBE");
         props.put("mirror.http.auth.grants.bots.mirrors", "mtls-.*");
@@ -160,83 +122,7 @@ class MtlsAuthIT extends ServiceIT {
 
     /** A client presenting {@code identity}'s certificate (none when null), trusting the test CA. */
     private static AccessMatrix matrix(String identity) throws Exception {
-        KeyStore trust = load("trust.p12");
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(trust);
-        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(identity == null ? null : load(identity + ".p12"), PASSWORD.toCharArray());
-        SSLContext ssl = SSLContext.getInstance("TLS");
-        ssl.init(identity == null ? null : kmf.getKeyManagers(), tmf.getTrustManagers(), null);
-        return new AccessMatrix(HttpClient.newBuilder().sslContext(ssl).build(), https);
-    }
-
-    private static KeyStore load(String file) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(dir.resolve(file))) {
-            store.load(in, PASSWORD.toCharArray());
-        }
-        return store;
-    }
-
-    /** A key pair named {@code alias} in {@code alias.p12}, its certificate signed by the test CA. */
-    private static void signed(String alias, String dname, String san) throws Exception {
-        keytool(
-                "-genkeypair",
-                "-alias",
-                alias,
-                "-keyalg",
-                "RSA",
-                "-keysize",
-                "2048",
-                "-dname",
-                dname,
-                "-validity",
-                "2",
-                "-keystore",
-                p(alias + ".p12"));
-        keytool("-certreq", "-alias", alias, "-file", p(alias + ".csr"), "-keystore", p(alias + ".p12"));
-        List<String> gencert = new ArrayList<>(List.of(
-                "-gencert",
-                "-alias",
-                "ca",
-                "-infile",
-                p(alias + ".csr"),
-                "-outfile",
-                p(alias + ".pem"),
-                "-rfc",
-                "-validity",
-                "2",
-                "-keystore",
-                p("ca.p12")));
-        if (san != null) {
-            gencert.addAll(List.of("-ext", san));
-        }
-        keytool(gencert.toArray(String[]::new));
-        keytool("-importcert", "-noprompt", "-alias", "ca", "-file", p("ca.pem"), "-keystore", p(alias + ".p12"));
-        keytool(
-                "-importcert",
-                "-noprompt",
-                "-alias",
-                alias,
-                "-file",
-                p(alias + ".pem"),
-                "-keystore",
-                p(alias + ".p12"));
-    }
-
-    private static void keytool(String... args) throws Exception {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-        command.addAll(List.of(args));
-        command.addAll(List.of("-storetype", "PKCS12", "-storepass", PASSWORD));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes());
-        if (process.waitFor() != 0) {
-            throw new IllegalStateException("keytool " + String.join(" ", args) + ": " + output);
-        }
-    }
-
-    private static String p(String file) {
-        return dir.resolve(file).toString();
+        return new AccessMatrix(
+                HttpClient.newBuilder().sslContext(certs.client(identity)).build(), https);
     }
 }
