@@ -259,7 +259,8 @@ public class MirrorResource {
         }
     }
 
-    private static void requireBody(Object request) {
+    /** INVALID_REQUEST when a request needing a body came without one. */
+    static void requireBody(Object request) {
         if (request == null) {
             throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
         }

@@ -31,15 +31,7 @@ public class ProblemMapper {
 
     @ServerExceptionMapper
     public Response mirror(MirrorException e, HttpServerRequest request) {
-        if (!e.lag().isEmpty()) {
-            metrics.apiError(e.error());
-            return Response.status(e.error().httpStatus())
-                    .type(Problem.MEDIA_TYPE)
-                    .entity(Problem.of(e.error(), e.getMessage(), request.path(), null)
-                            .withLag(e.lag()))
-                    .build();
-        }
-        return respond(e.error(), e.getMessage(), e.field(), request);
+        return respond(e.error(), e.getMessage(), e.lag().isEmpty() ? e.field() : null, e.lag(), request);
     }
 
     /** Declared for the subtype too, so that Quarkus' built-in mapper of it never answers in another format. */
@@ -112,10 +104,20 @@ public class ProblemMapper {
     }
 
     private Response respond(MirrorError error, String detail, String field, HttpServerRequest request) {
+        return respond(error, detail, field, java.util.List.of(), request);
+    }
+
+    private Response respond(
+            MirrorError error,
+            String detail,
+            String field,
+            java.util.List<io.clustermirror.mirror.PartitionLag> lag,
+            HttpServerRequest request) {
         metrics.apiError(error);
+        Problem problem = Problem.of(error, detail, request.path(), field);
         Response.ResponseBuilder response = Response.status(error.httpStatus())
                 .type(Problem.MEDIA_TYPE)
-                .entity(Problem.of(error, detail, request.path(), field));
+                .entity(lag.isEmpty() ? problem : problem.withLag(lag));
         if (error == MirrorError.AUTHENTICATION_FAILED) {
             security.challenges().forEach(challenge -> response.header("WWW-Authenticate", challenge));
         }

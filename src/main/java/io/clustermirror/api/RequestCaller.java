@@ -59,7 +59,7 @@ public class RequestCaller {
     }
 
     boolean allows(ClusterMirrorOperation op, String mirrorName) {
-        return operations(mirrorName).contains(op);
+        return policy == null || policy.allows(caller, op, mirrorName);
     }
 
     /** 403 CLUSTER_MIRROR_AUTHORIZATION_FAILED unless the caller may perform {@code op} on {@code mirrorName}. */

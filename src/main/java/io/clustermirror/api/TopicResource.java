@@ -321,9 +321,7 @@ public class TopicResource {
 
     private static void requireNameAndBody(String name, Object request) {
         MirrorName.validate(name);
-        if (request == null) {
-            throw new MirrorException(MirrorError.INVALID_REQUEST, "A JSON request body is required", null);
-        }
+        MirrorResource.requireBody(request);
     }
 
     /** The topics a verb names, each a legal name. */

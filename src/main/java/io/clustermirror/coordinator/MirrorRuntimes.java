@@ -63,10 +63,12 @@ final class MirrorRuntimes {
             return existing;
         }
         int timeoutMs = config.destination().requestTimeoutMs();
+        // resolved once (config providers, the allowlist's look-ups) for both the Admin and the data plane
+        Map<String, String> source = clients.sourceConnection(mirror.config());
         MirrorRuntime runtime = new MirrorRuntime(
                 mirror,
-                clients.sourceAdmin(mirror.name(), mirror.config(), timeoutMs),
-                clients.sourceConnection(mirror.config()),
+                clients.sourceAdmin(mirror.name(), source, timeoutMs),
+                source,
                 destinationAdmin(),
                 clients.destinationConnection(),
                 new TailPreservation(

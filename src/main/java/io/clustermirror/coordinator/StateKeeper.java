@@ -56,6 +56,8 @@ final class StateKeeper {
     private volatile CoordinatorStatus status = CoordinatorStatus.loading("starting");
     /** Touched only on the coordinator thread. */
     private MirrorStateStore store;
+    /** Touched only on the coordinator thread. */
+    private StateSecrets secrets;
 
     StateKeeper(
             KafkaClients clients,
@@ -91,7 +93,6 @@ final class StateKeeper {
                     config.state().topic().replicationFactor(),
                     config.destination().requestTimeoutMs());
             close();
-            StateSecrets secrets = secrets();
             store = new MirrorStateStore(
                     new MirrorStateStore.Clients() {
                         @Override
@@ -107,7 +108,7 @@ final class StateKeeper {
                     topic,
                     partitions,
                     config.destination().requestTimeoutMs(),
-                    secrets);
+                    secrets());
             state = CoordinatorState.of(store.open());
             status = CoordinatorStatus.active();
             LOGGER.infof(
@@ -136,8 +137,18 @@ final class StateKeeper {
         }
     }
 
-    /** The state encryption keys configured (the first seals), with the config rules' idea of what is secret. */
+    /**
+     * The state encryption keys configured (the first seals), with the config rules' idea of what is secret: read once,
+     * not on every retry of the load.
+     */
     private StateSecrets secrets() throws java.io.IOException {
+        if (secrets == null) {
+            secrets = readSecrets();
+        }
+        return secrets;
+    }
+
+    private StateSecrets readSecrets() throws java.io.IOException {
         List<String> keys =
                 new java.util.ArrayList<>(config.state().encryption().keys().orElse(List.of()));
         if (config.state().encryption().keyFile().isPresent()) {

@@ -11,7 +11,6 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionLag;
 import io.clustermirror.mirror.PartitionStatus;
-import io.clustermirror.mirror.RegexList;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.sync.SyncReport;
 import io.smallrye.mutiny.Uni;
@@ -93,6 +92,8 @@ public final class TopicPromotes {
         Set<String> preFenced = Set.of();
         Map<MirrorPartition, Drain> proof = Map.of();
         SyncReport groups;
+        volatile List<Pattern> include;
+        volatile List<Pattern> exclude;
         volatile boolean begun;
         volatile boolean committed;
 
@@ -119,7 +120,13 @@ public final class TopicPromotes {
 
     Uni<Outcome> promote(String name, Request request) {
         Attempt a = new Attempt(name, request);
-        return host.onCoordinator(() -> select(a))
+        // patterns are compiled on a worker: a large list must not hold up the coordinator thread
+        return blocking(() -> {
+                    a.include = TopicStarts.patterns(request.include(), "include");
+                    a.exclude = TopicStarts.patterns(request.exclude(), "exclude");
+                    return null;
+                })
+                .chain(() -> host.onCoordinator(() -> select(a)))
                 .chain(() -> blocking(() -> a.preFenced = request.fenceSource() ? fence(a).fenced(a.topics) : Set.of()))
                 .chain(() -> host.onCoordinator(() -> begin(a)))
                 .chain(() -> blocking(() -> {
@@ -161,12 +168,10 @@ public final class TopicPromotes {
             }
             chosen.add(topic);
         }
-        List<Pattern> include = patterns(a.request.include(), "include");
-        List<Pattern> exclude = patterns(a.request.exclude(), "exclude");
         held.stream()
-                .filter(t -> include.stream().anyMatch(p -> p.matcher(t).matches()))
+                .filter(t -> a.include.stream().anyMatch(p -> p.matcher(t).matches()))
                 .forEach(chosen::add);
-        chosen.removeIf(t -> exclude.stream().anyMatch(p -> p.matcher(t).matches()));
+        chosen.removeIf(t -> a.exclude.stream().anyMatch(p -> p.matcher(t).matches()));
         if (chosen.isEmpty()) {
             throw new MirrorException(
                     MirrorError.INVALID_REQUEST,
@@ -364,14 +369,6 @@ public final class TopicPromotes {
                     }
                 })
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
-    }
-
-    private static List<Pattern> patterns(List<String> regexes, String field) {
-        try {
-            return RegexList.compile(regexes);
-        } catch (IllegalArgumentException e) {
-            throw new MirrorException(MirrorError.INVALID_REQUEST, e.getMessage(), field);
-        }
     }
 
     private static Set<String> without(Set<String> all, Set<String> some) {

@@ -231,7 +231,8 @@ final class TopicStarts {
         set.put(key, String.join(",", all));
     }
 
-    private static List<Pattern> patterns(List<String> regexes, String field) {
+    /** A request's include or exclude list, compiled (INVALID_REQUEST naming the list). Shared with promote. */
+    static List<Pattern> patterns(List<String> regexes, String field) {
         try {
             return RegexList.compile(regexes);
         } catch (IllegalArgumentException e) {

@@ -1,9 +1,11 @@
 package io.clustermirror.fetch;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
@@ -45,27 +47,29 @@ final class BatchAgreement {
         if (RawFetch.sameContent(destination, source)) {
             return true;
         }
-        Map<Long, Record> theirs = records(source);
-        for (Record ours : records(destination).values()) {
+        Map<Long, Record> theirs = new HashMap<>();
+        records(source).forEach(r -> theirs.put(r.offset(), r));
+        for (Record ours : records(destination)) {
             Record other = theirs.get(ours.offset());
-            if (other != null && isFiller(ours) != isFiller(other)) {
-                return false;
+            if (other == null) {
+                continue; // removed on the source's side
             }
-            if (other != null && !isFiller(ours) && !sameRecord(ours, other)) {
+            boolean filler = isFiller(ours);
+            if (filler != isFiller(other) || (!filler && !sameRecord(ours, other))) {
                 return false;
             }
         }
         return true;
     }
 
-    private static Map<Long, Record> records(SourceBatch batch) {
+    private static List<Record> records(SourceBatch batch) {
         RecordBatch decoded = MemoryRecords.readableRecords(batch.bytes().duplicate())
                 .batches()
                 .iterator()
                 .next();
-        Map<Long, Record> records = new TreeMap<>();
+        List<Record> records = new ArrayList<>();
         try (CloseableIterator<Record> iterator = decoded.streamingIterator(BufferSupplier.NO_CACHING)) {
-            iterator.forEachRemaining(r -> records.put(r.offset(), r));
+            iterator.forEachRemaining(records::add);
         }
         return records;
     }

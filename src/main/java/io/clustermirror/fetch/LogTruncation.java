@@ -419,11 +419,6 @@ public final class LogTruncation implements PrefixCheck {
     }
 
     private long offset(Admin admin, TopicPartition tp, OffsetSpec spec) throws Exception {
-        return admin.listOffsets(
-                        Map.of(tp, spec),
-                        new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
-                .partitionResult(tp)
-                .get(timeoutMs, TimeUnit.MILLISECONDS)
-                .offset();
+        return offsets(admin, List.of(tp), spec).get(tp);
     }
 }

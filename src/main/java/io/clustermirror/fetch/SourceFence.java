@@ -10,11 +10,8 @@ import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
-import org.apache.kafka.common.acl.AclOperation;
-import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
@@ -46,7 +43,7 @@ public final class SourceFence {
     public Set<String> fenced(Collection<String> topics) throws Exception {
         AclBindingFilter fences = new AclBindingFilter(
                 new ResourcePatternFilter(ResourceType.TOPIC, null, PatternType.LITERAL),
-                new AccessControlEntryFilter("User:*", "*", AclOperation.WRITE, AclPermissionType.DENY));
+                binding("any").entry().toFilter()); // the fence's entry, on any topic
         Set<String> fenced = new TreeSet<>();
         try {
             for (AclBinding binding : source.describeAcls(fences).values().get(timeoutMs, TimeUnit.MILLISECONDS)) {

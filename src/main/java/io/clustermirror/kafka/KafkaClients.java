@@ -131,8 +131,8 @@ public class KafkaClients {
     }
 
     /** A long-lived source Admin for a mirror's data plane. */
-    public Admin sourceAdmin(String mirrorName, MirrorConfig mirrorConfig, int timeoutMs) {
-        Map<String, Object> props = new HashMap<>(sourceConnection(mirrorConfig));
+    public Admin sourceAdmin(String mirrorName, Map<String, String> connection, int timeoutMs) {
+        Map<String, Object> props = new HashMap<>(connection);
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "cluster-mirror-" + mirrorName + "-source");
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);

@@ -1,5 +1,6 @@
 package io.clustermirror.kafka;
 
+import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.SourceAllowlist;
@@ -32,8 +33,7 @@ final class SourceSettingsCheck {
      * by a CIDR block. Blocking (a DNS lookup when the allowlist has blocks).
      */
     static void checkAllowed(SourceAllowlist allowlist, String bootstrapServers) {
-        for (String address : String.valueOf(bootstrapServers).split(",")) {
-            String trimmed = address.trim();
+        for (String trimmed : MirrorConfig.split(String.valueOf(bootstrapServers))) {
             String host = Utils.getHost(trimmed);
             Integer port = Utils.getPort(trimmed);
             if (host == null || port == null) {

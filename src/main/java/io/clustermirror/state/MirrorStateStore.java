@@ -72,13 +72,15 @@ public final class MirrorStateStore implements AutoCloseable {
         producer = clients.stateProducer("cluster-mirror-coordinator-" + topic);
         try {
             producer.initTransactions();
-            Map<String, MirrorRecord> stale = new java.util.TreeMap<>();
+            java.util.Set<String> stale = new java.util.TreeSet<>();
             StateSnapshot snapshot = replay(stale);
             if (!stale.isEmpty()) {
-                stale.keySet().forEach(name -> putMirror(snapshot.mirrors().get(name)));
+                write(stale.stream() // one transaction for all of them
+                        .map(name -> mirrorEntry(snapshot.mirrors().get(name)))
+                        .toList());
                 LOGGER.infof(
                         "Sealed the secrets of %d mirror(s) with state encryption key '%s': %s",
-                        stale.size(), secrets.cipher().activeKeyId().orElseThrow(), stale.keySet());
+                        stale.size(), secrets.cipher().activeKeyId().orElseThrow(), stale);
             }
             return snapshot;
         } catch (RuntimeException e) {
@@ -87,12 +89,11 @@ public final class MirrorStateStore implements AutoCloseable {
         }
     }
 
-    /** Reads the topic from the beginning to its current end; compaction semantics applied in memory. */
-    public StateSnapshot replay() {
-        return replay(new HashMap<>());
-    }
-
-    private StateSnapshot replay(Map<String, MirrorRecord> stale) {
+    /**
+     * Reads the topic from the beginning to its current end, compaction semantics applied in memory; names the mirrors
+     * whose records should be sealed again into {@code stale}.
+     */
+    private StateSnapshot replay(java.util.Set<String> stale) {
         Map<String, MirrorRecord> mirrors = new HashMap<>();
         Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
         Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls = new HashMap<>();
@@ -134,14 +135,14 @@ public final class MirrorStateStore implements AutoCloseable {
      * The mirrors with their secrets opened; the stale records into {@code stale}. Refuses (naming every mirror it
      * cannot open, and why) rather than start with a mirror whose secrets it would have to guess.
      */
-    private Map<String, Mirror> open(Map<String, MirrorRecord> records, Map<String, MirrorRecord> stale) {
+    private Map<String, Mirror> open(Map<String, MirrorRecord> records, java.util.Set<String> stale) {
         Map<String, Mirror> mirrors = new HashMap<>();
         Map<String, String> unreadable = new java.util.TreeMap<>();
         records.forEach((name, record) -> {
             try {
                 mirrors.put(name, secrets.open(record));
                 if (secrets.stale(record)) {
-                    stale.put(name, record);
+                    stale.add(name);
                 }
             } catch (StateSecrets.Unreadable e) {
                 unreadable.put(name, e.getMessage());
@@ -245,7 +246,11 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     public void putMirror(Mirror mirror) {
-        write(List.of(new Entry(StateKey.mirror(mirror.name()), StateSerde.value(secrets.seal(mirror)))));
+        write(List.of(mirrorEntry(mirror)));
+    }
+
+    private Entry mirrorEntry(Mirror mirror) {
+        return new Entry(StateKey.mirror(mirror.name()), StateSerde.value(secrets.seal(mirror)));
     }
 
     /** Deletes a mirror and the records of its partitions and its topics' promotions, in one transaction. */

@@ -45,13 +45,7 @@ class StateEncryptionIT extends ServiceIT {
         ServiceProcess clear = service("enc-clear", Map.of()).start();
         try {
             new AccessMatrix(java.net.http.HttpClient.newHttpClient(), clear.baseUri())
-                    .call(
-                            "POST",
-                            "/v1/mirrors",
-                            "{\"name\":\"" + mirror + "\",\"config\":{\"bootstrap.servers\":\""
-                                    + bed.source().bootstrapServers() + "\",\"sasl.jaas.config\":"
-                                    + AccessMatrix.JSON.writeValueAsString(JAAS) + "}}",
-                            r -> r);
+                    .createMirror(mirror, bed.source().bootstrapServers(), Map.of("sasl.jaas.config", JAAS), r -> r);
         } finally {
             clear.stop();
         }
