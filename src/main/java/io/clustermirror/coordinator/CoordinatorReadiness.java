@@ -8,12 +8,17 @@ import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.time.Duration;
+import java.util.List;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 
-/** Ready = mirror state replayed, this instance not fenced, and the destination cluster answering. */
+/**
+ * Ready = mirror state replayed, this instance not fenced, the destination cluster answering, and no long-lived Kafka
+ * client dead beyond replacement. Its data also counts the data-plane loops that died or were stuck since start.
+ */
 @Readiness
 @ApplicationScoped
 public class CoordinatorReadiness implements AsyncHealthCheck {
@@ -32,6 +37,15 @@ public class CoordinatorReadiness implements AsyncHealthCheck {
     @Override
     public Uni<HealthCheckResponse> call() {
         CoordinatorStatus status = coordinator.status();
+        List<String> deadClients = clients.clientFailures();
+        if (status.isActive() && !deadClients.isEmpty()) {
+            return Uni.createFrom()
+                    .item(withLoops(HealthCheckResponse.named("mirror-coordinator")
+                                    .down()
+                                    .withData("phase", status.phase().name())
+                                    .withData("reason", String.join("; ", deadClients)))
+                            .build());
+        }
         if (!status.isActive()) {
             return Uni.createFrom()
                     .item(HealthCheckResponse.named("mirror-coordinator")
@@ -46,10 +60,10 @@ public class CoordinatorReadiness implements AsyncHealthCheck {
                 .ifNoItem()
                 .after(Duration.ofMillis(PROBE_TIMEOUT_MS + 500))
                 .fail()
-                .map(clusterId -> HealthCheckResponse.named("mirror-coordinator")
-                        .up()
-                        .withData("phase", status.phase().name())
-                        .withData("destinationClusterId", clusterId)
+                .map(clusterId -> withLoops(HealthCheckResponse.named("mirror-coordinator")
+                                .up()
+                                .withData("phase", status.phase().name())
+                                .withData("destinationClusterId", clusterId))
                         .build())
                 .onFailure()
                 .recoverWithItem(e -> HealthCheckResponse.named("mirror-coordinator")
@@ -57,6 +71,13 @@ public class CoordinatorReadiness implements AsyncHealthCheck {
                         .withData("phase", status.phase().name())
                         .withData("reason", "destination not reachable: " + e)
                         .build());
+    }
+
+    private HealthCheckResponseBuilder withLoops(HealthCheckResponseBuilder response) {
+        MirrorRuntimes runtimes = coordinator.runtimes();
+        response.withData("deadLoops", runtimes.deadLoops());
+        String last = runtimes.lastDeadLoop();
+        return last == null ? response : response.withData("lastDeadLoop", last);
     }
 
     /** One long-lived Admin for the probes, created off the event loop on first use. */
@@ -69,7 +90,7 @@ public class CoordinatorReadiness implements AsyncHealthCheck {
                 .item(() -> {
                     synchronized (this) {
                         if (admin == null) {
-                            admin = clients.destinationAdmin();
+                            admin = clients.longLivedDestinationAdmin("readiness");
                         }
                         return admin;
                     }

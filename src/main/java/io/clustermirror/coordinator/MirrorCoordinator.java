@@ -16,6 +16,7 @@ import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.TopicSelection;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -111,6 +112,24 @@ public class MirrorCoordinator {
             runtimes.shutdown();
             keeper.close();
         });
+    }
+
+    /**
+     * The data planes' liveness check, every 5 s: a loop that has not gone round for {@link #stuckAfterMs()} is stuck
+     * (every remote call it makes has a timeout, so none legitimately waits that long).
+     */
+    @Scheduled(every = "5s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void checkDataPlanes() {
+        runtimes.checkLiveness(stuckAfterMs());
+    }
+
+    private long stuckAfterMs() {
+        return Math.max(
+                300_000L,
+                10L
+                        * Math.max(
+                                config.destination().requestTimeoutMs(),
+                                config.source().requestTimeoutMs()));
     }
 
     public CoordinatorStatus status() {

@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToLongFunction;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -39,6 +40,8 @@ final class MirrorRuntimes {
     private final MirrorMetrics metrics;
     private final Map<String, MirrorRuntime> runtimes = new ConcurrentHashMap<>();
     private Admin destinationAdmin;
+    private final AtomicLong deadLoops = new AtomicLong();
+    private volatile String lastDeadLoop;
 
     MirrorRuntimes(KafkaClients clients, MirrorServiceConfig config, MirrorMetrics metrics) {
         this.clients = clients;
@@ -46,8 +49,33 @@ final class MirrorRuntimes {
         this.metrics = metrics;
     }
 
+    /**
+     * The mirror's runtime while its data plane runs. One whose data plane ended (a loop died or was stuck: its
+     * partitions have failed) is closed, off this thread, and dropped here, so that the next use builds a new one.
+     */
     Optional<MirrorRuntime> live(String name) {
-        return Optional.ofNullable(runtimes.get(name));
+        MirrorRuntime runtime = runtimes.get(name);
+        if (runtime != null && runtime.fetcher.deadReason() != null && runtimes.remove(name, runtime)) {
+            Thread closer = new Thread(runtime::close, "mirror-close-" + name);
+            closer.setDaemon(true);
+            closer.start();
+            return Optional.empty();
+        }
+        return Optional.ofNullable(runtime);
+    }
+
+    /** The liveness check of every data plane (see {@link MirrorFetcher#checkLiveness}). */
+    void checkLiveness(long stuckAfterMs) {
+        runtimes.values().forEach(runtime -> runtime.fetcher.checkLiveness(stuckAfterMs));
+    }
+
+    /** Data-plane loops that died or were stuck since start, and the last one's reason (readiness data). */
+    long deadLoops() {
+        return deadLoops.get();
+    }
+
+    String lastDeadLoop() {
+        return lastDeadLoop;
     }
 
     /**
@@ -63,17 +91,19 @@ final class MirrorRuntimes {
             return existing;
         }
         int timeoutMs = config.destination().requestTimeoutMs();
+        int sourceTimeoutMs = config.source().requestTimeoutMs();
         // resolved once (config providers, the allowlist's look-ups) for both the Admin and the data plane
         Map<String, String> source = clients.sourceConnection(mirror.config());
         MirrorRuntime runtime = new MirrorRuntime(
                 mirror,
-                clients.sourceAdmin(mirror.name(), source, timeoutMs),
+                clients.sourceAdmin(mirror.name(), source, sourceTimeoutMs),
                 source,
                 destinationAdmin(),
                 clients.destinationConnection(),
                 new TailPreservation(
                         destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
-                listener,
+                new DeadLoopCount(listener),
+                sourceTimeoutMs,
                 timeoutMs);
         runtimes.put(mirror.name(), runtime);
         MirrorFetcher fetcher = runtime.fetcher;
@@ -116,9 +146,50 @@ final class MirrorRuntimes {
 
     synchronized Admin destinationAdmin() {
         if (destinationAdmin == null) {
-            destinationAdmin = clients.destinationAdmin();
+            destinationAdmin = clients.longLivedDestinationAdmin("admin");
         }
         return destinationAdmin;
+    }
+
+    /** Counts the data-plane loops that end, for readiness, and passes everything on. */
+    private final class DeadLoopCount implements DataPlane.Listener {
+        private final DataPlane.Listener delegate;
+
+        DeadLoopCount(DataPlane.Listener delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public void onLoopDied(String loop, String reason) {
+            deadLoops.incrementAndGet();
+            lastDeadLoop = reason;
+            delegate.onLoopDied(loop, reason);
+        }
+
+        @Override
+        public void onFailed(MirrorPartition partition, String error) {
+            delegate.onFailed(partition, error);
+        }
+
+        @Override
+        public void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset) {
+            delegate.onEpochFenced(partition, reason, epochEndOffset);
+        }
+
+        @Override
+        public void onAppended(MirrorPartition partition, int records, int bytes) {
+            delegate.onAppended(partition, records, bytes);
+        }
+
+        @Override
+        public void onSourceClusterChanged(String actualClusterId) {
+            delegate.onSourceClusterChanged(actualClusterId);
+        }
+
+        @Override
+        public void onRequest(String api, boolean failed) {
+            delegate.onRequest(api, failed);
+        }
     }
 
     /** Live data-plane progress, when the partition is in the data plane. */

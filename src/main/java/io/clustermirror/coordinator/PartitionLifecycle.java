@@ -428,6 +428,11 @@ final class PartitionLifecycle {
             public void onRequest(String api, boolean failed) {
                 metrics.request(name, api, failed);
             }
+
+            @Override
+            public void onLoopDied(String loop, String reason) {
+                metrics.deadLoop(name, loop); // logged where it died; each partition fails through onFailed
+            }
         };
     }
 }

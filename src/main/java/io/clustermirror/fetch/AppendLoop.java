@@ -41,7 +41,7 @@ final class AppendLoop implements Runnable {
 
     private final Pipeline pipeline;
     private final String mirror;
-    private final Admin destinationAdmin;
+    private final Pipeline.Views destinationViews;
     private final WireClient source;
     private final WireClient destination;
     private final DataPlane.Listener listener;
@@ -55,10 +55,11 @@ final class AppendLoop implements Runnable {
     private long nextRecoveryAttemptMs;
     private long recoveryFailingSinceMs;
 
-    AppendLoop(Pipeline pipeline, Admin destinationAdmin, TransactionRecovery recovery) {
+    AppendLoop(
+            Pipeline pipeline, Pipeline.Views destinationViews, Admin destinationAdmin, TransactionRecovery recovery) {
         this.pipeline = pipeline;
+        this.destinationViews = destinationViews;
         this.mirror = pipeline.mirror;
-        this.destinationAdmin = destinationAdmin;
         this.source = pipeline.source;
         this.destination = pipeline.destination;
         this.listener = pipeline.listener;
@@ -74,12 +75,30 @@ final class AppendLoop implements Runnable {
     private record ProduceContext(
             Node node, Map<TopicPartition, FetchPartition.Sent> sent, Map<Uuid, String> topicNames) {}
 
+    /**
+     * Runs until the data plane closes. A failure to reach the destination is retried with back-off; anything else that
+     * reaches here (an Error, or the network client throwing, which leaves it in an unknown state) ends the loop, and
+     * the whole data plane with it: {@link Pipeline#loopDied}.
+     */
     @Override
     public void run() {
+        try {
+            loop();
+        } catch (Throwable t) {
+            if (pipeline.running) {
+                pipeline.loopDied("appender", "died", t);
+            }
+            return;
+        }
+        partitions.values().forEach(state -> state.removed.complete(state.progress()));
+    }
+
+    private void loop() {
         while (pipeline.running) {
+            pipeline.appenderBeat = System.nanoTime();
             try {
                 if (pipeline.destinationRefresh) {
-                    pipeline.destinationView = pipeline.refresh(destinationAdmin, destination);
+                    pipeline.destinationView = pipeline.refresh(destinationViews, destination);
                     pipeline.destinationRefresh = false;
                 }
                 finishRemovalsAndResets();
@@ -88,18 +107,18 @@ final class AppendLoop implements Runnable {
                 replay.replay(partitions.values());
                 sendProduces();
                 backoff.succeeded();
-                destination.poll(500);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                break;
+                return;
             } catch (Exception e) {
                 if (pipeline.running) {
                     pipeline.destinationRefresh = true;
                     backoff.failed(e);
                 }
+                continue;
             }
+            destination.poll(500);
         }
-        partitions.values().forEach(state -> state.removed.complete(state.progress()));
     }
 
     private void finishRemovalsAndResets() {
@@ -138,6 +157,7 @@ final class AppendLoop implements Runnable {
                     && !pipeline.destinationView.nodes().isEmpty()) {
                 state.identity = destination.initProducerId(pipeline.destinationView.anyNode());
                 state.nextSequence = 0;
+                pipeline.appenderBeat = System.nanoTime(); // one blocking call per partition: each is progress
             }
         }
     }
@@ -198,9 +218,30 @@ final class AppendLoop implements Runnable {
                         .setTopicData(collection);
                 ProduceContext context = new ProduceContext(node, sent, view.topicNames());
                 listener.onRequest("produce", false);
-                destination.send(node, ProduceRequest.builder(data), response -> onProduceResponse(context, response));
+                destination.send(
+                        node, ProduceRequest.builder(data), response -> onProduceResponseGuarded(context, response));
             }
         });
+    }
+
+    /**
+     * kafka-clients only logs what a completion handler throws: the batches of this Produce would stay in flight for
+     * good, and their partitions with them. They fail here instead, with the reason.
+     */
+    private void onProduceResponseGuarded(ProduceContext context, ClientResponse response) {
+        try {
+            onProduceResponse(context, response);
+        } catch (RuntimeException e) {
+            String reason = "handling the Produce response of destination broker " + context.node() + " failed: " + e;
+            LOGGER.debugf(e, "Mirror %s: %s", mirror, reason);
+            context.sent().forEach((tp, sent) -> {
+                FetchPartition state = partitions.get(tp);
+                if (state != null && state.inFlight.remove(sent)) {
+                    pipeline.fail(state, reason);
+                }
+            });
+            source.wakeup();
+        }
     }
 
     private void onProduceResponse(ProduceContext context, ClientResponse response) {
@@ -367,7 +408,7 @@ final class AppendLoop implements Runnable {
             ProduceContext context =
                     new ProduceContext(leader, Map.of(state.tp, entry), pipeline.destinationView.topicNames());
             listener.onRequest("produce", false);
-            destination.send(leader, request, response -> onProduceResponse(context, response));
+            destination.send(leader, request, response -> onProduceResponseGuarded(context, response));
         }
 
         @Override

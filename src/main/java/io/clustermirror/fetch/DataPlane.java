@@ -29,6 +29,11 @@ public interface DataPlane {
     /** Completes once the partition is out of the data plane (at once when it is not in it). */
     CompletableFuture<Progress> whenGone(MirrorPartition partition);
 
+    /** Why this data plane takes no more partitions (one of its loops died or was stuck), or null while it runs. */
+    default String deadReason() {
+        return null;
+    }
+
     /** What the data plane tells its owner; called from data-plane threads, must not block. */
     interface Listener {
         void onFailed(MirrorPartition partition, String error);
@@ -43,6 +48,12 @@ public interface DataPlane {
 
         /** The source answers with another cluster id than the mirror's: nothing is fetched from it. */
         void onSourceClusterChanged(String actualClusterId);
+
+        /**
+         * A loop of the data plane died or was stuck ({@code loop}: fetcher or appender): its partitions are failed with
+         * {@code reason} (each through {@link #onFailed}) and the data plane takes no more; a new one must be built.
+         */
+        void onLoopDied(String loop, String reason);
 
         /** A Fetch went to a source broker or a Produce to a destination broker ({@code failed}: it failed as a whole). */
         void onRequest(String api, boolean failed);

@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.kafka.clients.ClientResponse;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
@@ -39,7 +38,7 @@ final class FetchLoop implements Runnable {
     private final Pipeline pipeline;
     private final String mirror;
     private final String sourceClusterId;
-    private final Admin sourceAdmin;
+    private final Pipeline.Views sourceViews;
     private final WireClient source;
     private final WireClient destination;
     private final DataPlane.Listener listener;
@@ -47,11 +46,11 @@ final class FetchLoop implements Runnable {
     private final Set<Integer> fetchingFrom = new HashSet<>();
     private final LoopBackoff backoff;
 
-    FetchLoop(Pipeline pipeline, String sourceClusterId, Admin sourceAdmin) {
+    FetchLoop(Pipeline pipeline, String sourceClusterId, Pipeline.Views sourceViews) {
         this.pipeline = pipeline;
         this.mirror = pipeline.mirror;
         this.sourceClusterId = sourceClusterId;
-        this.sourceAdmin = sourceAdmin;
+        this.sourceViews = sourceViews;
         this.source = pipeline.source;
         this.destination = pipeline.destination;
         this.listener = pipeline.listener;
@@ -62,12 +61,28 @@ final class FetchLoop implements Runnable {
     private record FetchContext(
             Node node, Map<TopicPartition, FetchPartition.FetchTicket> tickets, Map<Uuid, String> topicNames) {}
 
+    /**
+     * Runs until the data plane closes. A failure to reach the source (its Admin, a broker) is retried with back-off;
+     * anything else that reaches here (an Error, or the network client throwing, which leaves it in an unknown state)
+     * ends the loop, and the whole data plane with it: {@link Pipeline#loopDied}.
+     */
     @Override
     public void run() {
+        try {
+            loop();
+        } catch (Throwable t) {
+            if (pipeline.running) {
+                pipeline.loopDied("fetcher", "died", t);
+            }
+        }
+    }
+
+    private void loop() {
         while (pipeline.running) {
+            pipeline.fetcherBeat = System.nanoTime();
             try {
                 if (pipeline.sourceRefresh) {
-                    ClusterView view = pipeline.refresh(sourceAdmin, source);
+                    ClusterView view = pipeline.refresh(sourceViews, source);
                     if (!sourceClusterId.equals(view.clusterId())) {
                         listener.onSourceClusterChanged(view.clusterId());
                         throw new IllegalStateException(
@@ -78,7 +93,6 @@ final class FetchLoop implements Runnable {
                 }
                 sendFetches();
                 backoff.succeeded();
-                source.poll(500);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -87,7 +101,9 @@ final class FetchLoop implements Runnable {
                     pipeline.sourceRefresh = true;
                     backoff.failed(e);
                 }
+                continue;
             }
+            source.poll(500);
         }
     }
 
@@ -148,8 +164,28 @@ final class FetchLoop implements Runnable {
                     .isolationLevel(IsolationLevel.READ_UNCOMMITTED)
                     .setMaxBytes(FETCH_MAX_BYTES);
             listener.onRequest("fetch", false);
-            source.send(node, request, response -> onFetchResponse(context, response));
+            source.send(node, request, response -> onFetchResponseGuarded(context, response));
         });
+    }
+
+    /**
+     * kafka-clients only logs what a completion handler throws: the partitions of this Fetch would wait for an answer
+     * that never comes. They fail here instead, with the reason.
+     */
+    private void onFetchResponseGuarded(FetchContext context, ClientResponse response) {
+        try {
+            onFetchResponse(context, response);
+        } catch (RuntimeException e) {
+            fetchingFrom.remove(context.node().id());
+            String reason = "handling the Fetch response of source broker " + context.node() + " failed: " + e;
+            LOGGER.debugf(e, "Mirror %s: %s", mirror, reason);
+            context.tickets().values().forEach(ticket -> {
+                ticket.state().fetchDone();
+                if (partitions.get(ticket.state().tp) == ticket.state()) {
+                    pipeline.fail(ticket.state(), reason);
+                }
+            });
+        }
     }
 
     private void onFetchResponse(FetchContext context, ClientResponse response) {

@@ -46,11 +46,37 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
             Admin sourceAdmin,
             Admin destinationAdmin,
             Listener listener,
+            int sourceTimeoutMs,
+            int destinationTimeoutMs) {
+        this(
+                mirror,
+                sourceClusterId,
+                WireClient.create("cluster-mirror-" + mirror + "-fetcher", sourceConnection, sourceTimeoutMs),
+                WireClient.create(
+                        "cluster-mirror-" + mirror + "-appender", destinationConnection, destinationTimeoutMs),
+                Pipeline.Views.of(sourceAdmin, sourceTimeoutMs),
+                Pipeline.Views.of(destinationAdmin, destinationTimeoutMs),
+                destinationAdmin,
+                destinationConnection,
+                listener,
+                destinationTimeoutMs);
+    }
+
+    /** A data plane over the given clients (unit tests give network clients of their own). */
+    MirrorFetcher(
+            String mirror,
+            String sourceClusterId,
+            WireClient source,
+            WireClient destination,
+            Pipeline.Views sourceViews,
+            Pipeline.Views destinationViews,
+            Admin destinationAdmin,
+            Map<String, ?> destinationConnection,
+            Listener listener,
             int timeoutMs) {
         this.mirror = mirror;
-        this.source = WireClient.create("cluster-mirror-" + mirror + "-fetcher", sourceConnection, timeoutMs);
-        this.destination =
-                WireClient.create("cluster-mirror-" + mirror + "-appender", destinationConnection, timeoutMs);
+        this.source = source;
+        this.destination = destination;
         this.pipeline = new Pipeline(mirror, listener, source, destination, timeoutMs);
         this.partitions = pipeline.partitions;
         this.recovery = new TransactionRecovery(mirror, destinationAdmin, timeoutMs);
@@ -58,9 +84,13 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
         this.destinationConnection = destinationConnection;
         this.timeoutMs = timeoutMs;
         this.fetchThread =
-                new Thread(new FetchLoop(pipeline, sourceClusterId, sourceAdmin), "mirror-fetcher-" + mirror);
-        this.appendThread =
-                new Thread(new AppendLoop(pipeline, destinationAdmin, recovery), "mirror-appender-" + mirror);
+                new Thread(new FetchLoop(pipeline, sourceClusterId, sourceViews), "mirror-fetcher-" + mirror);
+        this.appendThread = new Thread(
+                new AppendLoop(pipeline, destinationViews, destinationAdmin, recovery), "mirror-appender-" + mirror);
+        // what escapes a loop's own guard (an Error thrown while it reports one) still ends the data plane with a
+        // reason
+        fetchThread.setUncaughtExceptionHandler((t, e) -> pipeline.loopDied("fetcher", "died", e));
+        appendThread.setUncaughtExceptionHandler((t, e) -> pipeline.loopDied("appender", "died", e));
         fetchThread.setDaemon(true);
         appendThread.setDaemon(true);
         fetchThread.start();
@@ -68,7 +98,54 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
     }
 
     @Override
+    public String deadReason() {
+        return pipeline.deadReason();
+    }
+
+    /**
+     * The liveness check: a loop that has not gone round for {@code stuckAfterMs} (no loop step waits that long: every
+     * remote call has a timeout, the longest back-off is 10 s) is stuck. Like a dead one, it ends the data plane: its
+     * partitions fail with the thread's state and where it stands, and the thread is interrupted.
+     *
+     * @return whether a loop was found stuck now
+     */
+    public boolean checkLiveness(long stuckAfterMs) {
+        if (!pipeline.running) {
+            return false;
+        }
+        long now = System.nanoTime();
+        Thread stuck = now - pipeline.fetcherBeat > stuckAfterMs * 1_000_000
+                ? fetchThread
+                : now - pipeline.appenderBeat > stuckAfterMs * 1_000_000 ? appendThread : null;
+        if (stuck == null) {
+            return false;
+        }
+        String loop = stuck == fetchThread ? "fetcher" : "appender";
+        pipeline.loopDied(loop, "is stuck (no progress for over " + stuckAfterMs + " ms)", new StuckLoop(stuck));
+        stuck.interrupt();
+        return true;
+    }
+
+    /** Where a stuck loop's thread stands, as the cause of its data plane's end. */
+    static final class StuckLoop extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        StuckLoop(Thread thread) {
+            super(thread.getName() + " is " + thread.getState() + topFrame(thread.getStackTrace()));
+            setStackTrace(thread.getStackTrace());
+        }
+
+        private static String topFrame(StackTraceElement[] stack) {
+            return stack.length == 0 ? "" : " at " + stack[0];
+        }
+    }
+
+    @Override
     public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
+        String dead = pipeline.deadReason();
+        if (dead != null) {
+            throw new IllegalStateException("the data plane of " + mirror + " takes no more partitions: " + dead);
+        }
         FetchPartition state = new FetchPartition(partition, startOffset, sourceEpoch, pipeline.nextGeneration());
         FetchPartition previous = partitions.putIfAbsent(state.tp, state);
         if (previous != null) {

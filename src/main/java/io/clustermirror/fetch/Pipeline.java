@@ -51,6 +51,12 @@ final class Pipeline {
     volatile boolean destinationRefresh = true;
     volatile ClusterView sourceView = ClusterView.empty();
     volatile ClusterView destinationView = ClusterView.empty();
+    /** Why this data plane stopped for good (a loop died or was stuck), or null while it runs. */
+    private volatile String deadReason;
+    /** When each loop last went round (System.nanoTime), for telling a stuck loop from a busy one. */
+    volatile long fetcherBeat = System.nanoTime();
+
+    volatile long appenderBeat = System.nanoTime();
 
     Pipeline(String mirror, DataPlane.Listener listener, WireClient source, WireClient destination, long timeoutMs) {
         this.mirror = mirror;
@@ -113,11 +119,52 @@ final class Pipeline {
         return true;
     }
 
+    String deadReason() {
+        return deadReason;
+    }
+
+    /**
+     * A loop died ({@code cause}: an Error, an exception the loop cannot tell is harmless, a network client in an
+     * unknown state) or is stuck: nothing of this data plane can be trusted to run on. Every partition in it fails with
+     * the reason (so none stays MIRRORING with only a growing lag to show), its owner is told once, and the removals
+     * waiting on it complete; the owner builds a new data plane when it next needs one.
+     */
+    void loopDied(String loop, String how, Throwable cause) {
+        String reason;
+        synchronized (this) {
+            if (deadReason != null || !running) {
+                return; // already ended, or closing: a thread interrupted by close() is no death
+            }
+            reason = "the data plane's " + loop + " thread " + how + ": " + cause;
+            deadReason = reason;
+        }
+        running = false;
+        LOGGER.errorf(cause, "Mirror %s: %s; its partitions fail and a new data plane is built", mirror, reason);
+        listener.onLoopDied(loop, reason);
+        for (FetchPartition state : partitions.values()) {
+            fail(state, reason);
+            state.removed.complete(state.progress());
+        }
+        partitions.clear();
+        source.wakeup();
+        destination.wakeup();
+    }
+
+    /** Where a loop reads its cluster's brokers, leaders and topic ids (blocking, on the loop's thread). */
+    @FunctionalInterface
+    interface Views {
+        ClusterView load(Set<String> topics) throws Exception;
+
+        static Views of(Admin admin, long timeoutMs) {
+            return topics -> ClusterView.load(admin, topics, timeoutMs);
+        }
+    }
+
     /** The cluster's view of the partitions' topics, with the client pointed at its brokers. */
-    ClusterView refresh(Admin admin, WireClient client) throws Exception {
+    ClusterView refresh(Views views, WireClient client) throws Exception {
         Set<String> topics =
                 partitions.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
-        ClusterView view = ClusterView.load(admin, topics, timeoutMs);
+        ClusterView view = views.load(topics);
         client.setNodes(view.nodes());
         return view;
     }

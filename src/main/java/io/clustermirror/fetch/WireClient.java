@@ -11,7 +11,9 @@ import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.ClientUtils;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.DefaultHostResolver;
+import org.apache.kafka.clients.KafkaClient;
 import org.apache.kafka.clients.ManualMetadataUpdater;
+import org.apache.kafka.clients.MetadataRecoveryStrategy;
 import org.apache.kafka.clients.NetworkClient;
 import org.apache.kafka.clients.NetworkClientUtils;
 import org.apache.kafka.clients.RequestCompletionHandler;
@@ -19,12 +21,15 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.network.ChannelBuilder;
+import org.apache.kafka.common.network.Selector;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
 import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * Kafka's own {@link NetworkClient} (framing, version negotiation, reconnects, TLS, SASL) pointed at
@@ -34,7 +39,14 @@ import org.apache.kafka.common.utils.Time;
 public final class WireClient implements AutoCloseable {
 
     private final String clientId;
-    private final NetworkClient client;
+    /**
+     * The largest response accepted, in bytes: a Fetch carries at most {@code FetchLoop}'s 16 MiB plus one batch over
+     * it (a topic's {@code max.message.bytes}), everything else is small. A peer that announces more (a fake or broken
+     * broker: 4 bytes of length are enough to ask for 2 GiB) is disconnected before anything is allocated.
+     */
+    static final int MAX_RECEIVE_BYTES = 128 << 20;
+
+    private final KafkaClient client;
     private final ManualMetadataUpdater nodes;
     private final Metrics metrics;
     private final int requestTimeoutMs;
@@ -43,7 +55,7 @@ public final class WireClient implements AutoCloseable {
 
     private WireClient(
             String clientId,
-            NetworkClient client,
+            KafkaClient client,
             ManualMetadataUpdater nodes,
             Metrics metrics,
             int requestTimeoutMs,
@@ -73,19 +85,55 @@ public final class WireClient implements AutoCloseable {
         ManualMetadataUpdater nodes = new ManualMetadataUpdater(List.of());
         Metrics metrics = new Metrics();
         ApiVersions apiVersions = new ApiVersions();
-        NetworkClient client = ClientUtils.createNetworkClient(
-                config,
-                clientId,
+        Time time = Time.SYSTEM;
+        LogContext logContext = new LogContext("[" + clientId + "] ");
+        ChannelBuilder channelBuilder = ClientUtils.createChannelBuilder(config, time, logContext);
+        // kafka-clients' own client, built as ClientUtils.createNetworkClient builds it, but with a bounded receive
+        Selector selector = new Selector(
+                MAX_RECEIVE_BYTES,
+                config.getLong(CommonClientConfigs.CONNECTIONS_MAX_IDLE_MS_CONFIG),
                 metrics,
+                time,
                 "cluster-mirror-wire",
-                new LogContext("[" + clientId + "] "),
-                apiVersions,
-                Time.SYSTEM,
-                5,
-                requestTimeoutMs,
+                Map.of(),
+                false,
+                channelBuilder,
+                logContext);
+        NetworkClient client = new NetworkClient(
                 nodes,
-                new DefaultHostResolver());
+                null,
+                selector,
+                clientId,
+                5,
+                config.getLong(CommonClientConfigs.RECONNECT_BACKOFF_MS_CONFIG),
+                config.getLong(CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG),
+                config.getInt(CommonClientConfigs.SEND_BUFFER_CONFIG),
+                config.getInt(CommonClientConfigs.RECEIVE_BUFFER_CONFIG),
+                requestTimeoutMs,
+                config.getLong(CommonClientConfigs.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG),
+                config.getLong(CommonClientConfigs.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG),
+                time,
+                true,
+                apiVersions,
+                null,
+                logContext,
+                new DefaultHostResolver(),
+                null,
+                config.getLong(CommonClientConfigs.METADATA_RECOVERY_REBOOTSTRAP_TRIGGER_MS_CONFIG),
+                MetadataRecoveryStrategy.forName(
+                        config.getString(CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG)));
         return new WireClient(clientId, client, nodes, metrics, requestTimeoutMs, apiVersions);
+    }
+
+    /** A client over the given network client (unit tests give kafka-clients' {@code MockClient}). */
+    static WireClient over(String clientId, KafkaClient client, int requestTimeoutMs) {
+        return new WireClient(
+                clientId,
+                client,
+                new ManualMetadataUpdater(List.of()),
+                new Metrics(),
+                requestTimeoutMs,
+                new ApiVersions());
     }
 
     public void setNodes(Collection<Node> brokers) {
@@ -148,7 +196,7 @@ public final class WireClient implements AutoCloseable {
 
     @Override
     public void close() {
-        client.close();
+        Utils.closeQuietly(client, clientId);
         metrics.close();
     }
 }

@@ -1,6 +1,7 @@
 package io.clustermirror.kafka;
 
 import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.SourceAllowlist;
@@ -10,8 +11,10 @@ import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -31,12 +34,17 @@ public class KafkaClients {
     private final MirrorServiceConfig config;
     private final SourceConfigProviders configProviders;
     private final SourceAllowlist allowlist;
+    private final MirrorMetrics metrics;
+    /** The long-lived Admins built here, watched for a dead network thread (readiness reads their failures). */
+    private final Set<SelfHealingAdmin> admins = ConcurrentHashMap.newKeySet();
 
     @Inject
     public KafkaClients(
             @Identifier("default-kafka-broker") Map<String, Object> destination,
             MirrorServiceConfig config,
-            SourceConfigProviders configProviders) {
+            SourceConfigProviders configProviders,
+            MirrorMetrics metrics) {
+        this.metrics = metrics;
         this.destination = Map.copyOf(destination);
         this.config = config;
         this.configProviders = configProviders;
@@ -58,15 +66,46 @@ public class KafkaClients {
         return resolved;
     }
 
+    /** A short-lived destination Admin (closed by its caller). */
     public Admin destinationAdmin() {
-        Map<String, Object> props = destinationProps("admin");
+        return Admin.create(destinationAdminProps("admin"));
+    }
+
+    /**
+     * A long-lived destination Admin that replaces its client when the client's network thread dies
+     * ({@link SelfHealingAdmin}); {@code role} names it (its client id is {@code cluster-mirror-<role>}).
+     */
+    public Admin longLivedDestinationAdmin(String role) {
+        Map<String, Object> props = destinationAdminProps(role);
+        return watched((String) props.get(AdminClientConfig.CLIENT_ID_CONFIG), () -> Admin.create(props));
+    }
+
+    private Map<String, Object> destinationAdminProps(String role) {
+        Map<String, Object> props = destinationProps(role);
         props.put(
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
                 config.destination().requestTimeoutMs());
         props.put(
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
                 config.destination().requestTimeoutMs());
-        return Admin.create(props);
+        return props;
+    }
+
+    private Admin watched(String clientId, java.util.function.Supplier<Admin> factory) {
+        Admin admin = SelfHealingAdmin.create(clientId, factory, metrics::clientReplaced);
+        SelfHealingAdmin handler = SelfHealingAdmin.of(admin);
+        admins.add(handler);
+        handler.onClose(() -> admins.remove(handler));
+        return admin;
+    }
+
+    /** Long-lived clients whose network thread died and that could not be built again, each with the reason. */
+    public List<String> clientFailures() {
+        return admins.stream()
+                .map(SelfHealingAdmin::failure)
+                .filter(java.util.Objects::nonNull)
+                .sorted()
+                .toList();
     }
 
     /** The coordinator's producer: transactional, so a second instance writing the same state fences this one. */
@@ -130,13 +169,14 @@ public class KafkaClients {
         return props;
     }
 
-    /** A long-lived source Admin for a mirror's data plane. */
+    /** A long-lived source Admin for a mirror's data plane and sync, replaced when its network thread dies. */
     public Admin sourceAdmin(String mirrorName, Map<String, String> connection, int timeoutMs) {
         Map<String, Object> props = new HashMap<>(connection);
-        props.put(AdminClientConfig.CLIENT_ID_CONFIG, "cluster-mirror-" + mirrorName + "-source");
+        String clientId = "cluster-mirror-" + mirrorName + "-source";
+        props.put(AdminClientConfig.CLIENT_ID_CONFIG, clientId);
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
-        return Admin.create(props);
+        return watched(clientId, () -> Admin.create(props));
     }
 
     /** An Admin client for a mirror's source cluster, with the mirror's security settings. */

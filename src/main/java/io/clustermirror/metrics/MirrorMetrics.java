@@ -231,6 +231,29 @@ public class MirrorMetrics {
                 .record(duration);
     }
 
+    /**
+     * A data-plane loop of the mirror died or was stuck ({@code loop}: fetcher or appender), the KIP's DeadThreadCount:
+     * {@code cluster_mirror_dead_loops_total}.
+     */
+    public void deadLoop(String mirror, String loop) {
+        Counter.builder("cluster.mirror.dead.loops")
+                .description(
+                        "Data-plane loops that died or were stuck (their partitions failed; a new data plane is built)")
+                .tag("mirror", mirror)
+                .tag("loop", loop)
+                .register(registry)
+                .increment();
+    }
+
+    /** A long-lived Kafka client whose network thread had died was replaced: {@code cluster_mirror_client_replacements_total}. */
+    public void clientReplaced(String client, String reason) {
+        Counter.builder("cluster.mirror.client.replacements")
+                .description("Long-lived Kafka clients replaced because their network thread had died")
+                .tag("client", client)
+                .register(registry)
+                .increment();
+    }
+
     public void partitionFailed(String mirror) {
         Counter.builder("cluster.mirror.partition.failures")
                 .description("Partitions moved to FAILED")

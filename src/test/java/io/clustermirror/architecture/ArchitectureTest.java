@@ -68,7 +68,7 @@ class ArchitectureTest {
                 .mayOnlyBeAccessedByLayers(
                         "api", "coordinator", "sync", "fetch", "kafka", "state", "metrics", "embedded")
                 .whereLayer("metrics")
-                .mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch")
+                .mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch", "kafka")
                 .whereLayer("config")
                 .mayOnlyBeAccessedByLayers(
                         "api", "coordinator", "sync", "fetch", "kafka", "state", "metrics", "embedded")

@@ -123,6 +123,17 @@ public final class TestBed {
         return new KafkaBrokerProcess(name, workDir.resolve(name), Ports.free(), Ports.free(), classpath, Map.of());
     }
 
+    /** Another single-node cluster (not started) that tells clients to reach it at {@code advertisedPort} (a proxy's). */
+    public KafkaBrokerProcess newCluster(String name, int advertisedPort) {
+        return new KafkaBrokerProcess(
+                name,
+                workDir.resolve(name),
+                Ports.free(),
+                Ports.free(),
+                classpath,
+                Map.of("advertised.listeners", "PLAINTEXT://localhost:" + advertisedPort));
+    }
+
     /**
      * A single-node cluster on Kafka 4.2.0 instead of the test bed's 4.1.2 (not started): for what a 4.1.2 broker
      * cannot do (it does not apply AlterShareGroupOffsets). Its classpath is resolved by the build.

@@ -1,0 +1,179 @@
+package io.clustermirror.fetch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.clustermirror.mirror.MirrorPartition;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.MockClient;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A data plane whose loop dies, is stuck, or whose response handler throws: its partitions fail with the reason instead
+ * of staying MIRRORING with only a growing lag to show. The network is kafka-clients' {@link MockClient}.
+ */
+class DataPlaneLivenessTest {
+
+    private static final Node BROKER = new Node(1, "localhost", 9092);
+    private static final MirrorPartition PARTITION = new MirrorPartition("orders", 0);
+    private static final Uuid TOPIC_ID = Uuid.randomUuid();
+    private static final ClusterView SOURCE = new ClusterView(
+            "source-cluster",
+            List.of(BROKER),
+            Map.of(new TopicPartition("orders", 0), BROKER),
+            Map.of("orders", TOPIC_ID),
+            Map.of(TOPIC_ID, "orders"));
+
+    private final MockClient sourceNetwork = new MockClient(Time.SYSTEM);
+    private final RecordingListener listener = new RecordingListener();
+    private MirrorFetcher fetcher;
+
+    @AfterEach
+    void close() {
+        if (fetcher != null) {
+            fetcher.close();
+        }
+    }
+
+    @Test
+    void aLoopThatDiesShouldFailItsPartitionsWithTheReasonAndTakeNoMore() {
+        listener.onFetch = failed -> {
+            throw new OutOfMemoryError("simulated");
+        };
+        fetcher = start();
+
+        fetcher.add(PARTITION, 0, -1);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> listener.failures.containsKey(PARTITION));
+        assertThat(listener.failures.get(PARTITION))
+                .contains("the data plane's fetcher thread died")
+                .contains("OutOfMemoryError: simulated");
+        assertThat(listener.loopDeaths).containsExactly("fetcher");
+        assertThat(fetcher.deadReason()).contains("fetcher thread died");
+        assertThat(fetcher.whenGone(PARTITION)).isDone();
+        assertThatThrownBy(() -> fetcher.add(new MirrorPartition("orders", 1), 0, -1))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("takes no more partitions");
+    }
+
+    @Test
+    void anExceptionInAResponseHandlerShouldFailThePartitionsOfThatRequest() {
+        // kafka-clients only logs what a completion handler throws: the partition would wait for good
+        listener.onFetch = failed -> {
+            if (failed) {
+                throw new IllegalStateException("a bug while handling the answer");
+            }
+        };
+        sourceNetwork.prepareResponse(null, true); // the Fetch is answered by a disconnect
+        fetcher = start();
+
+        fetcher.add(PARTITION, 0, -1);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> listener.failures.containsKey(PARTITION));
+        assertThat(listener.failures.get(PARTITION))
+                .contains("handling the Fetch response of source broker")
+                .contains("a bug while handling the answer");
+        assertThat(listener.loopDeaths).isEmpty();
+        assertThat(fetcher.deadReason()).isNull();
+    }
+
+    @Test
+    void aStuckLoopShouldFailItsPartitionsAndBeInterrupted() throws Exception {
+        CountDownLatch never = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        listener.onFetch = failed -> {
+            try {
+                never.await();
+            } catch (InterruptedException e) {
+                interrupted.set(true);
+            }
+        };
+        fetcher = start();
+        fetcher.add(PARTITION, 0, -1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> listener.fetches.get() > 0);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> fetcher.checkLiveness(200));
+
+        assertThat(listener.failures.get(PARTITION))
+                .contains("the data plane's fetcher thread is stuck (no progress for over 200 ms)")
+                .contains("WAITING");
+        assertThat(listener.loopDeaths).containsExactly("fetcher");
+        await().atMost(Duration.ofSeconds(10)).untilTrue(interrupted);
+        assertThat(fetcher.checkLiveness(200)).isFalse(); // reported once
+    }
+
+    @Test
+    void aLoopThatGoesRoundShouldNotBeReportedStuck() {
+        fetcher = start();
+        fetcher.add(PARTITION, 0, -1);
+
+        await().during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(5)).until(() -> !fetcher.checkLiveness(400));
+
+        assertThat(listener.loopDeaths).isEmpty();
+        assertThat(listener.failures).isEmpty();
+    }
+
+    private MirrorFetcher start() {
+        return new MirrorFetcher(
+                "m1",
+                "source-cluster",
+                WireClient.over("source", sourceNetwork, 1000),
+                WireClient.over("destination", new MockClient(Time.SYSTEM), 1000),
+                topics -> SOURCE,
+                topics -> ClusterView.empty(),
+                null,
+                Map.of(),
+                listener,
+                1000);
+    }
+
+    private interface FetchAction {
+        void run(boolean failed);
+    }
+
+    private static final class RecordingListener implements DataPlane.Listener {
+        final Map<MirrorPartition, String> failures = new ConcurrentHashMap<>();
+        final List<String> loopDeaths = new CopyOnWriteArrayList<>();
+        final java.util.concurrent.atomic.AtomicInteger fetches = new java.util.concurrent.atomic.AtomicInteger();
+        volatile FetchAction onFetch = failed -> {};
+
+        @Override
+        public void onFailed(MirrorPartition partition, String error) {
+            failures.put(partition, error);
+        }
+
+        @Override
+        public void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset) {}
+
+        @Override
+        public void onAppended(MirrorPartition partition, int records, int bytes) {}
+
+        @Override
+        public void onSourceClusterChanged(String actualClusterId) {}
+
+        @Override
+        public void onRequest(String api, boolean failed) {
+            if (api.equals("fetch")) {
+                fetches.incrementAndGet();
+                onFetch.run(failed);
+            }
+        }
+
+        @Override
+        public void onLoopDied(String loop, String reason) {
+            loopDeaths.add(loop);
+        }
+    }
+}

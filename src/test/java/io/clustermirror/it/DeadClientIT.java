@@ -1,0 +1,108 @@
+package io.clustermirror.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.clustermirror.embedded.KafkaBrokerProcess;
+import io.clustermirror.testbed.CorruptingProxy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A source that answers with a wrong correlation id (a broken or fake broker) kills kafka-clients' network clients: the
+ * mirror's source Admin thread and its data plane's fetch client. The partitions must fail with the reason (not stay
+ * MIRRORING with a growing lag), and recover must get them mirroring again without a restart: the dead clients are
+ * replaced.
+ */
+class DeadClientIT extends ServiceIT {
+
+    private static CorruptingProxy proxy;
+    private static KafkaBrokerProcess broken;
+
+    @BeforeAll
+    static void startABrokerBehindAProxy() throws Exception {
+        proxy = new CorruptingProxy();
+        broken = bed.newCluster("behind-proxy", proxy.port());
+        proxy.forwardTo(broken.port());
+        broken.start(Duration.ofSeconds(120));
+    }
+
+    @AfterAll
+    static void stopIt() throws Exception {
+        proxy.close();
+        broken.close();
+    }
+
+    private static String throughProxy() {
+        return "localhost:" + proxy.port();
+    }
+
+    @Test
+    void aSourceAnsweringWithAWrongCorrelationIdShouldFailThePartitionsAndRecoverShouldReplaceTheDeadClients()
+            throws Exception {
+        // Given a topic mirrored from the source behind the proxy
+        String mirror = uniqueName("deadclient");
+        String topic = uniqueName("deadclient");
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, throughProxy()))) {
+            Kafka.createTopic(admin, topic, 2, Map.of());
+        }
+        Kafka.produce(throughProxy(), topic, 50, "none", "before");
+        api().body(createBody(mirror, Map.of("bootstrap.servers", throughProxy())))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+
+        // When the source answers with wrong correlation ids for a while (the fetches, and a describe's offset look-up
+        // on the source Admin, meet it)
+        proxy.corrupt(true);
+        try {
+            await("responses corrupted").atMost(Duration.ofSeconds(30)).until(() -> proxy.corrupted() >= 3);
+            api().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(200);
+            await("the source Admin's answer corrupted too")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() ->
+                            bed.service().log().contains("Uncaught exception in thread 'kafka-admin-client-thread"));
+        } finally {
+            proxy.corrupt(false);
+        }
+
+        // Then the partitions fail, saying why, instead of staying MIRRORING
+        Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
+        assertThat(String.valueOf(failed.get("error")))
+                .contains("the data plane's fetcher thread died")
+                .contains("CorrelationIdMismatchException");
+        assertThat(metric("cluster_mirror_dead_loops_total", mirror)).isGreaterThanOrEqualTo(1.0);
+        String readiness = api().get("/q/health/ready").then().extract().asString();
+        assertThat(readiness).contains("\"deadLoops\"").contains("fetcher thread died");
+
+        // and recover mirrors again through new clients: the new records arrive, the lag is known and 0
+        awaitAllPartitions(mirror, topic, "FAILED");
+        topicVerb(mirror, "recover", topic);
+        Kafka.produce(throughProxy(), topic, 50, "none", "after");
+        awaitConverged(mirror, topic);
+        assertThat(Kafka.total(Kafka.offsets(
+                        bed.destinationAdmin(), topic, org.apache.kafka.clients.admin.OffsetSpec.latest())))
+                .isEqualTo(100);
+        // the source Admin answers again too: describe reads the source's offsets through it
+        List<Integer> sourceOffsets = describeTopic(mirror, topic).getList("partitions.sourceOffset", Integer.class);
+        assertThat(sourceOffsets)
+                .hasSize(2)
+                .allSatisfy(offset -> assertThat(offset).isPositive());
+    }
+
+    private static double metric(String name, String mirror) {
+        String body = api().get("/q/metrics").then().statusCode(200).extract().asString();
+        return body.lines()
+                .filter(line -> line.startsWith(name + "{") && line.contains("mirror=\"" + mirror + "\""))
+                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                .sum();
+    }
+}
