@@ -19,6 +19,9 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 /** The one place where failures become RFC 9457 problem+json responses. */
 public class ProblemMapper {
 
+    /** When a 503 (the state not available: loading, re-read after a failed write) is worth asking again. */
+    static final int RETRY_AFTER_SECONDS = 5;
+
     private static final Logger LOGGER = Logger.getLogger(ProblemMapper.class);
 
     private final MirrorMetrics metrics;
@@ -120,6 +123,9 @@ public class ProblemMapper {
                 .entity(lag.isEmpty() ? problem : problem.withLag(lag));
         if (error == MirrorError.AUTHENTICATION_FAILED) {
             security.challenges().forEach(challenge -> response.header("WWW-Authenticate", challenge));
+        }
+        if (error.httpStatus() == 503) {
+            response.header("Retry-After", RETRY_AFTER_SECONDS);
         }
         return response.build();
     }

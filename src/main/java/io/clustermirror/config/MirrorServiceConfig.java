@@ -106,6 +106,15 @@ public interface MirrorServiceConfig {
     interface State {
         Topic topic();
 
+        /**
+         * How long a state write waits for the destination to acknowledge it. Past it the write fails (503
+         * COORDINATOR_NOT_AVAILABLE with Retry-After), the state is read again, and requests meanwhile are answered 503
+         * at once: a caller learns of a destination outage within seconds.
+         */
+        @WithName("write.timeout.ms")
+        @WithDefault("5000")
+        int writeTimeoutMs();
+
         Encryption encryption();
 
         /** Sealing mirrors' secret config values in the state topic (AES-256-GCM). */

@@ -245,6 +245,11 @@ public class MirrorCoordinator {
     }
 
     <T> Uni<T> onCoordinator(Supplier<T> action) {
+        try {
+            requireActive(); // answered at once while the state is unavailable, not after the tasks queued before it
+        } catch (MirrorException e) {
+            return Uni.createFrom().failure(e);
+        }
         return thread.call(() -> {
             requireActive();
             return action.get();

@@ -108,6 +108,7 @@ final class StateKeeper {
                     topic,
                     partitions,
                     config.destination().requestTimeoutMs(),
+                    config.state().writeTimeoutMs(),
                     secrets());
             state = CoordinatorState.of(store.open());
             status = CoordinatorStatus.active();
@@ -227,16 +228,24 @@ final class StateKeeper {
             LOGGER.warnf(
                     "State write failed, re-reading %s: %s",
                     config.state().topic().name(), e.getMessage());
-            try {
-                state = CoordinatorState.of(store.open());
-            } catch (RuntimeException reopen) {
-                status = CoordinatorStatus.loading("re-reading state after a failed write: " + reopen);
-                thread.schedule("load", config.destination().retryBackoffMs(), this::load);
-            }
+            // re-read as the next coordinator task; meanwhile requests are answered 503 at once, not queued behind it
+            status = CoordinatorStatus.loading("re-reading the state after a failed write: " + e.getMessage());
+            thread.run("re-read state", this::reopen);
             throw new MirrorException(
                     MirrorError.COORDINATOR_NOT_AVAILABLE,
                     e.getMessage()
-                            + "; the change was not confirmed (the state was re-read: GET the mirror to see what holds)");
+                            + "; the change was not confirmed (the state is being re-read: GET the mirror to see what holds)");
+        }
+    }
+
+    /** After a failed write: the state as the topic holds it, or, while the destination does not answer, load again. */
+    private void reopen() {
+        try {
+            state = CoordinatorState.of(store.open());
+            status = CoordinatorStatus.active();
+        } catch (RuntimeException reopen) {
+            status = CoordinatorStatus.loading("re-reading state after a failed write: " + reopen);
+            thread.schedule("load", config.destination().retryBackoffMs(), this::load);
         }
     }
 }

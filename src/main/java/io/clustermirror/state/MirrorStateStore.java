@@ -46,14 +46,21 @@ public final class MirrorStateStore implements AutoCloseable {
     private final String topic;
     private final int partitions;
     private final long timeoutMs;
+    private final long writeTimeoutMs;
     private final StateSecrets secrets;
     private KafkaProducer<byte[], byte[]> producer;
 
-    public MirrorStateStore(Clients clients, String topic, int partitions, long timeoutMs, StateSecrets secrets) {
+    /**
+     * @param timeoutMs how long opening (taking over as the writer, replaying) waits for the destination
+     * @param writeTimeoutMs how long a write waits for its records to be acknowledged before it gives up
+     */
+    public MirrorStateStore(
+            Clients clients, String topic, int partitions, long timeoutMs, long writeTimeoutMs, StateSecrets secrets) {
         this.clients = clients;
         this.topic = topic;
         this.partitions = partitions;
         this.timeoutMs = timeoutMs;
+        this.writeTimeoutMs = writeTimeoutMs;
         this.secrets = secrets;
     }
 
@@ -315,8 +322,9 @@ public final class MirrorStateStore implements AutoCloseable {
     private record Entry(StateKey key, byte[] value) {}
 
     /**
-     * Writes the records in one transaction and waits for the commit. On failure the transaction is
-     * aborted (or the producer re-initialised) before the exception propagates.
+     * Writes the records in one transaction and waits for the commit, giving up after {@code writeTimeoutMs} without
+     * an acknowledgement. On failure the writer is closed at once (not aborted: an abort waits as long again for a
+     * destination that does not answer) and the store must be opened again, which aborts the unfinished transaction.
      *
      * @throws CoordinatorFencedException when another instance has taken over the state topic
      */
@@ -338,7 +346,7 @@ public final class MirrorStateStore implements AutoCloseable {
                         entry.value())));
             }
             for (java.util.concurrent.Future<?> send : sends) {
-                send.get(timeoutMs, TimeUnit.MILLISECONDS);
+                send.get(writeTimeoutMs, TimeUnit.MILLISECONDS);
             }
             producer.commitTransaction();
         } catch (ProducerFencedException | InvalidProducerEpochException e) {
@@ -350,26 +358,21 @@ public final class MirrorStateStore implements AutoCloseable {
                 closeProducer();
                 throw new CoordinatorFencedException(topic, e.getCause());
             }
-            abortQuietly();
+            closeProducer(Duration.ZERO);
             throw new StateWriteException(topic, e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            abortQuietly();
+            closeProducer(Duration.ZERO);
             throw new StateWriteException(topic, e);
-        } catch (TimeoutException | RuntimeException e) {
-            abortQuietly();
-            throw new StateWriteException(topic, e);
-        }
-    }
-
-    private void abortQuietly() {
-        try {
-            producer.abortTransaction();
+        } catch (TimeoutException e) {
+            closeProducer(Duration.ZERO);
+            throw new StateWriteException(
+                    topic,
+                    new TimeoutException(
+                            "the destination did not acknowledge the write within " + writeTimeoutMs + " ms"));
         } catch (RuntimeException e) {
-            LOGGER.warnf(
-                    "Could not abort the state transaction (%s); the writer is re-initialised on the next open",
-                    e.toString());
-            closeProducer();
+            closeProducer(Duration.ZERO);
+            throw new StateWriteException(topic, e);
         }
     }
 
@@ -378,9 +381,13 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     private void closeProducer() {
+        closeProducer(Duration.ofSeconds(5));
+    }
+
+    private void closeProducer(Duration timeout) {
         if (producer != null) {
             try {
-                producer.close(Duration.ofSeconds(5));
+                producer.close(timeout);
             } catch (RuntimeException e) {
                 LOGGER.debugf("Closing state producer: %s", e.toString());
             }
