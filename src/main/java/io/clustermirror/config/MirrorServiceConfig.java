@@ -112,7 +112,7 @@ public interface MirrorServiceConfig {
          * at once: a caller learns of a destination outage within seconds.
          */
         @WithName("write.timeout.ms")
-        @WithDefault("5000")
+        @WithDefault("10000")
         int writeTimeoutMs();
 
         Encryption encryption();

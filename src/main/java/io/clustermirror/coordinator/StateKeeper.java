@@ -214,6 +214,11 @@ final class StateKeeper {
 
     /** Runs a state write; on failure leaves the in-memory state equal to what the topic holds. */
     private void persist(Runnable write) {
+        if (store == null || !store.isOpen()) { // a failed write closed the writer; the re-read is queued
+            throw new MirrorException(
+                    MirrorError.COORDINATOR_NOT_AVAILABLE,
+                    "Mirror state is not available on this instance (" + status.phase() + ": " + status.reason() + ")");
+        }
         try {
             write.run();
             metrics.stateWrite(true);

@@ -114,7 +114,8 @@ public class KafkaClients {
         props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, config.destination().requestTimeoutMs());
+        // a write gives up after the write timeout (waiting for metadata, a commit): see MirrorStateStore.write
+        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, config.state().writeTimeoutMs());
         props.put(
                 ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, config.destination().requestTimeoutMs());
         props.put(

@@ -60,14 +60,14 @@ class DestinationOutageIT extends ServiceIT {
                 .post("/v1/mirrors");
         Duration secondTook = Duration.ofNanos(System.nanoTime() - started);
 
-        // Then both are 503 COORDINATOR_NOT_AVAILABLE with Retry-After, the first within the write timeout (5 s)
+        // Then both are 503 COORDINATOR_NOT_AVAILABLE with Retry-After, the first within the write timeout (10 s)
         // and some slack, the second at once (not queued behind the re-read of the state)
         for (Response response : new Response[] {first, second}) {
             assertThat(response.statusCode()).as(response.asString()).isEqualTo(503);
             assertThat(response.jsonPath().getString("errorCode")).isEqualTo("COORDINATOR_NOT_AVAILABLE");
             assertThat(response.header("Retry-After")).isEqualTo("5");
         }
-        assertThat(firstTook).isLessThan(Duration.ofSeconds(20));
+        assertThat(firstTook).isLessThan(Duration.ofSeconds(25)); // was 90 s
         assertThat(secondTook).isLessThan(Duration.ofSeconds(5));
 
         // and once the destination is back, writes succeed again
