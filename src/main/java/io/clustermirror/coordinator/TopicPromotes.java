@@ -1,5 +1,6 @@
 package io.clustermirror.coordinator;
 
+import com.google.re2j.Pattern;
 import io.clustermirror.fetch.DrainCheck;
 import io.clustermirror.fetch.DrainCheck.Drain;
 import io.clustermirror.fetch.SourceFence;
@@ -27,7 +28,6 @@ import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.jboss.logging.Logger;
 

@@ -141,6 +141,18 @@ class MirrorBadInputIT extends ServiceIT {
                         "INVALID_CONFIG",
                         "config.mirror.topics.include"),
                 bad(
+                        "topics include backreference (RE2 matches in linear time, without them)",
+                        "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.topics.include\":\"(a)\\\\1\"}}",
+                        400,
+                        "INVALID_CONFIG",
+                        "config.mirror.topics.include"),
+                bad(
+                        "groups exclude lookahead",
+                        "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.groups.exclude\":\"app(?=-eu)\"}}",
+                        400,
+                        "INVALID_CONFIG",
+                        "config.mirror.groups.exclude"),
+                bad(
                         "groups exclude bad regex",
                         "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.groups.exclude\":\"[a\"}}",
                         400,
