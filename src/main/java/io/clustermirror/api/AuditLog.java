@@ -31,34 +31,63 @@ public class AuditLog {
         int status = response.getStatus();
         String outcome =
                 status == 401 ? "unauthenticated" : status == 403 ? "denied" : status < 400 ? "succeeded" : "failed";
-        AUDIT.infof(
-                "principal=%s operation=%s mirror=%s topics=%s outcome=%s status=%d client=%s request=\"%s %s\"",
-                clean(caller.principal()),
-                caller.operation(),
-                caller.mirror() == null ? "-" : clean(caller.mirror()),
-                caller.topics().isEmpty() ? "-" : clean(String.join(",", caller.topics())),
+        AUDIT.info(line(
+                "principal",
+                caller.principal(),
+                "operation",
+                String.valueOf(caller.operation()),
+                "mirror",
+                caller.mirror() == null ? "-" : caller.mirror(),
+                "topics",
+                caller.topics().isEmpty() ? "-" : String.join(",", caller.topics()),
+                "outcome",
                 outcome,
-                status,
+                "status",
+                Integer.toString(status),
+                "client",
                 http.remoteAddress() == null ? "-" : http.remoteAddress().hostAddress(),
-                request.getMethod(),
-                clean(http.path()));
+                "request",
+                request.getMethod() + " " + http.path()));
     }
 
     /**
-     * A value as the caller sent it, made safe for one log line: control characters (a decoded %0A in a path or a
-     * topic name would forge a line) and quotes are escaped, and it is cut at 256 characters.
+     * A value as the caller sent it, made safe for one logfmt field: cut at 256 characters, and in double quotes when
+     * it holds a space, {@code =}, a quote, a backslash or a control character, with {@code "} and {@code \\} escaped
+     * and control characters written as escapes (a decoded %0A in a path or a topic name would forge a line), so a
+     * parser reads one key per field.
      */
-    static String clean(String value) {
+    static String quote(String value) {
+        String cut = value.length() > 256 ? value.substring(0, 256) + "..." : value;
         StringBuilder out = new StringBuilder();
-        for (int i = 0; i < value.length() && out.length() < 256; i++) {
-            char c = value.charAt(i);
-            if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') {
-                out.append(String.format("\\u%04x", (int) c));
-            } else {
-                out.append(c);
+        boolean quoted = cut.isEmpty();
+        for (int i = 0; i < cut.length(); i++) {
+            char c = cut.charAt(i);
+            switch (c) {
+                case '"', '\\' -> out.append('\\').append(c);
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> out.append(control(c) ? String.format("\\u%04x", (int) c) : String.valueOf(c));
             }
+            quoted |= c == ' ' || c == '=' || c == '"' || c == '\\' || control(c);
         }
-        return value.length() > 256 ? out + "..." : out.toString();
+        return quoted ? "\"" + out + "\"" : out.toString();
+    }
+
+    private static boolean control(char c) {
+        return Character.isISOControl(c) || c == '\u2028' || c == '\u2029';
+    }
+
+    /** One audit line from its keys and values, in order; the values as the caller sent them. */
+    static String line(String... keysAndValues) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            if (i > 0) {
+                out.append(' ');
+            }
+            out.append(keysAndValues[i]).append('=').append(quote(keysAndValues[i + 1]));
+        }
+        return out.toString();
     }
 
     /** A mutating request the HTTP guards refused before authentication. */
@@ -66,11 +95,22 @@ public class AuditLog {
         if (!MUTATING.contains(http.method().name()) || !http.path().startsWith("/v1/")) {
             return;
         }
-        AUDIT.infof(
-                "principal=- operation=- mirror=- topics=- outcome=rejected status=%d client=%s request=\"%s %s\"",
-                status,
+        AUDIT.info(line(
+                "principal",
+                "-",
+                "operation",
+                "-",
+                "mirror",
+                "-",
+                "topics",
+                "-",
+                "outcome",
+                "rejected",
+                "status",
+                Integer.toString(status),
+                "client",
                 http.remoteAddress() == null ? "-" : http.remoteAddress().hostAddress(),
-                http.method().name(),
-                clean(http.path()));
+                "request",
+                http.method().name() + " " + http.path()));
     }
 }

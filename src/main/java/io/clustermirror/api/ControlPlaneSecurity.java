@@ -4,6 +4,7 @@ import io.clustermirror.config.ControlPlaneMechanisms;
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.mirror.ClusterMirrorOperation;
 import io.clustermirror.mirror.MirrorAccessPolicy;
+import io.clustermirror.mirror.RegexList;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.StartupEvent;
@@ -17,8 +18,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 import org.eclipse.microprofile.config.Config;
 import org.jboss.logging.Logger;
 
@@ -123,11 +122,11 @@ public class ControlPlaneSecurity {
                             prefix + "operations: '" + op + "' is not one of CREATE, DESCRIBE, ALTER, DELETE");
                 }
             }
-            Pattern mirrors;
+            com.google.re2j.Pattern mirrors;
             try {
-                mirrors = Pattern.compile(grant.mirrors());
-            } catch (PatternSyntaxException e) {
-                throw new IllegalArgumentException(prefix + "mirrors: not a regular expression: " + e.getDescription());
+                mirrors = RegexList.compile(List.of(grant.mirrors())).get(0);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(prefix + "mirrors: " + e.getMessage());
             }
             Set<String> principals = new HashSet<>(grant.principals().orElse(List.of()));
             Set<String> roles = new HashSet<>(grant.roles().orElse(List.of()));

@@ -6,6 +6,7 @@ import io.smallrye.config.WithName;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Service-level settings, under the KIP's names where it has one. The destination cluster itself is
@@ -165,6 +166,14 @@ public interface MirrorServiceConfig {
          * or CIDR blocks. Every address of a mirror's {@code bootstrap.servers} must match one. Unset: anywhere.
          */
         Optional<List<String>> allowlist();
+
+        /**
+         * The classes a mirror's class-valued client settings may name ({@code ssl.engine.factory.class},
+         * {@code sasl.login.class}, {@code sasl.login.callback.handler.class}, ...): the Kafka client instantiates
+         * them. Unset: none, and such a setting is refused.
+         */
+        @WithName("allowed.classes")
+        Optional<Set<String>> allowedClasses();
     }
 
     interface Destination {

@@ -1,6 +1,8 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.SourceFence;
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.TopicPromotion;
 import io.smallrye.mutiny.Uni;
 import java.util.HashMap;
@@ -103,6 +105,12 @@ final class PromotionFences {
                 .replaceWithVoid()
                 .onFailure()
                 .recoverWithItem(e -> {
+                    if (e instanceof MirrorException m && m.error() == MirrorError.UNKNOWN_CLUSTER_MIRROR) {
+                        LOGGER.warnf(
+                                "Mirror %s was deleted during the promote of %s: its source fence, if any, stays",
+                                mirror, topics);
+                        return null;
+                    }
                     LOGGER.errorf(
                             "Mirror %s: lifting the source fence of %s (%s) failed: %s; retrying in %d s, the source "
                                     + "stays fenced until it succeeds",

@@ -1,5 +1,6 @@
 package io.clustermirror.coordinator;
 
+import com.google.re2j.Pattern;
 import io.clustermirror.fetch.DrainCheck;
 import io.clustermirror.fetch.DrainCheck.Drain;
 import io.clustermirror.fetch.SourceFence;
@@ -27,7 +28,6 @@ import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.jboss.logging.Logger;
 
@@ -80,7 +80,7 @@ public final class TopicPromotes {
     public record Outcome(List<TopicPromotion> topics, SyncReport groups) {}
 
     /** One promote as it goes. */
-    private static final class Attempt {
+    static final class Attempt {
         final String mirror;
         final Request request;
         final long deadline;
@@ -91,6 +91,9 @@ public final class TopicPromotes {
         List<MirrorPartition> partitions = List.of();
         Set<String> preFenced = Set.of();
         Map<MirrorPartition, Drain> proof = Map.of();
+        /** The promotions with their proof as the commit wrote them: the answer, whatever happens to the mirror next. */
+        Map<String, TopicPromotion> promoted = Map.of();
+
         SyncReport groups;
         volatile List<Pattern> include;
         volatile List<Pattern> exclude;
@@ -284,10 +287,11 @@ public final class TopicPromotes {
     }
 
     /** The point of no return: the partitions move to STOPPING together with the proof, in one write. */
-    private Void commit(Attempt a) {
+    Void commit(Attempt a) {
         requireMirroring(a);
         Instant now = clock.instant();
         Map<MirrorPartition, PartitionStatus> owned = host.partitions(a.mirror);
+        Map<String, TopicPromotion> promotions = host.promotions(a.mirror);
         Map<MirrorPartition, PartitionStatus> stopping = new TreeMap<>();
         a.partitions.forEach(p -> stopping.put(p, owned.get(p).moveTo(MirrorPartitionState.STOPPING, PROMOTED, now)));
         Map<String, TopicPromotion> promoted = new TreeMap<>();
@@ -299,9 +303,14 @@ public final class TopicPromotes {
                             p.partition(), d.sourceEnd(), d.destinationEnd(), d.sourceLeaderEpoch()));
                 }
             });
-            promoted.put(topic, host.promotions(a.mirror).get(topic).promoted(proof, now));
+            TopicPromotion begun = promotions.get(topic);
+            if (begun == null) {
+                throw MirrorException.unknownMirror(a.mirror);
+            }
+            promoted.put(topic, begun.promoted(proof, now));
         }
         host.persist(a.mirror, promoted, stopping);
+        a.promoted = Map.copyOf(promoted);
         a.committed = true;
         LOGGER.infof(
                 "Mirror %s: promoted %s: the destination ends where the source does (%s); stopping the topics",
@@ -312,7 +321,7 @@ public final class TopicPromotes {
         return null;
     }
 
-    private Outcome awaitStopped(Attempt a) throws InterruptedException {
+    Outcome awaitStopped(Attempt a) throws InterruptedException {
         long until = System.nanoTime() + STOP_WAIT.toNanos();
         while (System.nanoTime() < until
                 && a.partitions.stream().anyMatch(p -> {
@@ -321,11 +330,12 @@ public final class TopicPromotes {
                 })) {
             Thread.sleep(POLL_MS);
         }
-        Map<String, TopicPromotion> promotions = host.promotions(a.mirror);
-        return new Outcome(a.topics.stream().map(promotions::get).toList(), a.groups);
+        // the committed values, not the state read again: a DELETE of the mirror may have removed them meanwhile
+        return new Outcome(a.topics.stream().map(a.promoted::get).toList(), a.groups);
     }
 
     private void requireMirroring(Attempt a) {
+        host.require(a.mirror); // a mirror deleted meanwhile is UNKNOWN_CLUSTER_MIRROR, not a partition gone
         Map<MirrorPartition, PartitionStatus> owned = host.partitions(a.mirror);
         for (MirrorPartition p : a.partitions) {
             PartitionStatus s = owned.get(p);

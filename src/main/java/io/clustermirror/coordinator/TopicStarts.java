@@ -1,5 +1,6 @@
 package io.clustermirror.coordinator;
 
+import com.google.re2j.Pattern;
 import io.clustermirror.fetch.DestinationTopics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
@@ -25,7 +26,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import org.jboss.logging.Logger;
 
 /**

@@ -59,7 +59,7 @@ public class KafkaClients {
      */
     public Map<String, String> sourceConnection(MirrorConfig mirrorConfig) {
         Map<String, String> resolved = configProviders.resolve(mirrorConfig.sourceClientProperties());
-        SourceSettingsCheck.check(resolved);
+        SourceSettingsCheck.check(resolved, config.source().allowedClasses().orElse(Set.of()));
         if (allowlist != null) {
             SourceSettingsCheck.checkAllowed(allowlist, resolved.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG));
         }

@@ -8,6 +8,8 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -56,17 +58,33 @@ final class SourceSettingsCheck {
         }
     }
 
-    static void check(Map<String, String> resolved) {
+    /**
+     * @param allowedClasses the classes {@code mirror.source.allowed.classes} lets a class-valued setting name
+     */
+    static void check(Map<String, String> resolved, Set<String> allowedClasses) {
         resolved.forEach((name, value) -> {
             ConfigDef.ConfigKey key = KEYS.get(name);
             if (key == null) {
                 return;
+            }
+            if (namesClasses(key)) {
+                // before parsing: parsing a CLASS value loads (and initialises) the class
+                for (String className : MirrorConfig.split(value)) {
+                    if (!allowedClasses.contains(className)) {
+                        throw invalid(
+                                name,
+                                "names a class the Kafka client would instantiate ('"
+                                        + io.clustermirror.mirror.RegexList.abbreviate(className)
+                                        + "'); only the classes listed in mirror.source.allowed.classes may be named");
+                    }
+                }
             }
             try {
                 Object parsed = ConfigDef.parseType(name, value, key.type);
                 if (key.validator != null) {
                     key.validator.ensureValid(name, parsed);
                 }
+                SourceSettingRules.ensureValid(name, parsed, resolved);
             } catch (ConfigException e) {
                 throw invalid(
                         name,
@@ -94,6 +112,15 @@ final class SourceSettingsCheck {
                                 + String.valueOf(e.getMessage()).replaceAll("'[^']*'", "'...'"));
             }
         }
+    }
+
+    /** A setting whose value is a class, or a list of classes, that the client instantiates. */
+    static boolean namesClasses(ConfigDef.ConfigKey key) {
+        return key.type == ConfigDef.Type.CLASS
+                || key.name.endsWith(".class")
+                || (key.type == ConfigDef.Type.LIST
+                        && (key.name.endsWith(".classes")
+                                || key.name.equals(CommonClientConfigs.METRIC_REPORTER_CLASSES_CONFIG)));
     }
 
     private static MirrorException invalid(String name, String reason) {

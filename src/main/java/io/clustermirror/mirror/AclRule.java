@@ -1,9 +1,9 @@
 package io.clustermirror.mirror;
 
+import com.google.re2j.Pattern;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * One rule of {@code mirror.acl.include}: {@code resourceType;resourceName-regex;operation;permissionType;principal},

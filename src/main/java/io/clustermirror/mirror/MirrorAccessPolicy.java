@@ -1,11 +1,11 @@
 package io.clustermirror.mirror;
 
+import com.google.re2j.Pattern;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * Who may do what to which cluster mirror: three roles over every mirror, plus grants of operations on mirror-name

@@ -1,18 +1,21 @@
 package io.clustermirror.mirror;
 
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 
 /**
  * User-supplied regexes ({@code mirror.topics.include}, {@code mirror.groups.exclude}, the {@code include} of a
- * start, ACL rules' resource names): bounded, because {@link Pattern#compile} costs time quadratic in a pattern's
- * length (a 10,000-character literal takes seconds), and compiled once per distinct list, because the sync cycles
- * match every topic and group against them every few seconds.
+ * start, ACL rules' resource names, access grants): matched by RE2/J, in time linear in the name (as Kafka's own
+ * server-side regexes of KIP-848), so that no pattern and name can pin a thread: {@code (.*a){20}} backtracks for
+ * minutes in {@code java.util.regex} on a name of 30 {@code a}s. What RE2 cannot express (backreferences,
+ * lookaround, possessive quantifiers) is refused. Bounded, because compiling costs time growing with a pattern's
+ * length, and compiled once per distinct list, because the sync cycles match every topic and group against them
+ * every few seconds.
  */
 public final class RegexList {
 
@@ -52,8 +55,9 @@ public final class RegexList {
             try {
                 compiled.add(Pattern.compile(regex));
             } catch (PatternSyntaxException e) {
-                throw new IllegalArgumentException("'" + abbreviate(regex) + "' is not a valid regular expression: "
-                        + e.getDescription() + (e.getIndex() >= 0 ? " near index " + e.getIndex() : ""));
+                throw new IllegalArgumentException("'" + abbreviate(regex)
+                        + "' is not a valid regular expression (RE2 syntax: no backreferences nor lookaround): "
+                        + e.getDescription());
             } catch (StackOverflowError e) {
                 throw new IllegalArgumentException("'" + abbreviate(regex) + "' is nested too deeply to compile");
             }

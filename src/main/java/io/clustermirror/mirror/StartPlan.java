@@ -1,12 +1,12 @@
 package io.clustermirror.mirror;
 
+import com.google.re2j.Pattern;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Predicate;
-import java.util.regex.Pattern;
 
 /**
  * Which topics a StartMirrorTopics may prepare, and why the others are refused, each for itself (pure: the source's

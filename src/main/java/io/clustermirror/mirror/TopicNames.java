@@ -10,7 +10,10 @@ import java.util.regex.Pattern;
 public final class TopicNames {
 
     public static final int MAX_LENGTH = 249;
-    /** The state topic's default name: refused even when this service's state topic is named otherwise. */
+    /**
+     * The state topic's default name, and the prefix of every name reserved for state topics: refused even when this
+     * service's state topic is named otherwise, since another instance on the destination may use it.
+     */
     public static final String DEFAULT_STATE_TOPIC = "__mirror_state";
     /** Kafka's own topics: group offsets, transactions, share-group state, KRaft metadata, tiered-storage metadata. */
     public static final Set<String> KAFKA_INTERNAL = Set.of(
@@ -45,7 +48,7 @@ public final class TopicNames {
 
     /** Why the topic may never be mirrored into this destination, or null when it may. */
     public static String forbiddenReason(String topic, String stateTopic) {
-        if (topic.equals(stateTopic) || topic.equals(DEFAULT_STATE_TOPIC)) {
+        if (topic.equals(stateTopic) || topic.startsWith(DEFAULT_STATE_TOPIC)) {
             return topic + " is a cluster mirror state topic on the destination and is never mirrored into";
         }
         if (KAFKA_INTERNAL.contains(topic)) {

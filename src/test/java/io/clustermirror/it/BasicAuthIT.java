@@ -104,6 +104,23 @@ class BasicAuthIT extends ServiceIT {
     }
 
     @Test
+    void twoAuthorizationHeadersShouldAuthenticateWithTheFirst() {
+        UnaryOperator<HttpRequest.Builder> viewerThenJunk = r -> as("viewer")
+                .apply(r)
+                .header(
+                        "Authorization",
+                        "Basic " + Base64.getEncoder().encodeToString("admin:wrong".getBytes(StandardCharsets.UTF_8)));
+
+        AccessMatrix.Answer describe = matrix.call("GET", "/v1/mirrors/basic-m", null, viewerThenJunk);
+        assertThat(describe.status()).as(describe.body()).isEqualTo(200);
+        AccessMatrix.assertProblem(
+                matrix.call("DELETE", "/v1/mirrors/basic-m", null, viewerThenJunk),
+                403,
+                "CLUSTER_MIRROR_AUTHORIZATION_FAILED",
+                "the first header's caller (a viewer) deleting");
+    }
+
+    @Test
     void aGrantShouldReachOnlyTheMirrorsItNamesAndTheListShouldShowOnlyThose() {
         assertThat(matrix.call("GET", "/v1/mirrors/carol-m", null, as("carol")).status())
                 .isEqualTo(200);

@@ -86,6 +86,34 @@ class DestinationSafetyIT extends ServiceIT {
     }
 
     @Test
+    void anotherInstancesStateTopicShouldNeverBeMirroredWhateverTheOverrides() throws Exception {
+        // Given a topic named like another instance's state topic on the source and on the destination
+        String other = "__mirror_state_" + uniqueName("b");
+        String mirror = uniqueName("other-state");
+        createMirrorAndSourceTopic(mirror, other, 2, Map.of());
+        try (Admin admin = bed.destinationAdmin()) {
+            Kafka.createTopic(admin, other, 2, Map.of("cleanup.policy", "compact"));
+        }
+
+        // When a start names it with every override
+        JsonPath started = api().body(Map.of("topics", List.of(other), "overrideExclude", true, "adoptExisting", true))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
+
+        // Then it is refused as a state topic, and the mirror holds nothing of it
+        assertThat(started.getList("topics.errorCode")).containsExactly("INVALID_TOPIC_EXCEPTION");
+        assertThat(started.getString("topics[0].error")).contains(other).contains("state topic");
+        api().get("/v1/mirrors/" + mirror + "/topics/" + other)
+                .then()
+                .statusCode(404)
+                .body("errorCode", equalTo("TOPIC_NOT_IN_CLUSTER_MIRROR"));
+        api().delete("/v1/mirrors/" + mirror).then().statusCode(204);
+    }
+
+    @Test
     void aNamedTopicThatTheExcludeListMatchesShouldNeedTheOverride() throws Exception {
         String mirror = uniqueName("excluded");
         String topic = "__" + uniqueName("app");

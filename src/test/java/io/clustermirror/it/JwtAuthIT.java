@@ -104,6 +104,15 @@ class JwtAuthIT extends ServiceIT {
     }
 
     @Test
+    void twoAuthorizationHeadersShouldAuthenticateWithTheFirst() {
+        UnaryOperator<HttpRequest.Builder> viewerThenJunk =
+                r -> as("jwt-viewer", "mirror-viewer").apply(r).header("Authorization", "Bearer not.a.jwt");
+
+        AccessMatrix.Answer describe = matrix.call("GET", "/v1/mirrors/jwt-m", null, viewerThenJunk);
+        assertThat(describe.status()).as(describe.body()).isEqualTo(200);
+    }
+
+    @Test
     void theTokensPrincipalShouldBeAudited() {
         matrix.call(
                 "POST",

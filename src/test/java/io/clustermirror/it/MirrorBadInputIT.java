@@ -141,6 +141,48 @@ class MirrorBadInputIT extends ServiceIT {
                         "INVALID_CONFIG",
                         "config.mirror.topics.include"),
                 bad(
+                        "topics include backreference (RE2 matches in linear time, without them)",
+                        "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.topics.include\":\"(a)\\\\1\"}}",
+                        400,
+                        "INVALID_CONFIG",
+                        "config.mirror.topics.include"),
+                bad(
+                        "groups exclude lookahead",
+                        "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.groups.exclude\":\"app(?=-eu)\"}}",
+                        400,
+                        "INVALID_CONFIG",
+                        "config.mirror.groups.exclude"),
+                bad(
+                        "ssl.engine.factory.class=java.lang.Runtime: a class the client would instantiate",
+                        "{\"name\":\"m1\",\"config\":{" + ok + ",\"ssl.engine.factory.class\":\"java.lang.Runtime\"}}",
+                        400,
+                        "INVALID_CONFIG",
+                        "config.ssl.engine.factory.class"),
+                bad(
+                        "sasl.login.class=java.lang.ProcessBuilder: a class the client would instantiate",
+                        "{\"name\":\"m1\",\"config\":{" + ok + ",\"sasl.login.class\":\"java.lang.ProcessBuilder\"}}",
+                        400,
+                        "INVALID_CONFIG",
+                        "config.sasl.login.class"),
+                bad(
+                        "ssl.enabled.protocols=TLSv9: a TLS protocol this JVM lacks",
+                        "{\"name\":\"m1\",\"config\":{" + ok + ",\"ssl.enabled.protocols\":\"TLSv9\"}}",
+                        400,
+                        "INVALID_CONFIG",
+                        "config.ssl.enabled.protocols"),
+                bad(
+                        "ssl.keystore.type=BOGUS: a key store type this JVM lacks",
+                        "{\"name\":\"m1\",\"config\":{" + ok + ",\"ssl.keystore.type\":\"BOGUS\"}}",
+                        400,
+                        "INVALID_CONFIG",
+                        "config.ssl.keystore.type"),
+                bad(
+                        "sasl.login.connect.timeout.ms=-5: a negative timeout",
+                        "{\"name\":\"m1\",\"config\":{" + ok + ",\"sasl.login.connect.timeout.ms\":\"-5\"}}",
+                        400,
+                        "INVALID_CONFIG",
+                        "config.sasl.login.connect.timeout.ms"),
+                bad(
                         "groups exclude bad regex",
                         "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.groups.exclude\":\"[a\"}}",
                         400,

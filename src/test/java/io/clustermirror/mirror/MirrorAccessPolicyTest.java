@@ -7,9 +7,9 @@ import static io.clustermirror.mirror.ClusterMirrorOperation.DESCRIBE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.re2j.Pattern;
 import java.util.List;
 import java.util.Set;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class MirrorAccessPolicyTest {

@@ -2,12 +2,36 @@ package io.clustermirror.mirror;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class RegexListTest {
+
+    @Test
+    void aPatternThatBacktracksExponentiallyShouldMatchInLinearTime() {
+        var pattern = RegexList.compile(List.of("(.*a){20}")).get(0);
+
+        // java.util.regex backtracks on this name for 40 s here (each more "a" multiplies it); RE2 is linear
+        assertTimeoutPreemptively(
+                Duration.ofSeconds(2),
+                () -> assertThat(pattern.matcher("a".repeat(30) + "-").matches())
+                        .isFalse());
+        assertThat(pattern.matcher("a".repeat(20)).matches()).isTrue();
+    }
+
+    @Test
+    void whatALinearTimeEngineCannotExpressShouldBeRefusedNamingThePattern() {
+        assertThatThrownBy(() -> RegexList.compile(List.of("(a)\\1")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'(a)\\1' is not a valid regular expression");
+        assertThatThrownBy(() -> RegexList.compile(List.of("orders(?=-eu)")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'orders(?=-eu)' is not a valid regular expression");
+    }
 
     @Test
     void anUnchangedListShouldBeCompiledOnce() {

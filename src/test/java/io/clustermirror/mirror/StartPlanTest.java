@@ -2,11 +2,11 @@ package io.clustermirror.mirror;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.re2j.Pattern;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class StartPlanTest {

@@ -24,4 +24,14 @@ class TopicNamesTest {
                 .isFalse();
         assertThat(TopicNames.mirrorable("__app", "__mirror_state")).isTrue();
     }
+
+    @Test
+    void anotherInstancesStateTopicShouldNeverBeMirrorableWhateverThisInstanceCallsItsOwn() {
+        assertThat(TopicNames.forbiddenReason("__mirror_state_b", "__mirror_state"))
+                .isEqualTo(
+                        "__mirror_state_b is a cluster mirror state topic on the destination and is never mirrored into");
+        assertThat(TopicNames.mirrorable("__mirror_state-dr", "cm-state")).isFalse();
+        assertThat(TopicNames.mirrorable("__mirror_statements", "cm-state")).isFalse();
+        assertThat(TopicNames.mirrorable("mirror_state", "cm-state")).isTrue();
+    }
 }

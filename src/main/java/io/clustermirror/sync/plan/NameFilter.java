@@ -1,8 +1,8 @@
 package io.clustermirror.sync.plan;
 
+import com.google.re2j.Pattern;
 import io.clustermirror.mirror.RegexList;
 import java.util.List;
-import java.util.regex.Pattern;
 
 /** Include/exclude regexes over topic or group names: a name passes when some include matches and no exclude does. */
 public record NameFilter(List<Pattern> includes, List<Pattern> excludes) {

@@ -24,7 +24,17 @@ class SyncPlanTest {
     void planShouldNeverStartTheStateTopicOrInternalTopicsWhateverThePatterns() {
         NameFilter everything = NameFilter.of(List.of(".*"), List.of());
         TopicSyncPlan plan = TopicSyncPlan.plan(
-                Map.of("cm-state", 1, "__mirror_state", 50, "__consumer_offsets", 50, "__app", 1),
+                Map.of(
+                        "cm-state",
+                        1,
+                        "__mirror_state",
+                        50,
+                        "__mirror_state_b",
+                        50,
+                        "__consumer_offsets",
+                        50,
+                        "__app",
+                        1),
                 Map.of(),
                 Set.of(),
                 everything,

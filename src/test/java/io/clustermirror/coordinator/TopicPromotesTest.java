@@ -1,0 +1,155 @@
+package io.clustermirror.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.clustermirror.fetch.DrainCheck.Drain;
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.TopicPromotion;
+import io.clustermirror.sync.SyncReport;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.smallrye.mutiny.Uni;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** A promote racing a DELETE of its mirror: the answer never holds a promotion that is gone (it gave a 500). */
+class TopicPromotesTest {
+
+    private static final Instant NOW = Instant.parse("2026-12-01T10:00:00Z");
+    private static final MirrorPartition ORDERS_0 = new MirrorPartition("orders", 0);
+
+    private final CoordinatorThread thread = new CoordinatorThread();
+    private final FakeHost host = new FakeHost();
+    private final TopicPromotes promotes = new TopicPromotes(
+            host,
+            thread,
+            new MirrorMetrics(new SimpleMeterRegistry()),
+            Clock.fixed(NOW, java.time.ZoneOffset.UTC),
+            1000);
+
+    @AfterEach
+    void stop() {
+        thread.shutdown(() -> {});
+    }
+
+    @Test
+    void aPromoteWhoseMirrorIsDeletedAfterItsCommitShouldAnswerTheProofItCommitted() throws Exception {
+        TopicPromotes.Attempt a = drainedAttempt();
+        host.deleteOnStop = true;
+
+        promotes.commit(a);
+        TopicPromotes.Outcome outcome = promotes.awaitStopped(a);
+
+        assertThat(outcome.topics()).doesNotContainNull().hasSize(1);
+        assertThat(outcome.topics().get(0).phase()).isEqualTo(TopicPromotion.Phase.PROMOTED);
+        assertThat(outcome.topics().get(0).partitions())
+                .containsExactly(new TopicPromotion.PromotedPartition(0, 10, 10, 3));
+    }
+
+    @Test
+    void aPromoteWhoseMirrorIsDeletedBeforeItsCommitShouldAnswerUnknownMirror() {
+        TopicPromotes.Attempt a = drainedAttempt();
+        host.deleted = true;
+
+        assertThatThrownBy(() -> promotes.commit(a))
+                .isInstanceOfSatisfying(
+                        MirrorException.class,
+                        e -> assertThat(e.error()).isEqualTo(MirrorError.UNKNOWN_CLUSTER_MIRROR));
+    }
+
+    private TopicPromotes.Attempt drainedAttempt() {
+        host.partitions.put(
+                ORDERS_0,
+                PartitionStatus.initial(NOW)
+                        .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, NOW)
+                        .moveTo(MirrorPartitionState.MIRRORING, null, NOW));
+        host.promotions.put("orders", TopicPromotion.promoting("orders", true, true, NOW));
+        TopicPromotes.Attempt a = new TopicPromotes.Attempt(
+                "m", new TopicPromotes.Request(List.of("orders"), List.of(), List.of(), 1000, true));
+        a.topics = Set.of("orders");
+        a.partitions = List.of(ORDERS_0);
+        a.proof = Map.of(ORDERS_0, new Drain(10, 3, 10, -1));
+        return a;
+    }
+
+    /** One mirror "m" held in maps; a DELETE empties them. */
+    private static final class FakeHost implements TopicPromotes.Host {
+        final Map<MirrorPartition, PartitionStatus> partitions = new TreeMap<>();
+        final Map<String, TopicPromotion> promotions = new HashMap<>();
+        volatile boolean deleted;
+        volatile boolean deleteOnStop;
+
+        @Override
+        public Mirror require(String name) {
+            if (deleted) {
+                throw MirrorException.unknownMirror(name);
+            }
+            return null;
+        }
+
+        @Override
+        public <T> Uni<T> onCoordinator(Supplier<T> action) {
+            return Uni.createFrom().item(action);
+        }
+
+        @Override
+        public MirrorRuntime runtime(String name) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Admin destinationAdmin() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public synchronized Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
+            return deleted ? Map.of() : Map.copyOf(partitions);
+        }
+
+        @Override
+        public synchronized Map<String, TopicPromotion> promotions(String mirror) {
+            return deleted ? Map.of() : Map.copyOf(promotions);
+        }
+
+        @Override
+        public synchronized void persist(
+                String mirror, Map<String, TopicPromotion> changed, Map<MirrorPartition, PartitionStatus> statuses) {
+            changed.forEach((t, p) -> {
+                if (p == null) {
+                    promotions.remove(t);
+                } else {
+                    promotions.put(t, p);
+                }
+            });
+            partitions.putAll(statuses);
+        }
+
+        @Override
+        public synchronized void stopPartitions(String mirror, Collection<MirrorPartition> stopping) {
+            // the DELETE of the mirror lands while the partitions stop
+            deleted = deleteOnStop;
+        }
+
+        @Override
+        public Uni<SyncReport> syncGroupOffsets(Mirror mirror, Set<MirrorPartition> partitions) {
+            throw new UnsupportedOperationException();
+        }
+    }
+}
