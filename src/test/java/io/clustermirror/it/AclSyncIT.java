@@ -306,20 +306,12 @@ class AclSyncIT extends ServiceIT {
         props.put("key.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
         props.put("value.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
         try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, String>(props)) {
-            List<org.apache.kafka.common.TopicPartition> partitions = consumer.partitionsFor(STATE_TOPIC).stream()
-                    .map(p -> new org.apache.kafka.common.TopicPartition(p.topic(), p.partition()))
-                    .toList();
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            Map<org.apache.kafka.common.TopicPartition, Long> ends = consumer.endOffsets(partitions);
             List<String> records = new java.util.ArrayList<>();
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
-                if (System.currentTimeMillis() > deadline) {
-                    throw new AssertionError("could not read " + STATE_TOPIC + " up to " + ends + " within 30 s");
-                }
-                consumer.poll(Duration.ofMillis(200)).forEach(r -> records.add(r.key() + " " + r.value()));
-            }
+            Kafka.readToEnd(
+                    consumer,
+                    Kafka.partitions(consumer, STATE_TOPIC),
+                    Duration.ofSeconds(30),
+                    r -> records.add(r.key() + " " + r.value()));
             return records;
         }
     }

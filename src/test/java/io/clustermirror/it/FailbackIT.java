@@ -349,20 +349,9 @@ class FailbackIT extends ServiceIT {
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         List<ConsumerRecord<byte[], byte[]>> all = new java.util.ArrayList<>();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap));
-                KafkaConsumer<byte[], byte[]> consumer =
-                        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            Map<TopicPartition, Long> ends =
-                    Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest());
-            consumer.assign(ends.keySet());
-            consumer.seekToBeginning(ends.keySet());
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (ends.entrySet().stream().anyMatch(e -> consumer.position(e.getKey()) < e.getValue())) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("could not read " + topic + " to its end " + ends);
-                }
-                consumer.poll(Duration.ofMillis(200)).forEach(all::add);
-            }
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            Kafka.readToEnd(consumer, Kafka.partitions(consumer, topic), Duration.ofSeconds(30), all::add);
         }
         all.sort(java.util.Comparator.comparingInt((ConsumerRecord<byte[], byte[]> r) -> r.partition())
                 .thenComparingLong(ConsumerRecord::offset));

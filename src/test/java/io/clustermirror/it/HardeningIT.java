@@ -217,14 +217,19 @@ class HardeningIT extends ServiceIT {
         String busy = uniqueName("busy");
         createMirror(busy);
         java.util.concurrent.ExecutorService clients = java.util.concurrent.Executors.newFixedThreadPool(20);
+        List<java.util.concurrent.Future<String>> patches = new ArrayList<>();
         List<java.util.concurrent.Future<?>> hangUps = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             String policy = i % 2 == 0 ? "recreate" : "fail";
-            hangUps.add(clients.submit(() -> api().body(Map.of("set", Map.of("mirror.truncation.policy", policy)))
-                    .patch("/v1/mirrors/" + busy + "/config")
-                    .then()
-                    .extract()
-                    .statusCode()));
+            patches.add(clients.submit(() -> {
+                var answer = api().body(Map.of("set", Map.of("mirror.truncation.policy", policy)))
+                        .patch("/v1/mirrors/" + busy + "/config")
+                        .then()
+                        .extract();
+                return answer.statusCode() == 200
+                        ? "200"
+                        : answer.statusCode() + " " + answer.jsonPath().getString("errorCode");
+            }));
         }
         for (int i = 0; i < 300; i++) {
             int delayMicros = (i % 20) * 250;
@@ -243,30 +248,55 @@ class HardeningIT extends ServiceIT {
                 return null;
             }));
         }
-        for (var hangUp : hangUps) {
-            hangUp.get();
+        try {
+            org.awaitility.Awaitility.await("40 PATCHes answered and 300 requests sent and hung up")
+                    .atMost(Duration.ofSeconds(90))
+                    .until(() -> patches.stream().allMatch(java.util.concurrent.Future::isDone)
+                            && hangUps.stream().allMatch(java.util.concurrent.Future::isDone));
+        } finally {
+            clients.shutdownNow();
         }
-        clients.shutdown();
+        for (var hangUp : hangUps) {
+            hangUp.get(); // done: a socket that could not connect or write fails the test here
+        }
+        List<String> answers = new ArrayList<>();
+        for (var patch : patches) {
+            answers.add(patch.get());
+        }
+        // Then the clients that waited got their answers: applied, or refused as changed concurrently by another
+        assertThat(answers)
+                .as("the 40 concurrent PATCHes of " + busy)
+                .hasSize(40)
+                .contains("200")
+                .allSatisfy(answer -> assertThat(answer).isIn("200", "409 INVALID_CLUSTER_MIRROR_STATE"));
+        long applied = answers.stream().filter("200"::equals).count();
         // and ordinary 404s
         api().get("/v1/mirrors/" + uniqueName("unknown")).then().statusCode(404);
+        String lastUnknown = uniqueName("unknown");
         api().body(Map.of("topics", List.of("t")))
-                .post("/v1/mirrors/" + uniqueName("unknown") + "/topics:stop")
+                .post("/v1/mirrors/" + lastUnknown + "/topics:stop")
                 .then()
                 .statusCode(404);
         api().get("/v1/mirrors/" + uniqueName("unknown") + "/topics/t").then().statusCode(404);
-        awaitLogQuiet();
 
+        // and the log was captured: the lines the service writes for these requests are in it (an audit line for each
+        // PATCH and for the last 404, which came after every hung-up request, and each applied change), so whatever
+        // the hung-up requests logged is in it too; and it holds none of the errors of answers nobody waited for
+        org.awaitility.Awaitility.await("the service's log holds the lines of these requests")
+                .atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> {
+                    String log = bed.service().log().substring(logMark);
+                    assertThat(log).containsPattern("operation=ALTER mirror=" + lastUnknown + " .*status=404");
+                    assertThat(log.lines().filter(l -> l.contains("operation=ALTER mirror=" + busy + " ")))
+                            .as("audit lines of the 40 PATCHes")
+                            .hasSize(40);
+                    assertThat(log.lines().filter(l -> l.contains("Altered config of mirror " + busy + ":")))
+                            .as("changes applied, one per 200")
+                            .hasSize((int) applied);
+                });
         assertThat(bed.service().log().substring(logMark))
                 .doesNotContain("Mutiny had to drop")
                 .doesNotContain("MirrorException");
-    }
-
-    /** Waits until the service answers again after the hung-up requests: whatever they log is logged by then. */
-    private static void awaitLogQuiet() {
-        org.awaitility.Awaitility.await()
-                .atMost(Duration.ofSeconds(10))
-                .pollDelay(Duration.ofMillis(500))
-                .until(() -> api().get("/v1/mirrors").then().extract().statusCode() == 200);
     }
 
     private static void expectProblem(HttpResponse<String> response, int status) {

@@ -8,10 +8,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.stream.Stream;
 import java.util.zip.CRC32;
 import org.apache.kafka.clients.admin.Admin;
@@ -29,6 +31,7 @@ import org.apache.kafka.common.record.FileLogInputStream;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.awaitility.Awaitility;
 
 /** Test helpers that talk to the real clusters: produce, read back, list offsets, and read batches straight from the log files. */
 final class Kafka {
@@ -161,36 +164,82 @@ final class Kafka {
         List<Rec> records = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer =
                 new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> tps = consumer.partitionsFor(topic).stream()
-                    .map(p -> new TopicPartition(topic, p.partition()))
-                    .toList();
-            consumer.assign(tps);
-            consumer.seekToBeginning(tps);
-            Map<TopicPartition, Long> end = consumer.endOffsets(tps);
-            long deadline = System.currentTimeMillis() + 120_000;
-            while (tps.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
-                if (System.currentTimeMillis() > deadline) {
-                    throw new IllegalStateException("could not read " + topic + " to its end " + end);
+            readToEnd(consumer, partitions(consumer, topic), Duration.ofSeconds(120), r -> {
+                List<String> headers = new ArrayList<>();
+                for (Header h : r.headers()) {
+                    headers.add(h.key() + "=" + (h.value() == null ? null : new String(h.value())));
                 }
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
-                    List<String> headers = new ArrayList<>();
-                    for (Header h : r.headers()) {
-                        headers.add(h.key() + "=" + (h.value() == null ? null : new String(h.value())));
-                    }
-                    records.add(new Rec(
-                            r.partition(),
-                            r.offset(),
-                            r.key() == null ? null : new String(r.key()),
-                            r.value() == null ? null : new String(r.value()),
-                            headers,
-                            r.timestamp()));
-                }
-            }
+                records.add(new Rec(
+                        r.partition(),
+                        r.offset(),
+                        r.key() == null ? null : new String(r.key()),
+                        r.value() == null ? null : new String(r.value()),
+                        headers,
+                        r.timestamp()));
+            });
         }
         records.sort((a, b) -> a.partition() != b.partition()
                 ? Integer.compare(a.partition(), b.partition())
                 : Long.compare(a.offset(), b.offset()));
         return records;
+    }
+
+    /** What {@link #readToEnd} hands each record to; it may throw (a record a test cannot parse fails it). */
+    @FunctionalInterface
+    interface RecordSink<K, V> {
+        void accept(ConsumerRecord<K, V> record) throws Exception;
+    }
+
+    /** The partitions of {@code topic}, as the consumer's metadata knows them. */
+    static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, String topic) {
+        return consumer.partitionsFor(topic).stream()
+                .map(p -> new TopicPartition(topic, p.partition()))
+                .toList();
+    }
+
+    /**
+     * Reads the partitions from their log start to the end offsets they have now (the LSO for a read_committed
+     * consumer), handing each record to {@code sink}; fails the test when that end is not reached {@code within}: what
+     * was read by then would be partial.
+     */
+    static <K, V> void readToEnd(
+            KafkaConsumer<K, V> consumer,
+            Collection<TopicPartition> partitions,
+            Duration within,
+            RecordSink<K, V> sink) {
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+        readAssignedToEnd(consumer, within, sink);
+    }
+
+    /** {@link #readToEnd} from the given offsets (a mark taken earlier) instead of the log start. */
+    static <K, V> void readToEnd(
+            KafkaConsumer<K, V> consumer, Map<TopicPartition, Long> from, Duration within, RecordSink<K, V> sink) {
+        consumer.assign(from.keySet());
+        from.forEach(consumer::seek);
+        readAssignedToEnd(consumer, within, sink);
+    }
+
+    private static <K, V> void readAssignedToEnd(KafkaConsumer<K, V> consumer, Duration within, RecordSink<K, V> sink) {
+        Set<TopicPartition> partitions = consumer.assignment();
+        Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+        // polled on this thread (a KafkaConsumer is not for two threads); what the sink throws fails the read at once.
+        // On time-out the message names the positions reached.
+        Awaitility.await("read " + partitions + " to its end " + ends)
+                .atMost(within)
+                .pollInSameThread()
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(1))
+                .until(
+                        () -> {
+                            for (ConsumerRecord<K, V> record : consumer.poll(Duration.ofMillis(200))) {
+                                sink.accept(record);
+                            }
+                            Map<TopicPartition, Long> positions = new HashMap<>();
+                            partitions.forEach(tp -> positions.put(tp, consumer.position(tp)));
+                            return positions;
+                        },
+                        positions -> positions.entrySet().stream().allMatch(p -> p.getValue() >= ends.get(p.getKey())));
     }
 
     /** The batches of one partition at or after {@code fromOffset}, read from the broker's segment files. */

@@ -8,6 +8,7 @@ import io.clustermirror.testbed.ServiceProcess;
 import io.clustermirror.testbed.TestBed;
 import io.restassured.path.json.JsonPath;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -95,8 +97,10 @@ class PlannedSwitchoverIT extends ServiceIT {
         List<RecordMetadata> acked = Collections.synchronizedList(new ArrayList<>());
         Map<String, String> values = new java.util.concurrent.ConcurrentHashMap<>();
         AtomicBoolean refused = new AtomicBoolean();
+        // alice gives up after 3 minutes: a fence that never refuses her fails the test below, it does not hang it
+        Instant loadDeadline = Instant.now().plus(Duration.ofMinutes(3));
         CompletableFuture<Void> load =
-                CompletableFuture.runAsync(() -> produceUntilRefused(topic, acked, values, refused));
+                CompletableFuture.runAsync(() -> produceUntilRefused(topic, acked, values, refused, loadDeadline));
         await().atMost(Duration.ofSeconds(30)).until(() -> acked.size() > 2_000);
         Map<TopicPartition, Long> committed = consumeAndCommit(a, group, topic, 500);
 
@@ -115,8 +119,11 @@ class PlannedSwitchoverIT extends ServiceIT {
                 .allSatisfy(p -> assertThat(p.get("destinationEndOffset")).isEqualTo(p.get("sourceEndOffset")));
         assertThat(promoted.getString("topics[0].sourceFence"))
                 .contains("DENY WRITE for User:* on source topic " + topic);
-        // and the source refuses alice's writes from then on: her producer was stopped by the fence
-        load.get();
+        // and the source refuses alice's writes from then on: her producer was stopped by the fence (a send
+        // outstanding when the fence went up gets its answer within the producer's delivery timeout, 20 s)
+        assertThat(load)
+                .as("alice's producer, to be refused by the fence within 30 s of the promote's answer")
+                .succeedsWithin(Duration.ofSeconds(30));
         assertThat(refused).isTrue();
         assertThatWriteIsRefused(a, topic);
         // and every record A acknowledged is on B at its offset
@@ -134,7 +141,7 @@ class PlannedSwitchoverIT extends ServiceIT {
                 .isEqualTo(endsA.get(new TopicPartition(topic, (Integer) p.get("partition")))));
         // and the group resumes on B exactly where it committed on A: no gap, no duplicate
         assertThat(committedOffsets(b, group, topic)).isEqualTo(committed);
-        Map<TopicPartition, Long> first = firstOffsetsRead(b, group, topic);
+        Map<TopicPartition, Long> first = firstOffsetsRead(b, group, topic, 2);
         assertThat(first).isEqualTo(committed);
         // and the topic is STOPPED and writable on B, with the proof and the fence in describe
         JsonPath described = describeTopic(mirror, topic);
@@ -378,10 +385,19 @@ class PlannedSwitchoverIT extends ServiceIT {
         awaitConverged(mirror, topic);
     }
 
+    /** Writes as alice until the source refuses her a write; fails when that has not happened by {@code deadline}. */
     private static void produceUntilRefused(
-            String topic, List<RecordMetadata> acked, Map<String, String> values, AtomicBoolean refused) {
+            String topic,
+            List<RecordMetadata> acked,
+            Map<String, String> values,
+            AtomicBoolean refused,
+            Instant deadline) {
         try (KafkaProducer<String, String> producer = producer(a)) {
             for (long i = 0; ; i++) {
+                if (Instant.now().isAfter(deadline)) {
+                    throw new AssertionError("the source took all of alice's " + i + " writes to " + topic + " until "
+                            + deadline + ": no TopicAuthorizationException, the fence did not hold");
+                }
                 String value = "load-" + i;
                 try {
                     RecordMetadata m = producer.send(new ProducerRecord<>(topic, "k" + i, value))
@@ -401,15 +417,19 @@ class PlannedSwitchoverIT extends ServiceIT {
         }
     }
 
+    /** The group reads at least {@code records} records of the topic and commits: its committed offsets. */
     private static Map<TopicPartition, Long> consumeAndCommit(
             KafkaBrokerProcess cluster, String group, String topic, int records) {
         try (KafkaConsumer<String, String> consumer = consumer(cluster, group)) {
             consumer.subscribe(List.of(topic));
-            int read = 0;
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (read < records && System.nanoTime() < deadline) {
-                read += consumer.poll(Duration.ofMillis(200)).count();
-            }
+            AtomicInteger read = new AtomicInteger();
+            await(group + " reads " + records + " records of " + topic)
+                    .atMost(Duration.ofSeconds(30))
+                    .pollInSameThread()
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(1))
+                    .until(() ->
+                            read.addAndGet(consumer.poll(Duration.ofMillis(200)).count()) >= records);
             consumer.commitSync();
             Map<TopicPartition, Long> committed = new HashMap<>();
             consumer.committed(consumer.assignment()).forEach((tp, om) -> committed.put(tp, om.offset()));
@@ -433,39 +453,41 @@ class PlannedSwitchoverIT extends ServiceIT {
         }
     }
 
-    /** The offset of the first record the group reads on each partition. */
-    private static Map<TopicPartition, Long> firstOffsetsRead(KafkaBrokerProcess cluster, String group, String topic) {
+    /** The offset of the first record the group reads on each of the topic's {@code partitions} partitions. */
+    private static Map<TopicPartition, Long> firstOffsetsRead(
+            KafkaBrokerProcess cluster, String group, String topic, int partitions) {
         Map<TopicPartition, Long> first = new HashMap<>();
         try (KafkaConsumer<String, String> consumer = consumer(cluster, group)) {
             consumer.subscribe(List.of(topic));
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (first.size() < 2 && System.nanoTime() < deadline) {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                    first.putIfAbsent(new TopicPartition(r.topic(), r.partition()), r.offset());
-                }
-            }
+            await(group + " reads a record from each of the " + partitions + " partitions of " + topic)
+                    .atMost(Duration.ofSeconds(30))
+                    .pollInSameThread()
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(1))
+                    .until(
+                            () -> {
+                                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                                    first.putIfAbsent(new TopicPartition(r.topic(), r.partition()), r.offset());
+                                }
+                                return Map.copyOf(first);
+                            },
+                            read -> read.size() == partitions);
         }
         return first;
     }
 
     /** Every record of the topic as "partition@offset" to value. */
-    private static Map<String, String> readAll(KafkaBrokerProcess cluster, String topic) throws Exception {
-        Map<TopicPartition, Long> ends = ends(cluster, topic);
+    private static Map<String, String> readAll(KafkaBrokerProcess cluster, String topic) {
         Map<String, String> all = new HashMap<>();
         Map<String, Object> props = new HashMap<>(TestBed.sasl(cluster, TestBed.ADMIN_JAAS));
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         try (KafkaConsumer<String, String> consumer =
                 new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
-            consumer.assign(ends.keySet());
-            consumer.seekToBeginning(ends.keySet());
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (ends.entrySet().stream().anyMatch(e -> consumer.position(e.getKey()) < e.getValue())) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("could not read " + topic + " to its end " + ends);
-                }
-                consumer.poll(Duration.ofMillis(200))
-                        .forEach(r -> all.put(r.partition() + "@" + r.offset(), r.value()));
-            }
+            Kafka.readToEnd(
+                    consumer,
+                    Kafka.partitions(consumer, topic),
+                    Duration.ofSeconds(60),
+                    r -> all.put(r.partition() + "@" + r.offset(), r.value()));
         }
         return all;
     }

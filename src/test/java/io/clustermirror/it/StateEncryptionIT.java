@@ -16,7 +16,6 @@ import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -129,26 +128,22 @@ class StateEncryptionIT extends ServiceIT {
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bed.destination().bootstrapServers());
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        JsonNode latest = null;
+        java.util.concurrent.atomic.AtomicReference<JsonNode> latest =
+                new java.util.concurrent.atomic.AtomicReference<>();
         try (KafkaConsumer<byte[], byte[]> consumer =
                 new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            TopicPartition tp = new TopicPartition(STATE, 0);
-            consumer.assign(java.util.List.of(tp));
-            consumer.seekToBeginning(java.util.List.of(tp));
-            long end = consumer.endOffsets(java.util.List.of(tp)).get(tp);
-            while (consumer.position(tp) < end) {
-                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                    JsonNode key = AccessMatrix.JSON.readTree(record.key());
-                    if ("mirror".equals(key.path("kind").asText())
-                            && mirror.equals(key.path("mirror").asText())
-                            && record.value() != null) {
-                        latest = AccessMatrix.JSON.readTree(record.value());
-                    }
-                }
-            }
+            Kafka.readToEnd(
+                    consumer, java.util.List.of(new TopicPartition(STATE, 0)), Duration.ofSeconds(30), record -> {
+                        JsonNode key = AccessMatrix.JSON.readTree(record.key());
+                        if ("mirror".equals(key.path("kind").asText())
+                                && mirror.equals(key.path("mirror").asText())
+                                && record.value() != null) {
+                            latest.set(AccessMatrix.JSON.readTree(record.value()));
+                        }
+                    });
         }
-        assertThat(latest).as("record of " + mirror).isNotNull();
-        return latest;
+        assertThat(latest.get()).as("record of " + mirror).isNotNull();
+        return latest.get();
     }
 
     /** Opens a sealed value with the JDK, as the service does: IV, then ciphertext and tag; bound to mirror and key. */
