@@ -1,6 +1,7 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.fetch.ForeignStateTopics;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceClusterProbe;
 import io.clustermirror.metrics.MirrorMetrics;
@@ -46,6 +47,8 @@ import org.jboss.logging.Logger;
 public class MirrorCoordinator {
 
     private static final Logger LOGGER = Logger.getLogger(MirrorCoordinator.class);
+    /** At most this long to read the first records of a start's existing destination topics (state topic check). */
+    private static final int STATE_TOPIC_CHECK_TIMEOUT_MS = 10_000;
 
     private final KafkaClients clients;
     private final MirrorServiceConfig config;
@@ -93,7 +96,13 @@ public class MirrorCoordinator {
                 metrics,
                 clock);
         this.starts = new TopicStarts(
-                new CoordinatorPorts.Starts(this), rules, config.state().topic().name());
+                new CoordinatorPorts.Starts(this),
+                rules,
+                config.state().topic().name(),
+                new ForeignStateTopics(
+                        this::destinationAdmin,
+                        clients::destinationSampler,
+                        Math.min(config.destination().requestTimeoutMs(), STATE_TOPIC_CHECK_TIMEOUT_MS)));
         this.promotes = new TopicPromotes(
                 new CoordinatorPorts.Promotes(this, metrics),
                 thread,

@@ -2,6 +2,7 @@ package io.clustermirror.coordinator;
 
 import com.google.re2j.Pattern;
 import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.fetch.ForeignStateTopics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
@@ -12,6 +13,7 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.RegexList;
 import io.clustermirror.mirror.StartPlan;
+import io.clustermirror.mirror.TopicNames;
 import io.clustermirror.mirror.TopicSelection;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -65,14 +67,16 @@ final class TopicStarts {
     private final Host host;
     private final MirrorConfigRules rules;
     private final String stateTopic;
+    private final ForeignStateTopics stateTopics;
     private final Clock clock = Clock.systemUTC();
     /** Topics a start is preparing right now (any mirror): a second start of one of them is refused, not run twice. */
     private final Set<String> starting = ConcurrentHashMap.newKeySet();
 
-    TopicStarts(Host host, MirrorConfigRules rules, String stateTopic) {
+    TopicStarts(Host host, MirrorConfigRules rules, String stateTopic, ForeignStateTopics stateTopics) {
         this.host = host;
         this.rules = rules;
         this.stateTopic = stateTopic;
+        this.stateTopics = stateTopics;
     }
 
     /** One outcome per topic; patterns are compiled and checked on a worker thread, never on the caller's (an HTTP event loop). */
@@ -132,8 +136,28 @@ final class TopicStarts {
         List<TopicOutcome> failed = new ArrayList<>(plan.refusals().stream()
                 .map(r -> TopicOutcome.error(r.topic(), r.error(), r.reason()))
                 .toList());
+        Map<String, ForeignStateTopics.Verdict> verdicts = stateTopicVerdicts(mirror.name(), plan);
         for (StartPlan.Candidate candidate : plan.candidates()) {
             String topic = candidate.topic();
+            ForeignStateTopics.Verdict verdict =
+                    verdicts.getOrDefault(topic, ForeignStateTopics.Verdict.NOT_STATE_TOPIC);
+            if (verdict == ForeignStateTopics.Verdict.STATE_TOPIC) {
+                failed.add(TopicOutcome.error(
+                        topic,
+                        MirrorError.INVALID_TOPIC_EXCEPTION,
+                        TopicNames.stateTopicReason(topic) + " (its records are state records)"));
+                continue;
+            }
+            if (verdict == ForeignStateTopics.Verdict.UNREAD) {
+                failed.add(TopicOutcome.error(
+                        topic,
+                        MirrorError.REQUEST_TIMED_OUT,
+                        "could not read the first records of destination topic " + topic + " within "
+                                + stateTopics.timeoutMs()
+                                + " ms to check that it is not a cluster mirror state topic; nothing was changed, "
+                                + "try again"));
+                continue;
+            }
             if (!starting.add(topic)) {
                 failed.add(TopicOutcome.error(
                         topic,
@@ -161,6 +185,30 @@ final class TopicStarts {
             }
         }
         return new PreparedTopics(ready, failed);
+    }
+
+    /**
+     * Every candidate that may adopt an existing destination topic, checked by its records: another instance's state
+     * topic may have any name (one consumer for all of them; a failed check leaves them all UNREAD).
+     */
+    private Map<String, ForeignStateTopics.Verdict> stateTopicVerdicts(String mirror, StartPlan plan) {
+        List<String> adoptable = plan.candidates().stream()
+                .filter(StartPlan.Candidate::mayAdopt)
+                .map(StartPlan.Candidate::topic)
+                .toList();
+        try {
+            return stateTopics.check(adoptable);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new MirrorException(MirrorError.REQUEST_TIMED_OUT, "interrupted while checking destination topics");
+        } catch (Exception e) {
+            LOGGER.warnf(
+                    "Mirror %s: could not read destination topics %s to check for state topics: %s",
+                    mirror, adoptable, e);
+            Map<String, ForeignStateTopics.Verdict> unread = new HashMap<>();
+            adoptable.forEach(t -> unread.put(t, ForeignStateTopics.Verdict.UNREAD));
+            return unread;
+        }
     }
 
     private List<TopicOutcome> startPrepared(String name, PreparedTopics prepared, TopicSelection selection) {

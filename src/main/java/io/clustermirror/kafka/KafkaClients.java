@@ -146,6 +146,23 @@ public class KafkaClients {
         return committedReader("preservation-reader");
     }
 
+    /**
+     * A group-less consumer of the destination that reads a few records of a topic, uncommitted ones too, in small
+     * fetches (to recognise another instance's state topic by its records).
+     */
+    public KafkaConsumer<byte[], byte[]> destinationSampler() {
+        Map<String, Object> props = destinationProps("state-topic-check");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 * 1024);
+        props.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 1024 * 1024);
+        props.put(
+                ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                config.destination().requestTimeoutMs());
+        return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
     /** An idempotent producer to the destination (to preserve a divergent tail). */
     public KafkaProducer<byte[], byte[]> destinationProducer() {
         Map<String, Object> props = destinationProps("preservation");

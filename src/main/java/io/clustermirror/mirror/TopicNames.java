@@ -46,10 +46,15 @@ public final class TopicNames {
         return null;
     }
 
+    /** Why a state topic, recognised by its name or by its records, is refused (INVALID_TOPIC_EXCEPTION). */
+    public static String stateTopicReason(String topic) {
+        return topic + " is a cluster mirror state topic on the destination and is never mirrored into";
+    }
+
     /** Why the topic may never be mirrored into this destination, or null when it may. */
     public static String forbiddenReason(String topic, String stateTopic) {
         if (topic.equals(stateTopic) || topic.startsWith(DEFAULT_STATE_TOPIC)) {
-            return topic + " is a cluster mirror state topic on the destination and is never mirrored into";
+            return stateTopicReason(topic);
         }
         if (KAFKA_INTERNAL.contains(topic)) {
             return topic + " is an internal Kafka topic and is never mirrored";

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
+import io.clustermirror.testbed.ServiceProcess;
+import io.restassured.RestAssured;
+import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
 import java.util.ArrayList;
 import java.util.List;
@@ -110,6 +113,50 @@ class DestinationSafetyIT extends ServiceIT {
                 .then()
                 .statusCode(404)
                 .body("errorCode", equalTo("TOPIC_NOT_IN_CLUSTER_MIRROR"));
+        api().delete("/v1/mirrors/" + mirror).then().statusCode(204);
+    }
+
+    @Test
+    void anotherInstancesStateTopicShouldBeRecognisedByItsRecordsWhateverItsName() throws Exception {
+        // Given another instance on the same destination whose state topic has a name of its own, holding one mirror
+        String stateTopic = uniqueName("cm-state");
+        ServiceProcess other = bed.newService(
+                        "other-instance",
+                        Map.of("mirror.state.topic.name", stateTopic, "mirror.state.topic.num.partitions", "3"))
+                .start();
+        try {
+            RestAssured.given()
+                    .baseUri(other.baseUri().toString())
+                    .contentType(ContentType.JSON)
+                    .body(createBody(uniqueName("theirs"), sourceConfig()))
+                    .post("/v1/mirrors")
+                    .then()
+                    .statusCode(201);
+        } finally {
+            other.stop();
+        }
+        // and a source topic of that name, so that only the destination's records can tell
+        String mirror = uniqueName("their-state");
+        createMirrorAndSourceTopic(mirror, stateTopic, 3, Map.of());
+        Map<String, String> configsBefore = dynamicConfigs(stateTopic);
+
+        // When this instance is asked to start it with every override
+        JsonPath started = api().body(
+                        Map.of("topics", List.of(stateTopic), "overrideExclude", true, "adoptExisting", true))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
+
+        // Then it is refused as a state topic, naming it, and neither the mirror nor the topic changed
+        assertThat(started.getList("topics.errorCode")).containsExactly("INVALID_TOPIC_EXCEPTION");
+        assertThat(started.getString("topics[0].error")).contains(stateTopic).contains("state topic");
+        api().get("/v1/mirrors/" + mirror + "/topics/" + stateTopic)
+                .then()
+                .statusCode(404)
+                .body("errorCode", equalTo("TOPIC_NOT_IN_CLUSTER_MIRROR"));
+        assertThat(dynamicConfigs(stateTopic)).isEqualTo(configsBefore);
         api().delete("/v1/mirrors/" + mirror).then().statusCode(204);
     }
 
