@@ -76,6 +76,19 @@ public interface MirrorServiceConfig {
     interface Metadata {
         Refresh refresh();
 
+        Sync sync();
+
+        interface Sync {
+            /**
+             * How long one mirror's metadata sync cycle may take: past it the cycle is cancelled, counted
+             * ({@code cluster_mirror_flow_deadline_exceeded_total{flow="sync"}}) and reported in describe, and the next
+             * one may start. Four destination request timeouts by default.
+             */
+            @WithName("timeout.ms")
+            @WithDefault("120000")
+            long timeoutMs();
+        }
+
         interface Refresh {
             /** How often each mirror's metadata sync cycle runs. */
             @WithName("interval.ms")

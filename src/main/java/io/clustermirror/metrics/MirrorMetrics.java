@@ -231,6 +231,19 @@ public class MirrorMetrics {
                 .record(duration);
     }
 
+    /**
+     * An asynchronous flow of a mirror ({@code sync}, {@code start}, {@code stop}, {@code promote}) did not finish within
+     * its deadline: it was cancelled (or is tried again) and the reason is shown in describe or in the answer.
+     */
+    public void flowDeadlineExceeded(String flow, String mirror) {
+        Counter.builder("cluster.mirror.flow.deadline.exceeded")
+                .description("Flows (sync cycle, start, stop, promote) that did not finish within their deadline")
+                .tag("flow", flow)
+                .tag("mirror", mirror)
+                .register(registry)
+                .increment();
+    }
+
     public void partitionFailed(String mirror) {
         Counter.builder("cluster.mirror.partition.failures")
                 .description("Partitions moved to FAILED")
