@@ -275,7 +275,17 @@ final class PartitionLifecycle {
                 .withRetryAttempt(retries.afterFailure(current.retryAttempt()));
         host.persistPartitions(name, Map.of(partition, failed));
         host.liveRuntime(name).ifPresent(r -> r.dataPlane().remove(partition, false));
-        LOGGER.errorf("Mirror %s: %s FAILED (retry attempt %d): %s", name, partition, failed.retryAttempt(), error);
+        // WARN while an automatic retry follows (a source outage fails every partition up to maxAttempts times);
+        // ERROR once none is left: then an operator must act
+        if (failed.retryAttempt() >= 0) {
+            LOGGER.warnf(
+                    "Mirror %s: %s FAILED, retried automatically (attempt %d of %d): %s",
+                    name, partition, failed.retryAttempt() + 1, retries.maxAttempts(), error);
+        } else {
+            LOGGER.errorf(
+                    "Mirror %s: %s FAILED, no automatic retry left (topics:recover starts it again): %s",
+                    name, partition, error);
+        }
         if (failed.retryAttempt() >= 0) {
             long delay = retries.delayMs(failed.retryAttempt());
             int epoch = failed.stateEpoch();

@@ -24,6 +24,11 @@ final class RetryPolicy {
         return new RetryPolicy(retry.initialBackoffMs(), retry.maxBackoffMs(), retry.maxAttempts());
     }
 
+    /** How many automatic retries a FAILED partition gets (0: none). */
+    int maxAttempts() {
+        return maxAttempts;
+    }
+
     /** The retry attempt a partition failing in attempt {@code attempt} keeps: itself, or -1 when none is left. */
     int afterFailure(int attempt) {
         return attempt < 0 || attempt >= maxAttempts ? -1 : attempt;

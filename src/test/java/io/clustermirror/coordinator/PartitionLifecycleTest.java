@@ -90,6 +90,40 @@ class PartitionLifecycleTest {
     }
 
     @Test
+    void aFailureThatWillBeRetriedShouldBeAWarningAndOnlyTheLastOneAnError() {
+        lifecycle = lifecycle(2);
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Unsupported("source unreachable"));
+
+        try (LogCapture log = new LogCapture()) {
+            lifecycle.truncate("m", T0);
+            until(() -> host.status(T0).retryAttempt() == -1);
+
+            assertThat(log.lines())
+                    .containsExactly(
+                            "WARN Mirror m: t-0 FAILED, retried automatically (attempt 1 of 2): source unreachable",
+                            "WARN Mirror m: t-0 FAILED, retried automatically (attempt 2 of 2): source unreachable",
+                            "ERROR Mirror m: t-0 FAILED, no automatic retry left (topics:recover starts it again): "
+                                    + "source unreachable");
+        }
+    }
+
+    @Test
+    void aFailureWithoutAutomaticRetriesShouldBeAnError() {
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Unsupported("source unreachable"));
+
+        try (LogCapture log = new LogCapture()) {
+            lifecycle.truncate("m", T0);
+            drain();
+
+            assertThat(log.lines())
+                    .containsExactly("ERROR Mirror m: t-0 FAILED, no automatic retry left (topics:recover starts it "
+                            + "again): source unreachable");
+        }
+    }
+
+    @Test
     void aFailedPartitionThatMirrorsAgainShouldStartItsRetriesFromZero() {
         lifecycle = lifecycle(2);
         host.put(T0, truncating());
@@ -394,6 +428,39 @@ class PartitionLifecycleTest {
                 throw new AssertionError("condition not met within 5 s; partitions " + host.partitions("m"));
             }
             Thread.onSpinWait();
+        }
+    }
+
+    /** The lifecycle's FAILED lines as "LEVEL message", captured from its logger (JBoss LogManager is the JUL manager). */
+    private static final class LogCapture extends java.util.logging.Handler implements AutoCloseable {
+        private final java.util.logging.Logger logger =
+                java.util.logging.Logger.getLogger(PartitionLifecycle.class.getName());
+        private final List<String> lines = Collections.synchronizedList(new ArrayList<>());
+        private final org.jboss.logmanager.formatters.PatternFormatter format =
+                new org.jboss.logmanager.formatters.PatternFormatter("%p %s");
+
+        LogCapture() {
+            logger.addHandler(this);
+        }
+
+        List<String> lines() {
+            return List.copyOf(lines);
+        }
+
+        @Override
+        public void publish(java.util.logging.LogRecord record) {
+            String line = format.format(record);
+            if (line.contains(" FAILED")) {
+                lines.add(line);
+            }
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void close() {
+            logger.removeHandler(this);
         }
     }
 
