@@ -67,7 +67,7 @@ public interface MirrorServiceConfig {
     }
 
     interface Metrics {
-        /** How often the per-partition lag gauges are refreshed (read by the scheduler as written). */
+        /** How often the per-partition lag gauges are refreshed (a Quarkus scheduler interval: {@code 5s}, {@code 1m}). */
         @WithName("partition-lag.refresh")
         @WithDefault("5s")
         String partitionLagRefresh();

@@ -41,6 +41,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
             Map<String, ?> destinationConnection,
             TailPreservation preservation,
             DataPlane.Listener listener,
+            int sourceTimeoutMs,
             int timeoutMs) {
         this.mirror = mirror;
         this.preservation = preservation;
@@ -61,6 +62,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
                 sourceAdmin,
                 destinationAdmin,
                 listener,
+                sourceTimeoutMs,
                 timeoutMs);
         AtomicInteger counter = new AtomicInteger();
         this.workers = Executors.newFixedThreadPool(2, r -> {

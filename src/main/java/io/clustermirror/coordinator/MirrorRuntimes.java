@@ -63,17 +63,19 @@ final class MirrorRuntimes {
             return existing;
         }
         int timeoutMs = config.destination().requestTimeoutMs();
+        int sourceTimeoutMs = config.source().requestTimeoutMs(); // the source-side clients wait as long as create does
         // resolved once (config providers, the allowlist's look-ups) for both the Admin and the data plane
         Map<String, String> source = clients.sourceConnection(mirror.config());
         MirrorRuntime runtime = new MirrorRuntime(
                 mirror,
-                clients.sourceAdmin(mirror.name(), source, timeoutMs),
+                clients.sourceAdmin(mirror.name(), source, sourceTimeoutMs),
                 source,
                 destinationAdmin(),
                 clients.destinationConnection(),
                 new TailPreservation(
                         destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
                 listener,
+                sourceTimeoutMs,
                 timeoutMs);
         runtimes.put(mirror.name(), runtime);
         MirrorFetcher fetcher = runtime.fetcher;

@@ -38,6 +38,10 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
     private final Thread fetchThread;
     private final Thread appendThread;
 
+    /**
+     * @param sourceTimeoutMs request timeout of the source-side wire client ({@code mirror.source.request.timeout.ms})
+     * @param timeoutMs request timeout of everything on the destination side ({@code mirror.destination.request.timeout.ms})
+     */
     public MirrorFetcher(
             String mirror,
             String sourceClusterId,
@@ -46,9 +50,10 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
             Admin sourceAdmin,
             Admin destinationAdmin,
             Listener listener,
+            int sourceTimeoutMs,
             int timeoutMs) {
         this.mirror = mirror;
-        this.source = WireClient.create("cluster-mirror-" + mirror + "-fetcher", sourceConnection, timeoutMs);
+        this.source = WireClient.create("cluster-mirror-" + mirror + "-fetcher", sourceConnection, sourceTimeoutMs);
         this.destination =
                 WireClient.create("cluster-mirror-" + mirror + "-appender", destinationConnection, timeoutMs);
         this.pipeline = new Pipeline(mirror, listener, source, destination, timeoutMs);
