@@ -29,6 +29,19 @@ public interface MirrorServiceConfig {
 
     Http http();
 
+    Flow flow();
+
+    interface Flow {
+        /**
+         * Deadline of a topics:start, of a topic verb's coordinator step, of a stop's release of its partitions, and of a
+         * promote beyond its own {@code timeoutMs}: past it the flow is cancelled with a reason and counted in
+         * {@code cluster_mirror_flow_deadline_exceeded_total{flow}}.
+         */
+        @WithName("timeout.ms")
+        @WithDefault("300000")
+        long timeoutMs();
+    }
+
     /** The REST control plane's protection (README "Security"). */
     interface Http {
         Auth auth();

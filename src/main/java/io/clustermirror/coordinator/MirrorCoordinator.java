@@ -59,6 +59,7 @@ public class MirrorCoordinator {
     private final PartitionLifecycle lifecycle;
     private final TopicPromotes promotes;
     private final TopicStarts starts;
+    private final FlowDeadlines flows;
 
     public MirrorCoordinator(
             KafkaClients clients,
@@ -85,20 +86,24 @@ public class MirrorCoordinator {
                 runtimes.closeAll();
             }
         });
+        this.flows = new FlowDeadlines(
+                metrics, java.time.Duration.ofMillis(config.flow().timeoutMs()));
         this.lifecycle = new PartitionLifecycle(
                 new CoordinatorPorts.Lifecycle(this),
                 thread,
                 RetryPolicy.of(config.failed().retry()),
                 metrics,
-                clock);
+                clock,
+                flows);
         this.starts = new TopicStarts(
-                new CoordinatorPorts.Starts(this), rules, config.state().topic().name());
+                new CoordinatorPorts.Starts(this), rules, config.state().topic().name(), flows);
         this.promotes = new TopicPromotes(
                 new CoordinatorPorts.Promotes(this, metrics),
                 thread,
                 metrics,
                 clock,
-                config.destination().requestTimeoutMs());
+                config.destination().requestTimeoutMs(),
+                flows);
     }
 
     void onStart(@Observes StartupEvent event) {
@@ -293,7 +298,7 @@ public class MirrorCoordinator {
     }
 
     Uni<List<TopicOutcome>> topicVerb(String name, TopicVerb verb, List<String> topics, String reason) {
-        return onCoordinator(() -> {
+        Uni<List<TopicOutcome>> planned = onCoordinator(() -> {
             Mirror mirror = require(name);
             if (topics.isEmpty()) {
                 throw new MirrorException(MirrorError.INVALID_REQUEST, "Name at least one topic", "topics");
@@ -319,6 +324,12 @@ public class MirrorCoordinator {
                                             : "UNCHANGED"))
                             .toList();
         });
+        return flows.bound(
+                planned,
+                verb.name().toLowerCase(java.util.Locale.ROOT),
+                name,
+                MirrorError.COORDINATOR_NOT_AVAILABLE,
+                "the coordinator did not get to it and may still: describe the topics before asking again");
     }
 
     void persistPartitions(String name, Map<MirrorPartition, PartitionStatus> changed) {

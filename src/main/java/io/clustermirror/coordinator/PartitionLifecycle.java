@@ -67,13 +67,19 @@ final class PartitionLifecycle {
     private final MirrorHalts halts;
     private final TopicRecreation recreation;
 
-    PartitionLifecycle(Host host, CoordinatorThread thread, RetryPolicy retries, MirrorMetrics metrics, Clock clock) {
+    PartitionLifecycle(
+            Host host,
+            CoordinatorThread thread,
+            RetryPolicy retries,
+            MirrorMetrics metrics,
+            Clock clock,
+            FlowDeadlines flows) {
         this.host = host;
         this.thread = thread;
         this.retries = retries;
         this.metrics = metrics;
         this.clock = clock;
-        this.stops = new TopicStops(host, thread, this::settle, clock);
+        this.stops = new TopicStops(host, thread, this::settle, clock, flows);
         this.halts = new MirrorHalts(host, thread, metrics, this::resume);
         this.recreation = new TopicRecreation(host, thread, metrics, clock, this::truncate);
     }
@@ -275,17 +281,15 @@ final class PartitionLifecycle {
                 .withRetryAttempt(retries.afterFailure(current.retryAttempt()));
         host.persistPartitions(name, Map.of(partition, failed));
         host.liveRuntime(name).ifPresent(r -> r.dataPlane().remove(partition, false));
-        // WARN while an automatic retry follows (a source outage fails every partition up to maxAttempts times);
-        // ERROR once none is left: then an operator must act
-        if (failed.retryAttempt() >= 0) {
-            LOGGER.warnf(
-                    "Mirror %s: %s FAILED, retried automatically (attempt %d of %d): %s",
-                    name, partition, failed.retryAttempt() + 1, retries.maxAttempts(), error);
-        } else {
-            LOGGER.errorf(
-                    "Mirror %s: %s FAILED, no automatic retry left (topics:recover starts it again): %s",
-                    name, partition, error);
-        }
+        // WARN while a retry follows (a source outage fails each partition up to maxAttempts times), ERROR once an
+        // operator must act
+        LOGGER.logf(
+                failed.retryAttempt() >= 0 ? Logger.Level.WARN : Logger.Level.ERROR,
+                "Mirror %s: %s FAILED, %s: %s",
+                name,
+                partition,
+                retries.next(failed.retryAttempt()),
+                error);
         if (failed.retryAttempt() >= 0) {
             long delay = retries.delayMs(failed.retryAttempt());
             int epoch = failed.stateEpoch();

@@ -23,7 +23,10 @@ final class PromotionFences {
     private final CoordinatorThread thread;
     private final long timeoutMs;
 
-    PromotionFences(TopicPromotes.Host host, CoordinatorThread thread, long timeoutMs) {
+    private final FlowDeadlines flows;
+
+    PromotionFences(TopicPromotes.Host host, CoordinatorThread thread, long timeoutMs, FlowDeadlines flows) {
+        this.flows = flows;
         this.host = host;
         this.thread = thread;
         this.timeoutMs = timeoutMs;
@@ -101,6 +104,10 @@ final class PromotionFences {
                     return null;
                 }))
                 .replaceWithVoid()
+                // a lift that never finishes is retried like one that failed
+                .ifNoItem()
+                .after(flows.timeout())
+                .failWith(() -> new IllegalStateException(flows.exceeded("promote", mirror, flows.timeout())))
                 .onFailure()
                 .recoverWithItem(e -> {
                     LOGGER.errorf(
