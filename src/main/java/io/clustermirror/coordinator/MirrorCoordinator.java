@@ -21,9 +21,11 @@ import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -86,8 +88,7 @@ public class MirrorCoordinator {
                 runtimes.closeAll();
             }
         });
-        this.flows = new FlowDeadlines(
-                metrics, java.time.Duration.ofMillis(config.flow().timeoutMs()));
+        this.flows = new FlowDeadlines(metrics, Duration.ofMillis(config.flow().timeoutMs()));
         this.lifecycle = new PartitionLifecycle(
                 new CoordinatorPorts.Lifecycle(this),
                 thread,
@@ -326,7 +327,7 @@ public class MirrorCoordinator {
         });
         return flows.bound(
                 planned,
-                verb.name().toLowerCase(java.util.Locale.ROOT),
+                verb.name().toLowerCase(Locale.ROOT),
                 name,
                 MirrorError.COORDINATOR_NOT_AVAILABLE,
                 "the coordinator did not get to it and may still: describe the topics before asking again");

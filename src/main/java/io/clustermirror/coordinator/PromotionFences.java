@@ -26,10 +26,10 @@ final class PromotionFences {
     private final FlowDeadlines flows;
 
     PromotionFences(TopicPromotes.Host host, CoordinatorThread thread, long timeoutMs, FlowDeadlines flows) {
-        this.flows = flows;
         this.host = host;
         this.thread = thread;
         this.timeoutMs = timeoutMs;
+        this.flows = flows;
     }
 
     /** After a restart: a promote that was under way never committed; it is rolled back (coordinator thread). */

@@ -109,7 +109,6 @@ public final class TopicPromotes {
     private final MirrorMetrics metrics;
     private final Clock clock;
     private final long timeoutMs;
-
     private final FlowDeadlines flows;
 
     TopicPromotes(
@@ -119,12 +118,12 @@ public final class TopicPromotes {
             Clock clock,
             long timeoutMs,
             FlowDeadlines flows) {
-        this.flows = flows;
         this.host = host;
         this.metrics = metrics;
         this.fences = new PromotionFences(host, thread, timeoutMs, flows);
         this.clock = clock;
         this.timeoutMs = timeoutMs;
+        this.flows = flows;
     }
 
     Uni<Outcome> promote(String name, Request request) {
