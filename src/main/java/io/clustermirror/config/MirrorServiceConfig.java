@@ -95,7 +95,7 @@ public interface MirrorServiceConfig {
             /**
              * How long one mirror's metadata sync cycle may take: past it the cycle is cancelled, counted
              * ({@code cluster_mirror_flow_deadline_exceeded_total{flow="sync"}}) and reported in describe, and the next
-             * one may start. Four destination request timeouts by default.
+             * one may start. 120 s: four default destination request timeouts.
              */
             @WithName("timeout.ms")
             @WithDefault("120000")
