@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorError;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -32,6 +33,7 @@ import java.util.regex.Pattern;
  * other method is 405 with it;</li>
  * <li>{@code /q/*} (health, metrics, OpenAPI, Swagger UI; not dev mode's Dev UI) answers GET, HEAD and OPTIONS only.</li>
  * </ul>
+ * Of several {@code Authorization} headers only the first is kept, for every mechanism alike.
  */
 @ApplicationScoped
 public class HttpGuards {
@@ -66,6 +68,12 @@ public class HttpGuards {
     private void guard(RoutingContext context) {
         var request = context.request();
         String path = context.normalizedPath();
+        List<String> authorization = request.headers().getAll(HttpHeaders.AUTHORIZATION);
+        if (authorization.size() > 1) {
+            // the first is the caller's credential: Quarkus' Basic mechanism would take a Basic one from any position
+            // (and answer 401, or authenticate as that user), its JWT one only the first
+            request.headers().set(HttpHeaders.AUTHORIZATION, authorization.get(0));
+        }
         if (request.method().name().length() + request.uri().length() + 10 > MAX_REQUEST_LINE) {
             problem(context, 414, "The request line is longer than " + MAX_REQUEST_LINE + " characters", Map.of());
             return;

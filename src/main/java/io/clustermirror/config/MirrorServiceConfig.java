@@ -30,6 +30,19 @@ public interface MirrorServiceConfig {
 
     Http http();
 
+    Flow flow();
+
+    interface Flow {
+        /**
+         * Deadline of a topics:start, of a topic verb's coordinator step, of a stop's release of its partitions, and of a
+         * promote beyond its own {@code timeoutMs}: past it the flow is cancelled with a reason and counted in
+         * {@code cluster_mirror_flow_deadline_exceeded_total{flow}}.
+         */
+        @WithName("timeout.ms")
+        @WithDefault("300000")
+        long timeoutMs();
+    }
+
     /** The REST control plane's protection (README "Security"). */
     interface Http {
         Auth auth();
@@ -68,7 +81,7 @@ public interface MirrorServiceConfig {
     }
 
     interface Metrics {
-        /** How often the per-partition lag gauges are refreshed (read by the scheduler as written). */
+        /** How often the per-partition lag gauges are refreshed (a Quarkus scheduler interval: {@code 5s}, {@code 1m}). */
         @WithName("partition-lag.refresh")
         @WithDefault("5s")
         String partitionLagRefresh();
@@ -76,6 +89,19 @@ public interface MirrorServiceConfig {
 
     interface Metadata {
         Refresh refresh();
+
+        Sync sync();
+
+        interface Sync {
+            /**
+             * How long one mirror's metadata sync cycle may take: past it the cycle is cancelled, counted
+             * ({@code cluster_mirror_flow_deadline_exceeded_total{flow="sync"}}) and reported in describe, and the next
+             * one may start. 120 s: four default destination request timeouts.
+             */
+            @WithName("timeout.ms")
+            @WithDefault("120000")
+            long timeoutMs();
+        }
 
         interface Refresh {
             /** How often each mirror's metadata sync cycle runs. */

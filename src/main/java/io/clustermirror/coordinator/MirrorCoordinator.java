@@ -23,9 +23,11 @@ import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -63,6 +65,7 @@ public class MirrorCoordinator {
     private final PartitionLifecycle lifecycle;
     private final TopicPromotes promotes;
     private final TopicStarts starts;
+    private final FlowDeadlines flows;
 
     public MirrorCoordinator(
             KafkaClients clients,
@@ -89,12 +92,14 @@ public class MirrorCoordinator {
                 runtimes.closeAll();
             }
         });
+        this.flows = new FlowDeadlines(metrics, Duration.ofMillis(config.flow().timeoutMs()));
         this.lifecycle = new PartitionLifecycle(
                 new CoordinatorPorts.Lifecycle(this),
                 thread,
                 RetryPolicy.of(config.failed().retry()),
                 metrics,
-                clock);
+                clock,
+                flows);
         this.starts = new TopicStarts(
                 new CoordinatorPorts.Starts(this),
                 rules,
@@ -102,13 +107,15 @@ public class MirrorCoordinator {
                 new ForeignStateTopics(
                         this::destinationAdmin,
                         clients::destinationSampler,
-                        Math.min(config.destination().requestTimeoutMs(), STATE_TOPIC_CHECK_TIMEOUT_MS)));
+                        Math.min(config.destination().requestTimeoutMs(), STATE_TOPIC_CHECK_TIMEOUT_MS)),
+                flows);
         this.promotes = new TopicPromotes(
                 new CoordinatorPorts.Promotes(this, metrics),
                 thread,
                 metrics,
                 clock,
-                config.destination().requestTimeoutMs());
+                config.destination().requestTimeoutMs(),
+                flows);
     }
 
     void onStart(@Observes StartupEvent event) {
@@ -326,7 +333,7 @@ public class MirrorCoordinator {
     }
 
     Uni<List<TopicOutcome>> topicVerb(String name, TopicVerb verb, List<String> topics, String reason) {
-        return onCoordinator(() -> {
+        Uni<List<TopicOutcome>> planned = onCoordinator(() -> {
             Mirror mirror = require(name);
             if (topics.isEmpty()) {
                 throw new MirrorException(MirrorError.INVALID_REQUEST, "Name at least one topic", "topics");
@@ -352,6 +359,12 @@ public class MirrorCoordinator {
                                             : "UNCHANGED"))
                             .toList();
         });
+        return flows.bound(
+                planned,
+                verb.name().toLowerCase(Locale.ROOT),
+                name,
+                MirrorError.COORDINATOR_NOT_AVAILABLE,
+                "the coordinator did not get to it and may still: describe the topics before asking again");
     }
 
     void persistPartitions(String name, Map<MirrorPartition, PartitionStatus> changed) {

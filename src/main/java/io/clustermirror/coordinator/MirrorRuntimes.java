@@ -102,7 +102,7 @@ final class MirrorRuntimes {
                 clients.destinationConnection(),
                 new TailPreservation(
                         destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
-                new DeadLoopCount(listener),
+                new DeadLoopCount(mirror.name(), listener),
                 sourceTimeoutMs,
                 timeoutMs);
         runtimes.put(mirror.name(), runtime);
@@ -151,11 +151,16 @@ final class MirrorRuntimes {
         return destinationAdmin;
     }
 
-    /** Counts the data-plane loops that end, for readiness, and passes everything on. */
+    /**
+     * Counts the data-plane loops that end (the metric, and for readiness) and passes everything else on: the loop's
+     * end is logged where it happened, and each of its partitions fails through {@link #onFailed}.
+     */
     private final class DeadLoopCount implements DataPlane.Listener {
+        private final String mirror;
         private final DataPlane.Listener delegate;
 
-        DeadLoopCount(DataPlane.Listener delegate) {
+        DeadLoopCount(String mirror, DataPlane.Listener delegate) {
+            this.mirror = mirror;
             this.delegate = delegate;
         }
 
@@ -163,7 +168,7 @@ final class MirrorRuntimes {
         public void onLoopDied(String loop, String reason) {
             deadLoops.incrementAndGet();
             lastDeadLoop = reason;
-            delegate.onLoopDied(loop, reason);
+            metrics.deadLoop(mirror, loop);
         }
 
         @Override

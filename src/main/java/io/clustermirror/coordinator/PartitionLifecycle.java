@@ -67,13 +67,19 @@ final class PartitionLifecycle {
     private final MirrorHalts halts;
     private final TopicRecreation recreation;
 
-    PartitionLifecycle(Host host, CoordinatorThread thread, RetryPolicy retries, MirrorMetrics metrics, Clock clock) {
+    PartitionLifecycle(
+            Host host,
+            CoordinatorThread thread,
+            RetryPolicy retries,
+            MirrorMetrics metrics,
+            Clock clock,
+            FlowDeadlines flows) {
         this.host = host;
         this.thread = thread;
         this.retries = retries;
         this.metrics = metrics;
         this.clock = clock;
-        this.stops = new TopicStops(host, thread, this::settle, clock);
+        this.stops = new TopicStops(host, thread, this::settle, clock, flows);
         this.halts = new MirrorHalts(host, thread, metrics, this::resume);
         this.recreation = new TopicRecreation(host, thread, metrics, clock, this::truncate);
     }
@@ -275,7 +281,15 @@ final class PartitionLifecycle {
                 .withRetryAttempt(retries.afterFailure(current.retryAttempt()));
         host.persistPartitions(name, Map.of(partition, failed));
         host.liveRuntime(name).ifPresent(r -> r.dataPlane().remove(partition, false));
-        LOGGER.errorf("Mirror %s: %s FAILED (retry attempt %d): %s", name, partition, failed.retryAttempt(), error);
+        // WARN while a retry follows (a source outage fails each partition up to maxAttempts times), ERROR once an
+        // operator must act
+        LOGGER.logf(
+                failed.retryAttempt() >= 0 ? Logger.Level.WARN : Logger.Level.ERROR,
+                "Mirror %s: %s FAILED, %s: %s",
+                name,
+                partition,
+                retries.next(failed.retryAttempt()),
+                error);
         if (failed.retryAttempt() >= 0) {
             long delay = retries.delayMs(failed.retryAttempt());
             int epoch = failed.stateEpoch();
@@ -427,11 +441,6 @@ final class PartitionLifecycle {
             @Override
             public void onRequest(String api, boolean failed) {
                 metrics.request(name, api, failed);
-            }
-
-            @Override
-            public void onLoopDied(String loop, String reason) {
-                metrics.deadLoop(name, loop); // logged where it died; each partition fails through onFailed
             }
         };
     }

@@ -25,10 +25,13 @@ final class PromotionFences {
     private final CoordinatorThread thread;
     private final long timeoutMs;
 
-    PromotionFences(TopicPromotes.Host host, CoordinatorThread thread, long timeoutMs) {
+    private final FlowDeadlines flows;
+
+    PromotionFences(TopicPromotes.Host host, CoordinatorThread thread, long timeoutMs, FlowDeadlines flows) {
         this.host = host;
         this.thread = thread;
         this.timeoutMs = timeoutMs;
+        this.flows = flows;
     }
 
     /** After a restart: a promote that was under way never committed; it is rolled back (coordinator thread). */
@@ -103,6 +106,10 @@ final class PromotionFences {
                     return null;
                 }))
                 .replaceWithVoid()
+                // a lift that never finishes is retried like one that failed
+                .ifNoItem()
+                .after(flows.timeout())
+                .failWith(() -> new IllegalStateException(flows.exceeded("promote", mirror, flows.timeout())))
                 .onFailure()
                 .recoverWithItem(e -> {
                     if (e instanceof MirrorException m && m.error() == MirrorError.UNKNOWN_CLUSTER_MIRROR) {

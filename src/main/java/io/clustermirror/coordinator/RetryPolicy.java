@@ -24,6 +24,13 @@ final class RetryPolicy {
         return new RetryPolicy(retry.initialBackoffMs(), retry.maxBackoffMs(), retry.maxAttempts());
     }
 
+    /** What follows a failure that left the partition at retry attempt {@code attempt} (-1: none left), for its log line. */
+    String next(int attempt) {
+        return attempt >= 0
+                ? "retried automatically (attempt " + (attempt + 1) + " of " + maxAttempts + ")"
+                : "no automatic retry left (topics:recover starts it again)";
+    }
+
     /** The retry attempt a partition failing in attempt {@code attempt} keeps: itself, or -1 when none is left. */
     int afterFailure(int attempt) {
         return attempt < 0 || attempt >= maxAttempts ? -1 : attempt;

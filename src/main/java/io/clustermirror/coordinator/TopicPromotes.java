@@ -112,19 +112,27 @@ public final class TopicPromotes {
     private final MirrorMetrics metrics;
     private final Clock clock;
     private final long timeoutMs;
+    private final FlowDeadlines flows;
 
-    TopicPromotes(Host host, CoordinatorThread thread, MirrorMetrics metrics, Clock clock, long timeoutMs) {
+    TopicPromotes(
+            Host host,
+            CoordinatorThread thread,
+            MirrorMetrics metrics,
+            Clock clock,
+            long timeoutMs,
+            FlowDeadlines flows) {
         this.host = host;
         this.metrics = metrics;
-        this.fences = new PromotionFences(host, thread, timeoutMs);
+        this.fences = new PromotionFences(host, thread, timeoutMs, flows);
         this.clock = clock;
         this.timeoutMs = timeoutMs;
+        this.flows = flows;
     }
 
     Uni<Outcome> promote(String name, Request request) {
         Attempt a = new Attempt(name, request);
         // patterns are compiled on a worker: a large list must not hold up the coordinator thread
-        return blocking(() -> {
+        Uni<Outcome> promote = blocking(() -> {
                     a.include = TopicStarts.patterns(request.include(), "include");
                     a.exclude = TopicStarts.patterns(request.exclude(), "exclude");
                     return null;
@@ -145,7 +153,17 @@ public final class TopicPromotes {
                 .chain(() -> blocking(() -> a.proof = confirm(a)))
                 .chain(() -> host.onCoordinator(() -> commit(a)))
                 .chain(() -> blocking(() -> awaitStopped(a)))
-                .invoke(done -> metrics.promote(name, "promoted"))
+                .invoke(done -> metrics.promote(name, "promoted"));
+        // the drain has its own timeout (timeoutMs); this bounds every other step (a coordinator task dropped, a call
+        // that never answers): the promote is cancelled and rolled back like any failure before its commit
+        return flows.bound(
+                        promote,
+                        "promote",
+                        name,
+                        Duration.ofMillis(request.timeoutMs()).plus(flows.timeout()),
+                        MirrorError.REQUEST_TIMED_OUT,
+                        "it was cancelled and rolled back unless it had already committed (describe shows each "
+                                + "topic's promotion)")
                 .onFailure()
                 .call(e -> {
                     if (!a.begun || a.committed) {

@@ -72,16 +72,24 @@ final class TopicStarts {
     /** Topics a start is preparing right now (any mirror): a second start of one of them is refused, not run twice. */
     private final Set<String> starting = ConcurrentHashMap.newKeySet();
 
-    TopicStarts(Host host, MirrorConfigRules rules, String stateTopic, ForeignStateTopics stateTopics) {
+    private final FlowDeadlines flows;
+
+    TopicStarts(
+            Host host,
+            MirrorConfigRules rules,
+            String stateTopic,
+            ForeignStateTopics stateTopics,
+            FlowDeadlines flows) {
         this.host = host;
         this.rules = rules;
         this.stateTopic = stateTopic;
         this.stateTopics = stateTopics;
+        this.flows = flows;
     }
 
     /** One outcome per topic; patterns are compiled and checked on a worker thread, never on the caller's (an HTTP event loop). */
     Uni<List<TopicOutcome>> start(String name, TopicSelection selection) {
-        return Uni.createFrom()
+        Uni<List<TopicOutcome>> start = Uni.createFrom()
                 .deferred(() -> {
                     Mirror mirror = host.require(name);
                     List<Pattern> includes = patterns(selection.include(), "include");
@@ -107,6 +115,13 @@ final class TopicStarts {
                             .invoke(() -> starting.removeAll(reserved));
                 })
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
+        // cancelled at the deadline: the topics it reserved are released (onTermination), what it persisted stays
+        return flows.bound(
+                start,
+                "start",
+                name,
+                MirrorError.COORDINATOR_NOT_AVAILABLE,
+                "it was cancelled: the topics it had started show in describe, start the others again");
     }
 
     private record PreparedTopics(Map<String, DestinationTopics.Prepared> ready, List<TopicOutcome> failed) {}

@@ -4,14 +4,19 @@ import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
+import io.smallrye.mutiny.TimeoutException;
+import io.smallrye.mutiny.Uni;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
@@ -43,12 +48,15 @@ final class TopicStops {
     private final CoordinatorThread thread;
     private final Settler settler;
     private final Clock clock;
+    private final FlowDeadlines flows;
 
-    TopicStops(PartitionLifecycle.Host host, CoordinatorThread thread, Settler settler, Clock clock) {
+    TopicStops(
+            PartitionLifecycle.Host host, CoordinatorThread thread, Settler settler, Clock clock, FlowDeadlines flows) {
         this.host = host;
         this.thread = thread;
         this.settler = settler;
         this.clock = clock;
+        this.flows = flows;
     }
 
     /** Takes the partitions out of the data plane; once all of a topic's are out, restores its configs and settles them STOPPED. */
@@ -73,41 +81,77 @@ final class TopicStops {
                                 .remove(p, true)); // a stopped topic never shows uncommitted data as committed
                 epochs.put(p, host.partitions(name).get(p).stateEpoch());
             });
-            CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new))
-                    .thenRunAsync(
-                            () -> {
-                                boolean othersActive = host.partitions(name).entrySet().stream()
-                                        .anyMatch(e -> e.getKey().topic().equals(topic)
-                                                && !removals.containsKey(e.getKey())
-                                                && e.getValue().state() != MirrorPartitionState.STOPPED);
-                                String error = null;
-                                if (!othersActive) {
-                                    try {
-                                        runtime.restoreTopic(topic);
-                                    } catch (Exception e) {
-                                        error = "mirror-owned configs of the destination topic could not be restored: "
-                                                + e;
-                                    }
-                                }
-                                String restoreError = error;
-                                thread.run(
-                                        "stop of " + topic,
-                                        () -> removals.forEach((p, removal) -> {
-                                            PartitionStatus now =
-                                                    host.partitions(name).get(p);
-                                            if (now != null && now.stateEpoch() >= epochs.get(p)) {
-                                                settler.settle(
-                                                        name,
-                                                        p,
-                                                        MirrorPartitionState.STOPPING,
-                                                        MirrorPartitionState.STOPPED,
-                                                        restoreError,
-                                                        removal.getNow(null));
-                                            }
-                                        }));
-                            },
-                            runtime.workers());
+            Set<MirrorPartition> releasing = new TreeSet<>(removals.keySet());
+            // a removal that never completes (a loop that died, a task dropped by a closed runtime) must not leave
+            // the partitions STOPPING without a word: at the deadline they say why, and the stop is tried again
+            Uni.createFrom()
+                    .completionStage(CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new)))
+                    .ifNoItem()
+                    .after(flows.timeout())
+                    .fail()
+                    .subscribe()
+                    .with(
+                            done -> restoreAndSettle(name, topic, runtime, removals, epochs),
+                            failure -> thread.run(
+                                    "stop of " + topic,
+                                    () -> waitAndRetry(
+                                            name,
+                                            releasing,
+                                            failure instanceof TimeoutException
+                                                    ? flows.exceeded("stop", name, flows.timeout())
+                                                            + " (the data plane has not released " + releasing
+                                                            + "); tried again every " + RETRY_SECONDS + " s"
+                                                    : "the data plane could not release " + releasing + ": "
+                                                            + failure)));
         });
+    }
+
+    /** Once the topic's partitions are out: its configs restored if no other partition is active, then STOPPED. */
+    private void restoreAndSettle(
+            String name,
+            String topic,
+            MirrorParts runtime,
+            Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> removals,
+            Map<MirrorPartition, Integer> epochs) {
+        try {
+            runtime.workers().execute(() -> {
+                boolean othersActive = host.partitions(name).entrySet().stream()
+                        .anyMatch(e -> e.getKey().topic().equals(topic)
+                                && !removals.containsKey(e.getKey())
+                                && e.getValue().state() != MirrorPartitionState.STOPPED);
+                String error = null;
+                if (!othersActive) {
+                    try {
+                        runtime.restoreTopic(topic);
+                    } catch (Exception e) {
+                        error = "mirror-owned configs of the destination topic could not be restored: " + e;
+                    }
+                }
+                String restoreError = error;
+                thread.run(
+                        "stop of " + topic,
+                        () -> removals.forEach((p, removal) -> {
+                            PartitionStatus now = host.partitions(name).get(p);
+                            if (now != null && now.stateEpoch() >= epochs.get(p)) {
+                                settler.settle(
+                                        name,
+                                        p,
+                                        MirrorPartitionState.STOPPING,
+                                        MirrorPartitionState.STOPPED,
+                                        restoreError,
+                                        removal.getNow(null));
+                            }
+                        }));
+            });
+        } catch (RejectedExecutionException e) {
+            thread.run(
+                    "stop of " + topic,
+                    () -> waitAndRetry(
+                            name,
+                            removals.keySet(),
+                            "the mirror's clients were closed during the stop; tried again every " + RETRY_SECONDS
+                                    + " s"));
+        }
     }
 
     /**
@@ -116,7 +160,14 @@ final class TopicStops {
      * reason in describe and the stop is tried again every few seconds.
      */
     private void awaitClientsToStop(String name, Collection<MirrorPartition> stopping, RuntimeException cause) {
-        String reason = "stopping waits for the mirror's clients: " + cause.getMessage();
+        waitAndRetry(name, stopping, "stopping waits for the mirror's clients: " + cause.getMessage());
+    }
+
+    /**
+     * The partitions stay STOPPING with the reason in describe (persisted and logged once, when it changes), and the
+     * stop is tried again every few seconds (coordinator thread).
+     */
+    private void waitAndRetry(String name, Collection<MirrorPartition> stopping, String reason) {
         Map<MirrorPartition, PartitionStatus> waiting = new TreeMap<>();
         stopping.forEach(p -> {
             PartitionStatus current = host.partitions(name).get(p);

@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.Node;
@@ -15,6 +14,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
@@ -32,12 +32,6 @@ final class AppendLoop implements Runnable {
     private static final Logger LOGGER = Logger.getLogger(AppendLoop.class);
 
     static final int MAX_IN_FLIGHT_PER_PARTITION = 5;
-    private static final Set<Errors> NEW_IDENTITY_ERRORS = Set.of(
-            Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
-            Errors.UNKNOWN_PRODUCER_ID,
-            Errors.INVALID_PRODUCER_EPOCH,
-            Errors.PRODUCER_FENCED,
-            Errors.DUPLICATE_SEQUENCE_NUMBER);
 
     private final Pipeline pipeline;
     private final String mirror;
@@ -192,7 +186,7 @@ final class AppendLoop implements Runnable {
                         continue;
                     }
                     ByteBuffer bytes = BatchRestamp.restampInPlace(batch, state.identity, state.nextSequence);
-                    state.nextSequence = BatchRestamp.nextSequence(state.nextSequence, batch.recordCount());
+                    state.nextSequence = DefaultRecordBatch.incrementSequence(state.nextSequence, batch.recordCount());
                     FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
                     state.inFlight.add(entry);
                     sent.put(state.tp, entry);
@@ -313,7 +307,7 @@ final class AppendLoop implements Runnable {
                 return;
             }
             confirmed(state, batch);
-        } else if (NEW_IDENTITY_ERRORS.contains(error) || Pipeline.REFRESH_ERRORS.contains(error)) {
+        } else if (ErrorRules.needsNewIdentity(error) || ErrorRules.retriable(error)) {
             pipeline.requestReset(state, error.name());
         } else {
             String message = result.errorMessage() == null ? error.message() : result.errorMessage();

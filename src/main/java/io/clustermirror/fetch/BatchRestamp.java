@@ -34,10 +34,4 @@ public final class BatchRestamp {
         copy.putInt(SourceBatch.CRC_OFFSET, (int) crc);
         return copy;
     }
-
-    /** The sequence after a batch of {@code count} records, wrapping as Kafka's does. */
-    public static int nextSequence(int sequence, int count) {
-        long next = (long) sequence + count;
-        return next > Integer.MAX_VALUE ? (int) (next - Integer.MAX_VALUE - 1) : (int) next;
-    }
 }

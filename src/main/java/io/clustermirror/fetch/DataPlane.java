@@ -53,7 +53,7 @@ public interface DataPlane {
          * A loop of the data plane died or was stuck ({@code loop}: fetcher or appender): its partitions are failed with
          * {@code reason} (each through {@link #onFailed}) and the data plane takes no more; a new one must be built.
          */
-        void onLoopDied(String loop, String reason);
+        default void onLoopDied(String loop, String reason) {}
 
         /** A Fetch went to a source broker or a Produce to a destination broker ({@code failed}: it failed as a whole). */
         void onRequest(String api, boolean failed);

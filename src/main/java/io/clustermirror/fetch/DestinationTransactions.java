@@ -2,7 +2,6 @@ package io.clustermirror.fetch;
 
 import java.io.IOException;
 import java.util.List;
-import java.util.Set;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.EndTxnRequestData;
@@ -32,14 +31,6 @@ final class DestinationTransactions {
      * because the source's may stay open that long.
      */
     private static final int[] TRANSACTION_TIMEOUTS_MS = {900_000, 300_000, 60_000, 10_000};
-
-    private static final Set<Errors> RETRIABLE = Set.of(
-            Errors.COORDINATOR_LOAD_IN_PROGRESS,
-            Errors.CONCURRENT_TRANSACTIONS,
-            Errors.COORDINATOR_NOT_AVAILABLE,
-            Errors.NOT_COORDINATOR,
-            Errors.REQUEST_TIMED_OUT,
-            Errors.NETWORK_EXCEPTION);
 
     private final WireClient client;
     private final int timeoutMs;
@@ -151,7 +142,7 @@ final class DestinationTransactions {
     }
 
     private static void retryOrThrow(Errors error, long deadline, String what) throws IOException {
-        if (!RETRIABLE.contains(error)) {
+        if (!ErrorRules.retriable(error)) {
             throw new Refused(what + " refused: " + error.name() + " (" + error.message() + ")");
         }
         if (System.currentTimeMillis() > deadline) {

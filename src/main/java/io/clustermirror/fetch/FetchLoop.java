@@ -246,7 +246,7 @@ final class FetchLoop implements Runnable {
                         epochEndOffset);
             } else if (error == Errors.OFFSET_OUT_OF_RANGE) {
                 failure = SourceDivergence.outOfRange(state.fetchOffset, data.logStartOffset(), data.highWatermark());
-            } else if (Pipeline.REFRESH_ERRORS.contains(error)) {
+            } else if (ErrorRules.retriable(error)) {
                 pipeline.sourceRefresh = true;
             } else if (error != Errors.NONE) {
                 failure = "source fetch failed: " + error.name() + " (" + error.message() + ")";

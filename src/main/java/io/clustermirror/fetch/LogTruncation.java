@@ -23,6 +23,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.jboss.logging.Logger;
@@ -291,7 +292,7 @@ public final class LogTruncation implements PrefixCheck {
                     ? (full == null ? (full = FillerBatches.of(count)) : full)
                     : FillerBatches.of(count);
             append(destination, destinationView, leader, tp, fillers, end, identity, sequence);
-            sequence = BatchRestamp.nextSequence(sequence, count);
+            sequence = DefaultRecordBatch.incrementSequence(sequence, count);
             end += count;
             progress.accept("aligning to the source log start " + sourceStart + ": " + end + " of " + fillTo
                     + " offsets filled");
@@ -312,7 +313,7 @@ public final class LogTruncation implements PrefixCheck {
             }
             for (SourceBatch batch : plan.batches()) {
                 append(destination, destinationView, leader, tp, batch, batch.baseOffset(), identity, sequence);
-                sequence = BatchRestamp.nextSequence(sequence, batch.recordCount());
+                sequence = DefaultRecordBatch.incrementSequence(sequence, batch.recordCount());
             }
             startOffset = plan.nextOffset();
             sourceEpoch = first.get().partitionLeaderEpoch();

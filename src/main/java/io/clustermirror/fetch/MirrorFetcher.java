@@ -38,6 +38,10 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
     private final Thread fetchThread;
     private final Thread appendThread;
 
+    /**
+     * @param sourceTimeoutMs request timeout of the source-side wire client ({@code mirror.source.request.timeout.ms})
+     * @param timeoutMs request timeout of everything on the destination side ({@code mirror.destination.request.timeout.ms})
+     */
     public MirrorFetcher(
             String mirror,
             String sourceClusterId,

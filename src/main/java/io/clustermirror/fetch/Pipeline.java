@@ -7,7 +7,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.protocol.Errors;
 import org.jboss.logging.Logger;
 
 /**
@@ -18,24 +17,6 @@ import org.jboss.logging.Logger;
 final class Pipeline {
 
     private static final Logger LOGGER = Logger.getLogger(Pipeline.class);
-
-    /** Errors that new metadata (a new leader, a topic id) cures: the loop reads the cluster again and goes on. */
-    static final Set<Errors> REFRESH_ERRORS = Set.of(
-            Errors.NOT_LEADER_OR_FOLLOWER,
-            Errors.FENCED_LEADER_EPOCH,
-            Errors.UNKNOWN_LEADER_EPOCH,
-            Errors.LEADER_NOT_AVAILABLE,
-            Errors.UNKNOWN_TOPIC_ID,
-            Errors.UNKNOWN_TOPIC_OR_PARTITION,
-            Errors.KAFKA_STORAGE_ERROR,
-            Errors.REPLICA_NOT_AVAILABLE,
-            Errors.OFFSET_NOT_AVAILABLE,
-            Errors.NOT_ENOUGH_REPLICAS,
-            Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-            Errors.REQUEST_TIMED_OUT,
-            Errors.NETWORK_EXCEPTION,
-            Errors.INCONSISTENT_TOPIC_ID,
-            Errors.UNKNOWN_SERVER_ERROR);
 
     final String mirror;
     final DataPlane.Listener listener;

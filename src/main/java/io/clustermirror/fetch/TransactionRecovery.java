@@ -13,6 +13,7 @@ import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.jboss.logging.Logger;
 
 /**
@@ -93,7 +94,7 @@ final class TransactionRecovery {
             ProducerState producer = producers.get(transaction.producerId());
             int nextSequence = producer == null || producer.lastSequence() < 0
                     ? 0
-                    : BatchRestamp.nextSequence(producer.lastSequence(), 1);
+                    : DefaultRecordBatch.incrementSequence(producer.lastSequence(), 1);
             long firstOffset = producer == null
                     ? state.ackedEnd
                     : producer.currentTransactionStartOffset().orElse(state.ackedEnd);

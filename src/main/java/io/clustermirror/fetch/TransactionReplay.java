@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.jboss.logging.Logger;
 
@@ -98,7 +99,7 @@ final class TransactionReplay {
             return false; // the queue was cleared meanwhile (failed or removed)
         }
         ByteBuffer bytes = BatchRestamp.restampInPlace(batch, producer.identity, producer.nextSequence);
-        producer.nextSequence = BatchRestamp.nextSequence(producer.nextSequence, batch.recordCount());
+        producer.nextSequence = DefaultRecordBatch.incrementSequence(producer.nextSequence, batch.recordCount());
         FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
         state.inFlight.add(entry);
         ProduceRequestData data = OneBatchProduce.request(

@@ -1,5 +1,6 @@
 package io.clustermirror.metrics;
 
+import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
@@ -8,8 +9,11 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
+import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
+import io.quarkus.scheduler.Scheduler;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -123,7 +127,6 @@ public class MirrorMetrics {
      * The KIP's per-partition lag (ConsumerLag): one row per partition in a data plane, source high watermark minus
      * destination end, in records; refreshed every few seconds (rows of partitions that left are dropped).
      */
-    @Scheduled(every = "${mirror.metrics.partition-lag.refresh:5s}", identity = "partition-lag-gauges")
     void refreshPartitionLags() {
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         gaugeSources.forEach((mirror, sources) -> sources.partitionLags()
@@ -138,6 +141,16 @@ public class MirrorMetrics {
                                 Integer.toString(partition.partition())),
                         lag))));
         partitionLag.register(rows, true);
+    }
+
+    /** Schedules {@link #refreshPartitionLags()} every {@code mirror.metrics.partition-lag.refresh} (the mapping's default). */
+    void schedulePartitionLags(@Observes StartupEvent event, Scheduler scheduler, MirrorServiceConfig config) {
+        scheduler
+                .newJob("partition-lag-gauges")
+                .setInterval(config.metrics().partitionLagRefresh())
+                .setConcurrentExecution(Scheduled.ConcurrentExecution.SKIP)
+                .setTask(execution -> refreshPartitionLags())
+                .schedule();
     }
 
     /** Fetch requests to the source and produce requests to the destination, and those that failed as a whole. */
@@ -250,6 +263,19 @@ public class MirrorMetrics {
         Counter.builder("cluster.mirror.client.replacements")
                 .description("Long-lived Kafka clients replaced because their network thread had died")
                 .tag("client", client)
+                .register(registry)
+                .increment();
+    }
+
+    /**
+     * An asynchronous flow of a mirror ({@code sync}, {@code start}, {@code stop}, {@code promote}) did not finish within
+     * its deadline: it was cancelled (or is tried again) and the reason is shown in describe or in the answer.
+     */
+    public void flowDeadlineExceeded(String flow, String mirror) {
+        Counter.builder("cluster.mirror.flow.deadline.exceeded")
+                .description("Flows (sync cycle, start, stop, promote) that did not finish within their deadline")
+                .tag("flow", flow)
+                .tag("mirror", mirror)
                 .register(registry)
                 .increment();
     }

@@ -44,6 +44,7 @@ class PartitionLifecycleTest {
     private static final MirrorPartition T0 = new MirrorPartition("t", 0);
     private static final MirrorPartition T1 = new MirrorPartition("t", 1);
     private static final MirrorPartition U0 = new MirrorPartition("u", 0);
+    private static final Duration FLOW_DEADLINE = Duration.ofMillis(200);
 
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final CoordinatorThread thread = new CoordinatorThread();
@@ -87,6 +88,40 @@ class PartitionLifecycleTest {
         assertThat(registry.get("cluster.mirror.partition.failures").counter().count())
                 .isEqualTo(3);
         assertThat(parts.recreated).isEmpty();
+    }
+
+    @Test
+    void aFailureThatWillBeRetriedShouldBeAWarningAndOnlyTheLastOneAnError() {
+        lifecycle = lifecycle(2);
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Unsupported("source unreachable"));
+
+        try (LogCapture log = new LogCapture()) {
+            lifecycle.truncate("m", T0);
+            until(() -> host.status(T0).retryAttempt() == -1);
+
+            assertThat(log.lines())
+                    .containsExactly(
+                            "WARN Mirror m: t-0 FAILED, retried automatically (attempt 1 of 2): source unreachable",
+                            "WARN Mirror m: t-0 FAILED, retried automatically (attempt 2 of 2): source unreachable",
+                            "ERROR Mirror m: t-0 FAILED, no automatic retry left (topics:recover starts it again): "
+                                    + "source unreachable");
+        }
+    }
+
+    @Test
+    void aFailureWithoutAutomaticRetriesShouldBeAnError() {
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Unsupported("source unreachable"));
+
+        try (LogCapture log = new LogCapture()) {
+            lifecycle.truncate("m", T0);
+            drain();
+
+            assertThat(log.lines())
+                    .containsExactly("ERROR Mirror m: t-0 FAILED, no automatic retry left (topics:recover starts it "
+                            + "again): source unreachable");
+        }
     }
 
     @Test
@@ -290,6 +325,30 @@ class PartitionLifecycleTest {
     }
 
     @Test
+    void aStopWhoseDataPlaneNeverReleasesThePartitionShouldSayWhyBeCountedAndBeTriedAgain() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        parts.data.removalsHang = true;
+
+        lifecycle.stopPartitions("m", List.of(T0));
+        until(() -> host.status(T0).error() != null);
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPING);
+        assertThat(host.status(T0).error())
+                .isEqualTo("the stop did not finish within 200 ms (the data plane has not released [t-0]); tried "
+                        + "again every 3 s");
+        assertThat(registry.get("cluster.mirror.flow.deadline.exceeded")
+                        .tag("flow", "stop")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+
+        parts.data.removalsHang = false;
+        until(() -> host.state(T0) == MirrorPartitionState.STOPPED);
+
+        assertThat(parts.restored).containsExactly("t");
+    }
+
+    @Test
     void aHaltedMirrorShouldLeaveTheDataPlaneAndComeBackFromThePersistedStatesWhenUnhalted() {
         host.put(T0, mirroring());
         parts.answer(T0, new LogTruncation.Ready(8, 1));
@@ -375,8 +434,14 @@ class PartitionLifecycleTest {
     }
 
     private PartitionLifecycle lifecycle(int maxAttempts) {
+        MirrorMetrics metrics = new MirrorMetrics(registry);
         return new PartitionLifecycle(
-                host, thread, new RetryPolicy(1, 4, maxAttempts), new MirrorMetrics(registry), Clock.systemUTC());
+                host,
+                thread,
+                new RetryPolicy(1, 4, maxAttempts),
+                metrics,
+                Clock.systemUTC(),
+                new FlowDeadlines(metrics, FLOW_DEADLINE));
     }
 
     /** Lets every task chained on the coordinator thread run (each hop queues the next before it ends). */
@@ -394,6 +459,39 @@ class PartitionLifecycleTest {
                 throw new AssertionError("condition not met within 5 s; partitions " + host.partitions("m"));
             }
             Thread.onSpinWait();
+        }
+    }
+
+    /** The lifecycle's FAILED lines as "LEVEL message", captured from its logger (JBoss LogManager is the JUL manager). */
+    private static final class LogCapture extends java.util.logging.Handler implements AutoCloseable {
+        private final java.util.logging.Logger logger =
+                java.util.logging.Logger.getLogger(PartitionLifecycle.class.getName());
+        private final List<String> lines = Collections.synchronizedList(new ArrayList<>());
+        private final org.jboss.logmanager.formatters.PatternFormatter format =
+                new org.jboss.logmanager.formatters.PatternFormatter("%p %s");
+
+        LogCapture() {
+            logger.addHandler(this);
+        }
+
+        List<String> lines() {
+            return List.copyOf(lines);
+        }
+
+        @Override
+        public void publish(java.util.logging.LogRecord record) {
+            String line = format.format(record);
+            if (line.contains(" FAILED")) {
+                lines.add(line);
+            }
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void close() {
+            logger.removeHandler(this);
         }
     }
 
@@ -478,6 +576,7 @@ class PartitionLifecycleTest {
         final List<String> calls = Collections.synchronizedList(new ArrayList<>());
         private final Map<MirrorPartition, Long> in = new ConcurrentHashMap<>();
         volatile Progress lastProgress;
+        volatile boolean removalsHang;
 
         @Override
         public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
@@ -490,6 +589,9 @@ class PartitionLifecycleTest {
         @Override
         public CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions) {
             calls.add("remove " + partition + (abortTransactions ? " aborting" : " keeping"));
+            if (removalsHang) {
+                return new CompletableFuture<>(); // a loop that never gets to it
+            }
             in.remove(partition);
             return CompletableFuture.completedFuture(lastProgress);
         }

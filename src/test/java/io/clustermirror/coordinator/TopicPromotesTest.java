@@ -41,7 +41,8 @@ class TopicPromotesTest {
             thread,
             new MirrorMetrics(new SimpleMeterRegistry()),
             Clock.fixed(NOW, java.time.ZoneOffset.UTC),
-            1000);
+            1000,
+            new FlowDeadlines(new MirrorMetrics(new SimpleMeterRegistry()), java.time.Duration.ofSeconds(30)));
 
     @AfterEach
     void stop() {

@@ -113,13 +113,6 @@ class BatchRestampTest {
     }
 
     @Test
-    void sequenceShouldWrapLikeKafkas() {
-        assertThat(BatchRestamp.nextSequence(10, 5)).isEqualTo(15);
-        assertThat(BatchRestamp.nextSequence(Integer.MAX_VALUE, 1)).isZero();
-        assertThat(BatchRestamp.nextSequence(Integer.MAX_VALUE - 1, 3)).isEqualTo(1);
-    }
-
-    @Test
     void fillerBatchShouldHoldKeyedTombstonesWithTheFillerHeader() {
         SourceBatch fillers = FillerBatches.of(1_000);
 

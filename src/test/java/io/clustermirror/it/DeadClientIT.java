@@ -64,7 +64,7 @@ class DeadClientIT extends ServiceIT {
         // on the source Admin, meet it)
         proxy.corrupt(true);
         try {
-            await("responses corrupted").atMost(Duration.ofSeconds(30)).until(() -> proxy.corrupted() >= 3);
+            await("responses corrupted").atMost(Duration.ofSeconds(30)).until(() -> proxy.corrupted() >= 1);
             api().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(200);
             await("the source Admin's answer corrupted too")
                     .atMost(Duration.ofSeconds(30))

@@ -75,7 +75,10 @@ class FailedRetryIT extends ServiceIT {
         // Then: three automatic retries, then it waits with retryAttempt -1
         await().atMost(Duration.ofSeconds(60)).until(() -> retryAttempt(mirror, topic) == -1);
         assertThat(retrying.log())
-                .contains("FAILED (retry attempt 1)", "FAILED (retry attempt 2)", "FAILED (retry attempt -1)");
+                .contains(
+                        "FAILED, retried automatically (attempt 2 of 3)",
+                        "FAILED, retried automatically (attempt 3 of 3)",
+                        "FAILED, no automatic retry left");
 
         // and recover starts over
         retryingApi()
@@ -85,7 +88,7 @@ class FailedRetryIT extends ServiceIT {
                 .statusCode(200);
         await().atMost(Duration.ofSeconds(60))
                 .until(() -> retryAttempt(mirror, topic) == -1
-                        && retrying.log().split("FAILED \\(retry attempt -1\\)", -1).length > 2);
+                        && retrying.log().split("FAILED, no automatic retry left", -1).length > 2);
     }
 
     private static int retryAttempt(String mirror, String topic) {

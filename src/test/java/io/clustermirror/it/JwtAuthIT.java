@@ -113,6 +113,21 @@ class JwtAuthIT extends ServiceIT {
     }
 
     @Test
+    void aBearerFirstAndABasicSecondShouldAuthenticateWithTheBearer() {
+        // Quarkus' Basic mechanism reads a Basic header wherever it is: the second header decided (401 here)
+        UnaryOperator<HttpRequest.Builder> viewerThenBasic = r -> as("jwt-viewer", "mirror-viewer")
+                .apply(r)
+                .header(
+                        "Authorization",
+                        "Basic " + Base64.getEncoder().encodeToString("nobody:wrong".getBytes(StandardCharsets.UTF_8)));
+
+        AccessMatrix.Answer describe = matrix.call("GET", "/v1/mirrors/jwt-m", null, viewerThenBasic);
+        assertThat(describe.status()).as(describe.body()).isEqualTo(200);
+        AccessMatrix.Answer delete = matrix.call("DELETE", "/v1/mirrors/jwt-m", null, viewerThenBasic);
+        assertThat(delete.status()).as(delete.body()).isEqualTo(403);
+    }
+
+    @Test
     void theTokensPrincipalShouldBeAudited() {
         matrix.call(
                 "POST",
