@@ -98,21 +98,8 @@ class DestinationSafetyIT extends ServiceIT {
             Kafka.createTopic(admin, other, 2, Map.of("cleanup.policy", "compact"));
         }
 
-        // When a start names it with every override
-        JsonPath started = api().body(Map.of("topics", List.of(other), "overrideExclude", true, "adoptExisting", true))
-                .post("/v1/mirrors/" + mirror + "/topics:start")
-                .then()
-                .statusCode(200)
-                .extract()
-                .jsonPath();
-
-        // Then it is refused as a state topic, and the mirror holds nothing of it
-        assertThat(started.getList("topics.errorCode")).containsExactly("INVALID_TOPIC_EXCEPTION");
-        assertThat(started.getString("topics[0].error")).contains(other).contains("state topic");
-        api().get("/v1/mirrors/" + mirror + "/topics/" + other)
-                .then()
-                .statusCode(404)
-                .body("errorCode", equalTo("TOPIC_NOT_IN_CLUSTER_MIRROR"));
+        // When a start names it with every override, then it is refused as a state topic, and the mirror holds nothing
+        assertStartRefusedAsStateTopic(mirror, other);
         api().delete("/v1/mirrors/" + mirror).then().statusCode(204);
     }
 
@@ -140,22 +127,9 @@ class DestinationSafetyIT extends ServiceIT {
         createMirrorAndSourceTopic(mirror, stateTopic, 3, Map.of());
         Map<String, String> configsBefore = dynamicConfigs(stateTopic);
 
-        // When this instance is asked to start it with every override
-        JsonPath started = api().body(
-                        Map.of("topics", List.of(stateTopic), "overrideExclude", true, "adoptExisting", true))
-                .post("/v1/mirrors/" + mirror + "/topics:start")
-                .then()
-                .statusCode(200)
-                .extract()
-                .jsonPath();
-
-        // Then it is refused as a state topic, naming it, and neither the mirror nor the topic changed
-        assertThat(started.getList("topics.errorCode")).containsExactly("INVALID_TOPIC_EXCEPTION");
-        assertThat(started.getString("topics[0].error")).contains(stateTopic).contains("state topic");
-        api().get("/v1/mirrors/" + mirror + "/topics/" + stateTopic)
-                .then()
-                .statusCode(404)
-                .body("errorCode", equalTo("TOPIC_NOT_IN_CLUSTER_MIRROR"));
+        // When this instance is asked to start it with every override, then it is refused as a state topic, naming it,
+        // and neither the mirror nor the topic changed
+        assertStartRefusedAsStateTopic(mirror, stateTopic);
         assertThat(dynamicConfigs(stateTopic)).isEqualTo(configsBefore);
         api().delete("/v1/mirrors/" + mirror).then().statusCode(204);
     }
@@ -280,5 +254,21 @@ class DestinationSafetyIT extends ServiceIT {
             }
             return dynamic;
         }
+    }
+
+    /** A start of {@code topic} with every override is refused as a state topic, and the mirror holds nothing of it. */
+    private static void assertStartRefusedAsStateTopic(String mirror, String topic) {
+        JsonPath started = api().body(Map.of("topics", List.of(topic), "overrideExclude", true, "adoptExisting", true))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
+        assertThat(started.getList("topics.errorCode")).containsExactly("INVALID_TOPIC_EXCEPTION");
+        assertThat(started.getString("topics[0].error")).contains(topic).contains("state topic");
+        api().get("/v1/mirrors/" + mirror + "/topics/" + topic)
+                .then()
+                .statusCode(404)
+                .body("errorCode", equalTo("TOPIC_NOT_IN_CLUSTER_MIRROR"));
     }
 }
