@@ -26,10 +26,12 @@ final class ErrorRules {
     /**
      * Retrying cures it (kafka-clients' {@link RetriableException}, which the stale-metadata errors, a new leader or
      * topic id, extend as {@code InvalidMetadataException}): the loop reads the cluster again and goes on. Anything
-     * else, {@code UNKNOWN_SERVER_ERROR} included, stops the partition with the error as its reason.
+     * else, {@code UNKNOWN_SERVER_ERROR} included, stops the partition with the error as its reason. So does
+     * {@code CORRUPT_MESSAGE}, which the library calls retriable: the data plane sends the source's bytes as they are,
+     * and a corrupt batch sent again is corrupt again (FAILED says so; its retries fetch the batch afresh).
      */
     static boolean retriable(Errors error) {
-        return error.exception() instanceof RetriableException;
+        return error != Errors.CORRUPT_MESSAGE && error.exception() instanceof RetriableException;
     }
 
     /** The partition's producer identity must be replaced before it can append again. */

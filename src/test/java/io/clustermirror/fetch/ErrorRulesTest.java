@@ -47,6 +47,7 @@ class ErrorRulesTest {
                         Errors.TOPIC_AUTHORIZATION_FAILED,
                         Errors.MESSAGE_TOO_LARGE,
                         Errors.INVALID_RECORD,
+                        Errors.CORRUPT_MESSAGE,
                         Errors.INVALID_TXN_STATE))
                 .noneMatch(ErrorRules::retriable);
     }
