@@ -98,6 +98,14 @@ public class ProblemMapper {
         if (e instanceof MirrorException mirror) {
             return mirror(mirror, request);
         }
+        if (e instanceof java.util.concurrent.RejectedExecutionException) {
+            // the mirror's runtime was dropped (its data plane ended) while this request used it: a new one is built
+            return respond(
+                    MirrorError.COORDINATOR_NOT_AVAILABLE,
+                    "The mirror's data plane was rebuilt while this request ran; nothing more was done, try again",
+                    null,
+                    request);
+        }
         LOGGER.errorf(e, "Unexpected failure serving %s %s", request.method(), request.path());
         return respond(
                 MirrorError.UNKNOWN_SERVER_ERROR,

@@ -102,6 +102,21 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
         return workers;
     }
 
+    /**
+     * Closes a runtime dropped while it may be in use (its data plane ended): the tasks already given to its workers run
+     * first, for at most {@code grace}, so that a stop or a recreate under way is not cut off halfway; tasks given after
+     * this are refused.
+     */
+    void closeWhenIdle(Duration grace) {
+        workers.shutdown();
+        try {
+            workers.awaitTermination(grace.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        close();
+    }
+
     @Override
     public void close() {
         workers.shutdownNow();

@@ -28,8 +28,9 @@ import org.jboss.logging.Logger;
 /**
  * The running parts of every mirror (its source clients, data plane and workers, built on first use) and the shared
  * destination Admin; closed when the mirror is deleted, the state is replayed again, or this instance is fenced. Also
- * the read side of what runs: live progress and the offsets of a topic. Created and closed on the coordinator thread
- * only; read from any thread.
+ * the read side of what runs: live progress and the offsets of a topic. Created and closed on the coordinator thread,
+ * read from any thread; a runtime whose data plane has ended is dropped by whichever reader finds it first (and closed
+ * on a thread of its own).
  */
 final class MirrorRuntimes {
 
@@ -51,12 +52,14 @@ final class MirrorRuntimes {
 
     /**
      * The mirror's runtime while its data plane runs. One whose data plane ended (a loop died or was stuck: its
-     * partitions have failed) is closed, off this thread, and dropped here, so that the next use builds a new one.
+     * partitions have failed) is dropped here, so that the next use builds a new one, and closed on a thread of its own
+     * once the tasks already given to its workers have run.
      */
     Optional<MirrorRuntime> live(String name) {
         MirrorRuntime runtime = runtimes.get(name);
         if (runtime != null && runtime.fetcher.deadReason() != null && runtimes.remove(name, runtime)) {
-            Thread closer = new Thread(runtime::close, "mirror-close-" + name);
+            Thread closer = new Thread(
+                    () -> runtime.closeWhenIdle(Duration.ofMillis(config.flow().timeoutMs())), "mirror-close-" + name);
             closer.setDaemon(true);
             closer.start();
             return Optional.empty();
@@ -102,11 +105,17 @@ final class MirrorRuntimes {
                 clients.destinationConnection(),
                 new TailPreservation(
                         destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
-                new DeadLoopCount(mirror.name(), listener),
+                listener,
                 sourceTimeoutMs,
                 timeoutMs);
         runtimes.put(mirror.name(), runtime);
         MirrorFetcher fetcher = runtime.fetcher;
+        // the loop's end is logged where it happened, and each of its partitions failed through the listener
+        fetcher.death().thenAccept(death -> {
+            deadLoops.incrementAndGet();
+            lastDeadLoop = death.reason();
+            metrics.deadLoop(mirror.name(), death.loop());
+        });
         metrics.registerMirror(
                 mirror.name(),
                 new MirrorMetrics.MirrorGaugeSources(
@@ -149,52 +158,6 @@ final class MirrorRuntimes {
             destinationAdmin = clients.longLivedDestinationAdmin("admin");
         }
         return destinationAdmin;
-    }
-
-    /**
-     * Counts the data-plane loops that end (the metric, and for readiness) and passes everything else on: the loop's
-     * end is logged where it happened, and each of its partitions fails through {@link #onFailed}.
-     */
-    private final class DeadLoopCount implements DataPlane.Listener {
-        private final String mirror;
-        private final DataPlane.Listener delegate;
-
-        DeadLoopCount(String mirror, DataPlane.Listener delegate) {
-            this.mirror = mirror;
-            this.delegate = delegate;
-        }
-
-        @Override
-        public void onLoopDied(String loop, String reason) {
-            deadLoops.incrementAndGet();
-            lastDeadLoop = reason;
-            metrics.deadLoop(mirror, loop);
-        }
-
-        @Override
-        public void onFailed(MirrorPartition partition, String error) {
-            delegate.onFailed(partition, error);
-        }
-
-        @Override
-        public void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset) {
-            delegate.onEpochFenced(partition, reason, epochEndOffset);
-        }
-
-        @Override
-        public void onAppended(MirrorPartition partition, int records, int bytes) {
-            delegate.onAppended(partition, records, bytes);
-        }
-
-        @Override
-        public void onSourceClusterChanged(String actualClusterId) {
-            delegate.onSourceClusterChanged(actualClusterId);
-        }
-
-        @Override
-        public void onRequest(String api, boolean failed) {
-            delegate.onRequest(api, failed);
-        }
     }
 
     /** Live data-plane progress, when the partition is in the data plane. */

@@ -233,7 +233,8 @@ final class StateKeeper {
             LOGGER.warnf(
                     "State write failed, re-reading %s: %s",
                     config.state().topic().name(), e.getMessage());
-            // re-read as the next coordinator task; meanwhile requests are answered 503 at once, not queued behind it
+            // re-read as a coordinator task of its own; meanwhile requests are answered 503 at once, not queued behind
+            // it
             status = CoordinatorStatus.loading("re-reading the state after a failed write: " + e.getMessage());
             thread.run("re-read state", this::reopen);
             throw new MirrorException(
@@ -243,11 +244,16 @@ final class StateKeeper {
         }
     }
 
-    /** After a failed write: the state as the topic holds it, or, while the destination does not answer, load again. */
+    /**
+     * After a failed write: the state as the topic holds it, or, while the destination does not answer, load again. The
+     * data plane starts afresh from it, as after a load: tasks queued before this one (a partition the data plane
+     * failed, a stop settling) were refused while the writer was closed, so what runs must follow the state again.
+     */
     private void reopen() {
         try {
             state = CoordinatorState.of(store.open());
             status = CoordinatorStatus.active();
+            listener.loaded(state);
         } catch (RuntimeException reopen) {
             status = CoordinatorStatus.loading("re-reading state after a failed write: " + reopen);
             thread.schedule("load", config.destination().retryBackoffMs(), this::load);

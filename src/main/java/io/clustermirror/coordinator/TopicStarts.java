@@ -21,6 +21,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -100,7 +101,7 @@ final class TopicStarts {
                     }
                     withPatterns(mirror, selection); // the mirror's lists with these patterns added must be valid too
                     long started = System.nanoTime();
-                    Set<String> reserved = ConcurrentHashMap.newKeySet();
+                    Reservations reserved = new Reservations();
                     return host.onCoordinator(() -> host.runtime(name))
                             .chain(runtime -> Uni.createFrom()
                                     .item(() -> prepareTopics(mirror, runtime, selection, includes, excludes, reserved))
@@ -112,16 +113,45 @@ final class TopicStarts {
                                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)))
                             .chain(prepared -> host.onCoordinator(() -> startPrepared(name, prepared, selection)))
                             .onTermination()
-                            .invoke(() -> starting.removeAll(reserved));
+                            .invoke(reserved::release);
                 })
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
-        // cancelled at the deadline: the topics it reserved are released (onTermination), what it persisted stays
+        // cancelled at the deadline: the topics it reserved are released (onTermination) and its worker reserves and
+        // prepares no more (a topic being prepared then may be left created on the destination); what it persisted
+        // stays
         return flows.bound(
                 start,
                 "start",
                 name,
                 MirrorError.COORDINATOR_NOT_AVAILABLE,
                 "it was cancelled: the topics it had started show in describe, start the others again");
+    }
+
+    /**
+     * The topics one start has reserved in {@link #starting}. Released once, when the start ends or is cancelled at its
+     * deadline; after that its worker, which cancelling does not stop, reserves no more.
+     */
+    private final class Reservations {
+        private final Set<String> topics = new HashSet<>();
+        private boolean released;
+
+        /** True when reserved for this start, false when another start has it, null once this start was released. */
+        synchronized Boolean take(String topic) {
+            if (released) {
+                return null;
+            }
+            if (!starting.add(topic)) {
+                return false;
+            }
+            topics.add(topic);
+            return true;
+        }
+
+        synchronized void release() {
+            released = true;
+            starting.removeAll(topics);
+            topics.clear();
+        }
     }
 
     private record PreparedTopics(Map<String, DestinationTopics.Prepared> ready, List<TopicOutcome> failed) {}
@@ -132,7 +162,7 @@ final class TopicStarts {
             TopicSelection selection,
             List<Pattern> includes,
             List<Pattern> excludes,
-            Set<String> reserved) {
+            Reservations reserved) {
         Set<String> sourceTopics;
         try {
             sourceTopics = runtime.topics.sourceTopics();
@@ -173,14 +203,17 @@ final class TopicStarts {
                                 + "try again"));
                 continue;
             }
-            if (!starting.add(topic)) {
+            Boolean taken = reserved.take(topic);
+            if (taken == null) {
+                break; // cancelled at its deadline: the caller was answered already
+            }
+            if (!taken) {
                 failed.add(TopicOutcome.error(
                         topic,
                         MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR,
                         "another request is starting this topic right now"));
                 continue;
             }
-            reserved.add(topic);
             try {
                 runtime.topics
                         .prepare(topic, excludedProps, candidate.mayAdopt())

@@ -117,6 +117,7 @@ final class AppendLoop implements Runnable {
 
     private void finishRemovalsAndResets() {
         for (FetchPartition state : partitions.values()) {
+            pipeline.appenderBeat = System.nanoTime(); // an abort or a reset read-back per partition: each is progress
             if (!state.inFlight.isEmpty()) {
                 continue;
             }

@@ -49,15 +49,12 @@ public interface DataPlane {
         /** The source answers with another cluster id than the mirror's: nothing is fetched from it. */
         void onSourceClusterChanged(String actualClusterId);
 
-        /**
-         * A loop of the data plane died or was stuck ({@code loop}: fetcher or appender): its partitions are failed with
-         * {@code reason} (each through {@link #onFailed}) and the data plane takes no more; a new one must be built.
-         */
-        default void onLoopDied(String loop, String reason) {}
-
         /** A Fetch went to a source broker or a Produce to a destination broker ({@code failed}: it failed as a whole). */
         void onRequest(String api, boolean failed);
     }
+
+    /** A loop of a data plane ({@code loop}: fetcher or appender) that died or was stuck, and why. */
+    record LoopDeath(String loop, String reason) {}
 
     /** Live progress of a partition in the data plane. */
     record Progress(

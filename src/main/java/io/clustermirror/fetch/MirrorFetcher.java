@@ -106,6 +106,11 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
         return pipeline.deadReason();
     }
 
+    /** Completes once, when a loop of this data plane died or was stuck, after its partitions have failed. */
+    public CompletableFuture<LoopDeath> death() {
+        return pipeline.death;
+    }
+
     /**
      * The liveness check: a loop that has not gone round for {@code stuckAfterMs} (no loop step waits that long: every
      * remote call has a timeout, the longest back-off is 10 s) is stuck. Like a dead one, it ends the data plane: its
@@ -146,12 +151,15 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
 
     @Override
     public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
-        String dead = pipeline.deadReason();
-        if (dead != null) {
-            throw new IllegalStateException("the data plane of " + mirror + " takes no more partitions: " + dead);
-        }
         FetchPartition state = new FetchPartition(partition, startOffset, sourceEpoch, pipeline.nextGeneration());
-        FetchPartition previous = partitions.putIfAbsent(state.tp, state);
+        FetchPartition previous;
+        synchronized (pipeline) { // the lock loopDied takes: refused here, or failed there
+            String dead = pipeline.deadReason();
+            if (dead != null) {
+                throw new IllegalStateException("the data plane of " + mirror + " takes no more partitions: " + dead);
+            }
+            previous = partitions.putIfAbsent(state.tp, state);
+        }
         if (previous != null) {
             throw new IllegalStateException(
                     partition + " is still in the data plane of " + mirror + "; wait for whenGone()");

@@ -2,6 +2,7 @@ package io.clustermirror.fetch;
 
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
@@ -34,6 +35,8 @@ final class Pipeline {
     volatile ClusterView destinationView = ClusterView.empty();
     /** Why this data plane stopped for good (a loop died or was stuck), or null while it runs. */
     private volatile String deadReason;
+    /** Completes once, when a loop died or was stuck (after its partitions have failed). */
+    final CompletableFuture<DataPlane.LoopDeath> death = new CompletableFuture<>();
     /** When each loop last went round (System.nanoTime), for telling a stuck loop from a busy one. */
     volatile long fetcherBeat = System.nanoTime();
 
@@ -107,12 +110,12 @@ final class Pipeline {
     /**
      * A loop died ({@code cause}: an Error, an exception the loop cannot tell is harmless, a network client in an
      * unknown state) or is stuck: nothing of this data plane can be trusted to run on. Every partition in it fails with
-     * the reason (so none stays MIRRORING with only a growing lag to show), its owner is told once, and the removals
-     * waiting on it complete; the owner builds a new data plane when it next needs one.
+     * the reason (so none stays MIRRORING with only a growing lag to show), the removals waiting on it complete, and
+     * then {@link #death} does; the owner builds a new data plane when it next needs one.
      */
     void loopDied(String loop, String how, Throwable cause) {
         String reason;
-        synchronized (this) {
+        synchronized (this) { // the lock add() takes: a partition is either refused or failed here
             if (deadReason != null || !running) {
                 return; // already ended, or closing: a thread interrupted by close() is no death
             }
@@ -121,12 +124,12 @@ final class Pipeline {
         }
         running = false;
         LOGGER.errorf(cause, "Mirror %s: %s; its partitions fail and a new data plane is built", mirror, reason);
-        listener.onLoopDied(loop, reason);
         for (FetchPartition state : partitions.values()) {
             fail(state, reason);
             state.removed.complete(state.progress());
         }
         partitions.clear();
+        death.complete(new DataPlane.LoopDeath(loop, reason));
         source.wakeup();
         destination.wakeup();
     }

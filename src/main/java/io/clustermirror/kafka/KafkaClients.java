@@ -66,9 +66,9 @@ public class KafkaClients {
         return resolved;
     }
 
-    /** A short-lived destination Admin (closed by its caller). */
+    /** A short-lived destination Admin (closed by its caller), with a client id of its own. */
     public Admin destinationAdmin() {
-        return Admin.create(destinationAdminProps("admin"));
+        return Admin.create(destinationAdminProps("state-loader"));
     }
 
     /**

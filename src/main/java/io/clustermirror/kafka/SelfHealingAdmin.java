@@ -104,7 +104,10 @@ public final class SelfHealingAdmin implements InvocationHandler {
         // kafka-clients starts the thread in the constructor: the one new thread of that name is this client's
         thread = started.size() == 1 ? started.iterator().next() : null;
         if (thread == null) {
-            LOGGER.debugf("Admin client %s: its network thread could not be told apart; it is not watched", clientId);
+            LOGGER.warnf(
+                    "Admin client %s: its network thread could not be told apart (%d new threads of that name); a dead"
+                            + " one will not be replaced",
+                    clientId, started.size());
         }
     }
 

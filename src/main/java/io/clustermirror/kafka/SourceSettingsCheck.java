@@ -14,6 +14,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.config.SecurityConfig;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.security.JaasContext;
 import org.apache.kafka.common.utils.Utils;
@@ -70,7 +71,7 @@ final class SourceSettingsCheck {
             if (namesClasses(key)) {
                 // before parsing: parsing a CLASS value loads (and initialises) the class
                 for (String className : MirrorConfig.split(value)) {
-                    if (!allowedClasses.contains(className)) {
+                    if (!allowedClasses.contains(className) && !className.startsWith(BUILT_IN_SECURITY)) {
                         throw invalid(
                                 name,
                                 "names a class the Kafka client would instantiate ('"
@@ -114,14 +115,24 @@ final class SourceSettingsCheck {
         }
     }
 
-    /** A setting whose value is a class, or a list of classes, that the client instantiates. */
+    /**
+     * A setting whose value is a class, or a list of classes, that the client instantiates ({@code security.providers}
+     * is a string of class names that it instantiates and installs in the JVM).
+     */
     static boolean namesClasses(ConfigDef.ConfigKey key) {
         return key.type == ConfigDef.Type.CLASS
+                || key.name.equals(SecurityConfig.SECURITY_PROVIDERS_CONFIG)
                 || key.name.endsWith(".class")
                 || (key.type == ConfigDef.Type.LIST
                         && (key.name.endsWith(".classes")
                                 || key.name.equals(CommonClientConfigs.METRIC_REPORTER_CLASSES_CONFIG)));
     }
+
+    /**
+     * kafka-clients' own security classes (login callback handlers for OAUTHBEARER, SSL engine factories, ...) are
+     * allowed without being listed: they are what those settings exist for.
+     */
+    static final String BUILT_IN_SECURITY = "org.apache.kafka.common.security.";
 
     private static MirrorException invalid(String name, String reason) {
         return new MirrorException(MirrorError.INVALID_CONFIG, "'" + name + "' " + reason, "config." + name);

@@ -345,8 +345,9 @@ public final class MirrorStateStore implements AutoCloseable {
                         StateSerde.key(entry.key()),
                         entry.value())));
             }
-            for (java.util.concurrent.Future<?> send : sends) {
-                send.get(writeTimeoutMs, TimeUnit.MILLISECONDS);
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(writeTimeoutMs);
+            for (java.util.concurrent.Future<?> send : sends) { // one deadline for the write, not one per record
+                send.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             }
             producer.commitTransaction();
         } catch (ProducerFencedException | InvalidProducerEpochException e) {

@@ -124,7 +124,8 @@ public class MirrorMetadataManager {
 
     /**
      * The cycle did not finish in time (an Admin call that never answers, a task dropped by a closed runtime): its
-     * subscription is cancelled, which cancels what is in flight, and the cycle ends with the reason as its error.
+     * subscription is cancelled, so none of its later steps runs, and the cycle ends with the reason as its error. A
+     * call already sent finishes (or times out) on its own; the next cycle may start beside it.
      */
     private Void timedOut(String name, CycleLog log) {
         String reason = "metadata sync cycle did not finish within " + deadline.toMillis()

@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.MockClient;
@@ -56,11 +55,13 @@ class DataPlaneLivenessTest {
 
         fetcher.add(PARTITION, 0, -1);
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> listener.failures.containsKey(PARTITION));
-        assertThat(listener.failures.get(PARTITION))
+        assertThat(fetcher.death())
+                .succeedsWithin(Duration.ofSeconds(10))
+                .extracting(DataPlane.LoopDeath::loop)
+                .isEqualTo("fetcher");
+        assertThat(listener.failures.get(PARTITION)) // failed before the death completes
                 .contains("the data plane's fetcher thread died")
                 .contains("OutOfMemoryError: simulated");
-        assertThat(listener.loopDeaths).containsExactly("fetcher");
         assertThat(fetcher.deadReason()).contains("fetcher thread died");
         assertThat(fetcher.whenGone(PARTITION)).isDone();
         assertThatThrownBy(() -> fetcher.add(new MirrorPartition("orders", 1), 0, -1))
@@ -85,7 +86,7 @@ class DataPlaneLivenessTest {
         assertThat(listener.failures.get(PARTITION))
                 .contains("handling the Fetch response of source broker")
                 .contains("a bug while handling the answer");
-        assertThat(listener.loopDeaths).isEmpty();
+        assertThat(fetcher.death()).isNotDone();
         assertThat(fetcher.deadReason()).isNull();
     }
 
@@ -109,7 +110,8 @@ class DataPlaneLivenessTest {
         assertThat(listener.failures.get(PARTITION))
                 .contains("the data plane's fetcher thread is stuck (no progress for over 200 ms)")
                 .contains("WAITING");
-        assertThat(listener.loopDeaths).containsExactly("fetcher");
+        assertThat(fetcher.death())
+                .isCompletedWithValueMatching(death -> death.loop().equals("fetcher"));
         await().atMost(Duration.ofSeconds(10)).untilTrue(interrupted);
         assertThat(fetcher.checkLiveness(200)).isFalse(); // reported once
     }
@@ -121,7 +123,7 @@ class DataPlaneLivenessTest {
 
         await().during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(5)).until(() -> !fetcher.checkLiveness(400));
 
-        assertThat(listener.loopDeaths).isEmpty();
+        assertThat(fetcher.death()).isNotDone();
         assertThat(listener.failures).isEmpty();
     }
 
@@ -145,7 +147,6 @@ class DataPlaneLivenessTest {
 
     private static final class RecordingListener implements DataPlane.Listener {
         final Map<MirrorPartition, String> failures = new ConcurrentHashMap<>();
-        final List<String> loopDeaths = new CopyOnWriteArrayList<>();
         final java.util.concurrent.atomic.AtomicInteger fetches = new java.util.concurrent.atomic.AtomicInteger();
         volatile FetchAction onFetch = failed -> {};
 
@@ -169,11 +170,6 @@ class DataPlaneLivenessTest {
                 fetches.incrementAndGet();
                 onFetch.run(failed);
             }
-        }
-
-        @Override
-        public void onLoopDied(String loop, String reason) {
-            loopDeaths.add(loop);
         }
     }
 }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -60,38 +61,44 @@ class DeadClientIT extends ServiceIT {
         startTopics(mirror, topic);
         awaitConverged(mirror, topic);
 
-        // When the source answers with wrong correlation ids for a while (the fetches, and a describe's offset look-up
-        // on the source Admin, meet it)
+        // When the source answers with wrong correlation ids (the fetches meet it first)
         proxy.corrupt(true);
         try {
-            await("responses corrupted").atMost(Duration.ofSeconds(30)).until(() -> proxy.corrupted() >= 1);
-            api().get("/v1/mirrors/" + mirror + "/topics/" + topic).then().statusCode(200);
-            await("the source Admin's answer corrupted too")
-                    .atMost(Duration.ofSeconds(30))
-                    .until(() ->
-                            bed.service().log().contains("Uncaught exception in thread 'kafka-admin-client-thread"));
+            // Then the partitions fail, saying why, instead of staying MIRRORING
+            awaitAllPartitions(mirror, topic, "FAILED");
+            assertThat(describeTopic(mirror, topic).getList("partitions.error", String.class))
+                    .allSatisfy(error -> assertThat(error)
+                            .contains("the data plane's fetcher thread died")
+                            .contains("CorrelationIdMismatchException"));
+            assertThat(metric("cluster_mirror_dead_loops_total", mirror)).isGreaterThanOrEqualTo(1.0);
+            String readiness = api().get("/q/health/ready").then().extract().asString();
+            assertThat(readiness).contains("\"deadLoops\"").contains("fetcher thread died");
+
+            // and a recover while it still does builds a new data plane whose source Admin meets it too (LOG_TRUNCATION
+            // asks the source for its offsets): that Admin's network thread dies
+            topicVerb(mirror, "recover", topic);
+            await("the source Admin's thread dies")
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> bed.service()
+                            .log()
+                            .contains("Uncaught exception in thread 'kafka-admin-client-thread | cluster-mirror-"
+                                    + mirror + "-source'"));
+            awaitAllPartitions(mirror, topic, "FAILED");
         } finally {
             proxy.corrupt(false);
         }
 
-        // Then the partitions fail, saying why, instead of staying MIRRORING
-        Map<?, ?> failed = awaitPartitionState(mirror, topic, "FAILED");
-        assertThat(String.valueOf(failed.get("error")))
-                .contains("the data plane's fetcher thread died")
-                .contains("CorrelationIdMismatchException");
-        assertThat(metric("cluster_mirror_dead_loops_total", mirror)).isGreaterThanOrEqualTo(1.0);
-        String readiness = api().get("/q/health/ready").then().extract().asString();
-        assertThat(readiness).contains("\"deadLoops\"").contains("fetcher thread died");
-
-        // and recover mirrors again through new clients: the new records arrive, the lag is known and 0
-        awaitAllPartitions(mirror, topic, "FAILED");
+        // Then, once the source answers properly, recover mirrors again: the dead Admin is replaced on its next call,
+        // the new records arrive, and the lag is known and 0
         topicVerb(mirror, "recover", topic);
         Kafka.produce(throughProxy(), topic, 50, "none", "after");
         awaitConverged(mirror, topic);
-        assertThat(Kafka.total(Kafka.offsets(
-                        bed.destinationAdmin(), topic, org.apache.kafka.clients.admin.OffsetSpec.latest())))
-                .isEqualTo(100);
-        // the source Admin answers again too: describe reads the source's offsets through it
+        assertThat(bed.service().log())
+                .contains("Admin client cluster-mirror-" + mirror + "-source: its network thread");
+        try (Admin admin = bed.destinationAdmin()) {
+            assertThat(Kafka.total(Kafka.offsets(admin, topic, OffsetSpec.latest())))
+                    .isEqualTo(100);
+        }
         List<Integer> sourceOffsets = describeTopic(mirror, topic).getList("partitions.sourceOffset", Integer.class);
         assertThat(sourceOffsets)
                 .hasSize(2)
