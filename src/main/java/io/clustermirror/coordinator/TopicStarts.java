@@ -135,16 +135,22 @@ final class TopicStarts {
         private final Set<String> topics = new HashSet<>();
         private boolean released;
 
-        /** True when reserved for this start, false when another start has it, null once this start was released. */
-        synchronized Boolean take(String topic) {
+        enum Taken {
+            FOR_THIS_START,
+            BY_ANOTHER,
+            /** This start was released (ended or cancelled): it takes no more. */
+            RELEASED
+        }
+
+        synchronized Taken take(String topic) {
             if (released) {
-                return null;
+                return Taken.RELEASED;
             }
             if (!starting.add(topic)) {
-                return false;
+                return Taken.BY_ANOTHER;
             }
             topics.add(topic);
-            return true;
+            return Taken.FOR_THIS_START;
         }
 
         synchronized void release() {
@@ -203,11 +209,11 @@ final class TopicStarts {
                                 + "try again"));
                 continue;
             }
-            Boolean taken = reserved.take(topic);
-            if (taken == null) {
+            Reservations.Taken taken = reserved.take(topic);
+            if (taken == Reservations.Taken.RELEASED) {
                 break; // cancelled at its deadline: the caller was answered already
             }
-            if (!taken) {
+            if (taken == Reservations.Taken.BY_ANOTHER) {
                 failed.add(TopicOutcome.error(
                         topic,
                         MirrorError.TOPIC_ALREADY_IN_CLUSTER_MIRROR,

@@ -117,7 +117,6 @@ final class AppendLoop implements Runnable {
 
     private void finishRemovalsAndResets() {
         for (FetchPartition state : partitions.values()) {
-            pipeline.appenderBeat = System.nanoTime(); // an abort or a reset read-back per partition: each is progress
             if (!state.inFlight.isEmpty()) {
                 continue;
             }
@@ -135,11 +134,13 @@ final class AppendLoop implements Runnable {
             } else if (removing) {
                 if (abort) {
                     replay.abortOpen(state);
+                    pipeline.appenderBeat = System.nanoTime(); // a blocking call per partition: each is progress
                 }
                 partitions.remove(state.tp, state);
                 state.removed.complete(state.progress());
             } else if (reset) {
                 resets.finish(state);
+                pipeline.appenderBeat = System.nanoTime();
             }
         }
     }

@@ -92,7 +92,7 @@ public class KafkaClients {
     }
 
     private Admin watched(String clientId, java.util.function.Supplier<Admin> factory) {
-        Admin admin = SelfHealingAdmin.create(clientId, factory, metrics::clientReplaced);
+        Admin admin = SelfHealingAdmin.create(clientId, factory, (client, reason) -> metrics.clientReplaced(client));
         SelfHealingAdmin handler = SelfHealingAdmin.of(admin);
         admins.add(handler);
         handler.onClose(() -> admins.remove(handler));

@@ -259,7 +259,7 @@ public class MirrorMetrics {
     }
 
     /** A long-lived Kafka client whose network thread had died was replaced: {@code cluster_mirror_client_replacements_total}. */
-    public void clientReplaced(String client, String reason) {
+    public void clientReplaced(String client) {
         Counter.builder("cluster.mirror.client.replacements")
                 .description("Long-lived Kafka clients replaced because their network thread had died")
                 .tag("client", client)

@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import java.util.zip.CRC32;
 import org.apache.kafka.clients.admin.Admin;
@@ -223,9 +225,33 @@ final class Kafka {
     private static <K, V> void readAssignedToEnd(KafkaConsumer<K, V> consumer, Duration within, RecordSink<K, V> sink) {
         Set<TopicPartition> partitions = consumer.assignment();
         Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
-        // polled on this thread (a KafkaConsumer is not for two threads); what the sink throws fails the read at once.
-        // On time-out the message names the positions reached.
-        Awaitility.await("read " + partitions + " to its end " + ends)
+        // on time-out the message names the positions reached
+        pollUntil(
+                consumer,
+                "read " + partitions + " to its end " + ends,
+                within,
+                sink,
+                () -> {
+                    Map<TopicPartition, Long> positions = new HashMap<>();
+                    partitions.forEach(tp -> positions.put(tp, consumer.position(tp)));
+                    return positions;
+                },
+                positions -> positions.entrySet().stream().allMatch(p -> p.getValue() >= ends.get(p.getKey())));
+    }
+
+    /**
+     * Polls the consumer on this thread (a KafkaConsumer is not for two threads), handing every record to {@code sink},
+     * until {@code done} holds for what {@code progress} says; past {@code within} the test fails, naming {@code what}
+     * and the last progress. What the sink throws fails it at once.
+     */
+    static <K, V, T> void pollUntil(
+            KafkaConsumer<K, V> consumer,
+            String what,
+            Duration within,
+            RecordSink<K, V> sink,
+            Callable<T> progress,
+            Predicate<T> done) {
+        Awaitility.await(what)
                 .atMost(within)
                 .pollInSameThread()
                 .pollDelay(Duration.ZERO)
@@ -235,11 +261,9 @@ final class Kafka {
                             for (ConsumerRecord<K, V> record : consumer.poll(Duration.ofMillis(200))) {
                                 sink.accept(record);
                             }
-                            Map<TopicPartition, Long> positions = new HashMap<>();
-                            partitions.forEach(tp -> positions.put(tp, consumer.position(tp)));
-                            return positions;
+                            return progress.call();
                         },
-                        positions -> positions.entrySet().stream().allMatch(p -> p.getValue() >= ends.get(p.getKey())));
+                        done);
     }
 
     /** The batches of one partition at or after {@code fromOffset}, read from the broker's segment files. */

@@ -21,7 +21,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -423,13 +422,13 @@ class PlannedSwitchoverIT extends ServiceIT {
         try (KafkaConsumer<String, String> consumer = consumer(cluster, group)) {
             consumer.subscribe(List.of(topic));
             AtomicInteger read = new AtomicInteger();
-            await(group + " reads " + records + " records of " + topic)
-                    .atMost(Duration.ofSeconds(30))
-                    .pollInSameThread()
-                    .pollDelay(Duration.ZERO)
-                    .pollInterval(Duration.ofMillis(1))
-                    .until(() ->
-                            read.addAndGet(consumer.poll(Duration.ofMillis(200)).count()) >= records);
+            Kafka.pollUntil(
+                    consumer,
+                    group + " reads " + records + " records of " + topic,
+                    Duration.ofSeconds(30),
+                    r -> read.incrementAndGet(),
+                    read::get,
+                    n -> n >= records);
             consumer.commitSync();
             Map<TopicPartition, Long> committed = new HashMap<>();
             consumer.committed(consumer.assignment()).forEach((tp, om) -> committed.put(tp, om.offset()));
@@ -459,19 +458,13 @@ class PlannedSwitchoverIT extends ServiceIT {
         Map<TopicPartition, Long> first = new HashMap<>();
         try (KafkaConsumer<String, String> consumer = consumer(cluster, group)) {
             consumer.subscribe(List.of(topic));
-            await(group + " reads a record from each of the " + partitions + " partitions of " + topic)
-                    .atMost(Duration.ofSeconds(30))
-                    .pollInSameThread()
-                    .pollDelay(Duration.ZERO)
-                    .pollInterval(Duration.ofMillis(1))
-                    .until(
-                            () -> {
-                                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                                    first.putIfAbsent(new TopicPartition(r.topic(), r.partition()), r.offset());
-                                }
-                                return Map.copyOf(first);
-                            },
-                            read -> read.size() == partitions);
+            Kafka.pollUntil(
+                    consumer,
+                    group + " reads a record from each of the " + partitions + " partitions of " + topic,
+                    Duration.ofSeconds(30),
+                    r -> first.putIfAbsent(new TopicPartition(r.topic(), r.partition()), r.offset()),
+                    () -> Map.copyOf(first),
+                    read -> read.size() == partitions);
         }
         return first;
     }
