@@ -32,6 +32,14 @@ public interface MirrorServiceConfig {
 
     Flow flow();
 
+    /**
+     * The KIP's fetcher count: fetcher lanes (connections, each with one Fetch in flight and its own fetch session) per
+     * source broker, per mirror. A partition goes to a lane by Kafka's replica fetcher rule.
+     */
+    @WithName("num.replica.fetchers")
+    @WithDefault("1")
+    int numReplicaFetchers();
+
     interface Flow {
         /**
          * Deadline of a topics:start, of a topic verb's coordinator step, of a stop's release of its partitions, and of a

@@ -41,6 +41,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
             Map<String, ?> destinationConnection,
             TailPreservation preservation,
             DataPlane.Listener listener,
+            int fetchersPerBroker,
             int sourceTimeoutMs,
             int timeoutMs) {
         this.mirror = mirror;
@@ -62,6 +63,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
                 sourceAdmin,
                 destinationAdmin,
                 listener,
+                fetchersPerBroker,
                 sourceTimeoutMs,
                 timeoutMs);
         AtomicInteger counter = new AtomicInteger();

@@ -106,6 +106,7 @@ final class MirrorRuntimes {
                 new TailPreservation(
                         destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
                 listener,
+                config.numReplicaFetchers(),
                 sourceTimeoutMs,
                 timeoutMs);
         runtimes.put(mirror.name(), runtime);

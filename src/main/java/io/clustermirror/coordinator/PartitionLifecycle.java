@@ -442,6 +442,11 @@ final class PartitionLifecycle {
             public void onRequest(String api, boolean failed) {
                 metrics.request(name, api, failed);
             }
+
+            @Override
+            public void onFetched(int sourceBroker, int fetcher, int bytes) {
+                metrics.fetched(name, sourceBroker, fetcher, bytes);
+            }
         };
     }
 }

@@ -51,6 +51,9 @@ public interface DataPlane {
 
         /** A Fetch went to a source broker or a Produce to a destination broker ({@code failed}: it failed as a whole). */
         void onRequest(String api, boolean failed);
+
+        /** A Fetch of fetcher lane {@code fetcher} to source broker {@code sourceBroker} answered {@code bytes}. */
+        default void onFetched(int sourceBroker, int fetcher, int bytes) {}
     }
 
     /** A loop of a data plane ({@code loop}: fetcher or appender) that died or was stuck, and why. */

@@ -1,15 +1,19 @@
 package io.clustermirror.fetch;
 
+import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.kafka.clients.ClientResponse;
+import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.DisconnectException;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
@@ -19,19 +23,30 @@ import org.apache.kafka.common.requests.FetchResponse;
 import org.jboss.logging.Logger;
 
 /**
- * The fetch side of a mirror's data plane, on its own thread: one Fetch in flight per source leader, carrying many
- * partitions, each with the epoch it last fetched (so the leader says when its log diverged: EPOCH_FENCING). Fetched
- * batches are sliced, checked for continuity ({@link BatchContinuity}) and queued for the {@link AppendLoop}, up to
- * {@value #MAX_QUEUED_BYTES_PER_PARTITION} bytes per partition.
+ * The fetch side of a mirror's data plane, on its own thread: one Fetch in flight per fetcher lane ({@link FetchLanes}:
+ * {@code mirror.num.replica.fetchers} connections per source broker, each with an incremental fetch session), carrying
+ * many partitions, each with the epoch it last fetched (so the leader says when its log diverged: EPOCH_FENCING).
+ * Fetched batches are sliced, checked for continuity ({@link BatchContinuity}) and queued for the {@link AppendLoop},
+ * up to {@value #MAX_QUEUED_BYTES_PER_PARTITION} bytes per partition.
  */
 final class FetchLoop implements Runnable {
 
     private static final Logger LOGGER = Logger.getLogger(FetchLoop.class);
 
     static final long MAX_QUEUED_BYTES_PER_PARTITION = 4L << 20;
+    /**
+     * A partition is fetched again once this much of its queue is free, and asks for all that is free: the broker cuts
+     * the last batch of a partition's answer at the byte limit, so few large reads waste less than many small ones.
+     */
+    static final long MIN_FREE_QUEUE_BYTES = 1L << 20;
+    /** What a single read-back of the destination asks for (resets, transaction markers). */
     static final int PARTITION_FETCH_BYTES = 1 << 20;
+
     private static final int FETCH_MAX_BYTES = 16 << 20;
     private static final int FETCH_MAX_WAIT_MS = 250;
+    /** A broker that lost or refused the fetch session: the next Fetch starts a new one, nothing else is wrong. */
+    private static final Set<Errors> SESSION_ERRORS =
+            EnumSet.of(Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_FETCH_SESSION_EPOCH);
     /** Fetch v12 (Kafka 2.7) introduced LastFetchedEpoch, which older versions cannot carry. */
     private static final short FIRST_FETCH_WITH_LAST_FETCHED_EPOCH = 12;
 
@@ -43,10 +58,10 @@ final class FetchLoop implements Runnable {
     private final WireClient destination;
     private final DataPlane.Listener listener;
     private final Map<TopicPartition, FetchPartition> partitions;
-    private final Set<Integer> fetchingFrom = new HashSet<>();
+    private final FetchLanes lanes;
     private final LoopBackoff backoff;
 
-    FetchLoop(Pipeline pipeline, String sourceClusterId, Pipeline.Views sourceViews) {
+    FetchLoop(Pipeline pipeline, String sourceClusterId, Pipeline.Views sourceViews, int fetchersPerBroker) {
         this.pipeline = pipeline;
         this.mirror = pipeline.mirror;
         this.sourceClusterId = sourceClusterId;
@@ -56,10 +71,11 @@ final class FetchLoop implements Runnable {
         this.listener = pipeline.listener;
         this.partitions = pipeline.partitions;
         this.backoff = new LoopBackoff(mirror, "fetcher");
+        this.lanes = new FetchLanes(fetchersPerBroker, mirror);
     }
 
-    private record FetchContext(
-            Node node, Map<TopicPartition, FetchPartition.FetchTicket> tickets, Map<Uuid, String> topicNames) {}
+    /** A Fetch in flight: its lane and what each partition in it was fetched from. */
+    private record FetchContext(FetchLanes.Lane lane, Map<TopicPartition, FetchPartition.FetchTicket> tickets) {}
 
     /**
      * Runs until the data plane closes. A failure to reach the source (its Admin, a broker) is retried with back-off;
@@ -78,93 +94,107 @@ final class FetchLoop implements Runnable {
     }
 
     private void loop() {
-        while (pipeline.running) {
-            pipeline.fetcherBeat = System.nanoTime();
-            try {
-                if (pipeline.sourceRefresh) {
-                    ClusterView view = pipeline.refresh(sourceViews, source);
-                    if (!sourceClusterId.equals(view.clusterId())) {
-                        listener.onSourceClusterChanged(view.clusterId());
-                        throw new IllegalStateException(
-                                "source cluster id is " + view.clusterId() + ", expected " + sourceClusterId);
-                    }
-                    pipeline.sourceView = view;
-                    pipeline.sourceRefresh = false;
+        while (pipeline.running && round(500)) {}
+    }
+
+    /**
+     * One turn: metadata when asked for, the Fetches that can go, then network I/O (which runs the answers' handlers)
+     * for at most {@code pollMs}. False when the thread was interrupted.
+     */
+    boolean round(long pollMs) {
+        pipeline.fetcherBeat = System.nanoTime();
+        try {
+            if (pipeline.sourceRefresh) {
+                ClusterView view = pipeline.refresh(sourceViews, source, lanes::nodes);
+                if (!sourceClusterId.equals(view.clusterId())) {
+                    listener.onSourceClusterChanged(view.clusterId());
+                    throw new IllegalStateException(
+                            "source cluster id is " + view.clusterId() + ", expected " + sourceClusterId);
                 }
-                sendFetches();
-                backoff.succeeded();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (Exception e) {
-                if (pipeline.running) {
-                    pipeline.sourceRefresh = true;
-                    backoff.failed(e);
-                }
-                continue;
+                pipeline.sourceView = view;
+                pipeline.sourceRefresh = false;
             }
-            source.poll(500);
+            sendFetches();
+            backoff.succeeded();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (Exception e) {
+            if (pipeline.running) {
+                pipeline.sourceRefresh = true;
+                backoff.failed(e);
+            }
+            return true;
         }
+        source.poll(pollMs);
+        return true;
     }
 
     private void sendFetches() {
-        Map<Node, Map<TopicPartition, FetchRequest.PartitionData>> byNode = new HashMap<>();
-        Map<Node, Map<TopicPartition, FetchPartition.FetchTicket>> tickets = new HashMap<>();
         ClusterView view = pipeline.sourceView;
+        Map<FetchLanes.Lane, List<FetchPartition>> byLane = new LinkedHashMap<>();
         for (FetchPartition state : partitions.values()) {
             Node leader = view.leaders().get(state.tp);
-            Uuid topicId = view.topicIds().get(state.tp.topic());
-            if (leader == null || topicId == null) {
+            if (leader == null || !view.topicIds().containsKey(state.tp.topic())) {
                 pipeline.sourceRefresh = true;
                 continue;
             }
-            if (fetchingFrom.contains(leader.id())) {
-                continue;
+            FetchLanes.Lane lane = lanes.lane(leader, state.tp);
+            if (!lane.inFlight) {
+                byLane.computeIfAbsent(lane, l -> new ArrayList<>()).add(state);
             }
-            FetchPartition.FetchTicket ticket = state.ticket(MAX_QUEUED_BYTES_PER_PARTITION);
-            if (ticket == null) {
-                continue;
-            }
-            Optional<Integer> lastFetchedEpoch =
-                    ticket.lastFetchedEpoch() >= 0 ? Optional.of(ticket.lastFetchedEpoch()) : Optional.empty();
-            byNode.computeIfAbsent(leader, n -> new HashMap<>())
-                    .put(
-                            state.tp,
-                            new FetchRequest.PartitionData(
-                                    topicId,
-                                    ticket.fetchOffset(),
-                                    -1,
-                                    PARTITION_FETCH_BYTES,
-                                    Optional.empty(),
-                                    lastFetchedEpoch));
-            tickets.computeIfAbsent(leader, n -> new HashMap<>()).put(state.tp, ticket);
         }
-        byNode.forEach((node, data) -> {
-            if (!source.ready(node)) {
-                if (source.connectionFailed(node)) {
+        byLane.forEach((lane, candidates) -> {
+            if (!source.ready(lane.node)) {
+                if (source.connectionFailed(lane.node)) {
                     pipeline.sourceRefresh = true;
                 }
-                tickets.get(node).values().forEach(t -> t.state().fetchDone());
                 return;
             }
-            if (source.usableVersion(node, ApiKeys.FETCH) < FIRST_FETCH_WITH_LAST_FETCHED_EPOCH) {
-                // brokers before 2.7 (Fetch < v12) cannot take the epoch: fetch without it (no EPOCH_FENCING there)
-                data.replaceAll((tp, d) -> new FetchRequest.PartitionData(
-                        d.topicId,
-                        d.fetchOffset,
-                        d.logStartOffset,
-                        d.maxBytes,
-                        d.currentLeaderEpoch,
-                        Optional.empty()));
+            // brokers before 2.7 (Fetch < v12) cannot take the epoch: fetch without it (no EPOCH_FENCING there)
+            boolean withEpochs = source.usableVersion(lane.node, ApiKeys.FETCH) >= FIRST_FETCH_WITH_LAST_FETCHED_EPOCH;
+            FetchSessionHandler.Builder session = lane.session.newBuilder();
+            Map<TopicPartition, FetchPartition.FetchTicket> tickets = new HashMap<>();
+            // a full Fetch is answered in request order, and only its first partition may exceed its byte limit: the
+            // first place goes round (an incremental session's order is the broker's, which also rotates)
+            int first = Math.floorMod(lane.fetches++, candidates.size());
+            for (int i = 0; i < candidates.size(); i++) {
+                FetchPartition state = candidates.get((first + i) % candidates.size());
+                FetchPartition.FetchTicket ticket = state.ticket(MAX_QUEUED_BYTES_PER_PARTITION, MIN_FREE_QUEUE_BYTES);
+                if (ticket == null) {
+                    continue;
+                }
+                Optional<Integer> lastFetchedEpoch = withEpochs && ticket.lastFetchedEpoch() >= 0
+                        ? Optional.of(ticket.lastFetchedEpoch())
+                        : Optional.empty();
+                session.add(
+                        state.tp,
+                        new FetchRequest.PartitionData(
+                                view.topicIds().get(state.tp.topic()),
+                                ticket.fetchOffset(),
+                                -1,
+                                ticket.maxBytes(),
+                                Optional.empty(),
+                                lastFetchedEpoch));
+                tickets.put(state.tp, ticket);
             }
-            fetchingFrom.add(node.id());
-            FetchContext context = new FetchContext(node, tickets.get(node), view.topicNames());
+            if (tickets.isEmpty()) {
+                return; // nothing to ask for; the session forgets these partitions with the next Fetch
+            }
+            FetchSessionHandler.FetchRequestData data = session.build();
+            // Fetch v12 is the newest that works without topic ids (sources before 2.8)
+            short maxVersion = data.canUseTopicIds() ? ApiKeys.FETCH.latestVersion() : (short) 12;
             FetchRequest.Builder request = FetchRequest.Builder.forConsumer(
-                            ApiKeys.FETCH.latestVersion(), FETCH_MAX_WAIT_MS, 1, data)
+                            maxVersion, FETCH_MAX_WAIT_MS, 1, data.toSend())
                     .isolationLevel(IsolationLevel.READ_UNCOMMITTED)
-                    .setMaxBytes(FETCH_MAX_BYTES);
+                    .setMaxBytes(FETCH_MAX_BYTES)
+                    .metadata(data.metadata())
+                    .removed(data.toForget())
+                    .replaced(data.toReplace());
+            lane.inFlight = true;
+            FetchContext context = new FetchContext(lane, tickets);
             listener.onRequest("fetch", false);
-            source.send(node, request, response -> onFetchResponseGuarded(context, response));
+            source.send(lane.node, request, response -> onFetchResponseGuarded(context, response));
         });
     }
 
@@ -176,8 +206,9 @@ final class FetchLoop implements Runnable {
         try {
             onFetchResponse(context, response);
         } catch (RuntimeException e) {
-            fetchingFrom.remove(context.node().id());
-            String reason = "handling the Fetch response of source broker " + context.node() + " failed: " + e;
+            context.lane().inFlight = false;
+            context.lane().session.handleError(e);
+            String reason = "handling the Fetch response of source broker " + context.lane().broker + " failed: " + e;
             LOGGER.debugf(e, "Mirror %s: %s", mirror, reason);
             context.tickets().values().forEach(ticket -> {
                 ticket.state().fetchDone();
@@ -189,31 +220,45 @@ final class FetchLoop implements Runnable {
     }
 
     private void onFetchResponse(FetchContext context, ClientResponse response) {
-        fetchingFrom.remove(context.node().id());
+        FetchLanes.Lane lane = context.lane();
+        lane.inFlight = false;
         context.tickets().values().forEach(t -> t.state().fetchDone());
         if (response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null) {
             listener.onRequest("fetch", true);
+            lane.session.handleError(
+                    response.versionMismatch() != null
+                            ? response.versionMismatch()
+                            : new DisconnectException("disconnected or timed out"));
             LOGGER.debugf(
-                    "Mirror %s: fetch from source broker %s failed (disconnected or timed out)",
-                    mirror, context.node());
+                    "Mirror %s: fetch from source broker %d (fetcher %d) failed (disconnected or timed out)",
+                    mirror, lane.broker, lane.index);
             pipeline.sourceRefresh = true;
             return;
         }
         FetchResponse fetch = (FetchResponse) response.responseBody();
-        if (fetch.error() != Errors.NONE) {
-            LOGGER.debugf("Mirror %s: fetch error %s from %s", mirror, fetch.error(), context.node());
-            pipeline.sourceRefresh = true;
+        short version = response.requestHeader().apiVersion();
+        if (!lane.session.handleResponse(fetch, version)) {
+            // the session is started again with the next Fetch; other errors may mean stale metadata
+            if (!SESSION_ERRORS.contains(fetch.error())) {
+                LOGGER.debugf("Mirror %s: fetch error %s from source broker %d", mirror, fetch.error(), lane.broker);
+                pipeline.sourceRefresh = true;
+            }
             return;
         }
-        Map<TopicPartition, FetchResponseData.PartitionData> data = fetch.responseData(
-                context.topicNames(), response.requestHeader().apiVersion());
+        Map<TopicPartition, FetchResponseData.PartitionData> data =
+                fetch.responseData(lane.session.sessionTopicNames(), version);
         boolean queued = false;
+        int bytes = 0;
         for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> entry : data.entrySet()) {
             FetchPartition.FetchTicket ticket = context.tickets().get(entry.getKey());
+            if (entry.getValue().records() != null) {
+                bytes += entry.getValue().records().sizeInBytes();
+            }
             if (ticket != null && partitions.get(entry.getKey()) == ticket.state()) {
                 queued |= onFetchedPartition(ticket, entry.getValue());
             }
         }
+        listener.onFetched(lane.broker, lane.index, bytes);
         if (queued) {
             destination.wakeup();
         }

@@ -16,7 +16,7 @@ final class FetchPartition {
     record Sent(SourceBatch batch, int generation) {}
 
     /** What a Fetch request was built from, captured under the lock. */
-    record FetchTicket(FetchPartition state, int generation, long fetchOffset, int lastFetchedEpoch) {}
+    record FetchTicket(FetchPartition state, int generation, long fetchOffset, int lastFetchedEpoch, int maxBytes) {}
 
     final MirrorPartition partition;
     final TopicPartition tp;
@@ -71,13 +71,17 @@ final class FetchPartition {
         this.generation = generation;
     }
 
-    /** Atomically: may this partition be fetched now, and if so from where (marks it in flight). Null when not. */
-    synchronized FetchTicket ticket(long maxQueuedBytes) {
-        if (removing || failed || resetPending || fetchInFlight || blocked != null || queuedBytes >= maxQueuedBytes) {
+    /**
+     * Atomically: may this partition be fetched now (at least {@code minFree} of its {@code maxQueuedBytes} queue free),
+     * and if so from where and how much: the free space (marks it in flight). Null when not.
+     */
+    synchronized FetchTicket ticket(long maxQueuedBytes, long minFree) {
+        long free = maxQueuedBytes - queuedBytes;
+        if (removing || failed || resetPending || fetchInFlight || blocked != null || free < minFree) {
             return null;
         }
         fetchInFlight = true;
-        return new FetchTicket(this, generation, fetchOffset, fetchedEpoch);
+        return new FetchTicket(this, generation, fetchOffset, fetchedEpoch, (int) free);
     }
 
     synchronized void fetchDone() {

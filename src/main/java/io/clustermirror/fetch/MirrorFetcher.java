@@ -39,6 +39,7 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
     private final Thread appendThread;
 
     /**
+     * @param fetchersPerBroker fetcher lanes per source broker ({@code mirror.num.replica.fetchers})
      * @param sourceTimeoutMs request timeout of the source-side wire client ({@code mirror.source.request.timeout.ms})
      * @param timeoutMs request timeout of everything on the destination side ({@code mirror.destination.request.timeout.ms})
      */
@@ -50,6 +51,7 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
             Admin sourceAdmin,
             Admin destinationAdmin,
             Listener listener,
+            int fetchersPerBroker,
             int sourceTimeoutMs,
             int destinationTimeoutMs) {
         this(
@@ -63,6 +65,7 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
                 destinationAdmin,
                 destinationConnection,
                 listener,
+                fetchersPerBroker,
                 destinationTimeoutMs);
     }
 
@@ -77,6 +80,7 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
             Admin destinationAdmin,
             Map<String, ?> destinationConnection,
             Listener listener,
+            int fetchersPerBroker,
             int timeoutMs) {
         this.mirror = mirror;
         this.source = source;
@@ -87,8 +91,8 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
         this.destinationAdmin = destinationAdmin;
         this.destinationConnection = destinationConnection;
         this.timeoutMs = timeoutMs;
-        this.fetchThread =
-                new Thread(new FetchLoop(pipeline, sourceClusterId, sourceViews), "mirror-fetcher-" + mirror);
+        this.fetchThread = new Thread(
+                new FetchLoop(pipeline, sourceClusterId, sourceViews, fetchersPerBroker), "mirror-fetcher-" + mirror);
         this.appendThread = new Thread(
                 new AppendLoop(pipeline, destinationViews, destinationAdmin, recovery), "mirror-appender-" + mirror);
         // what escapes a loop's own guard (an Error thrown while it reports one) still ends the data plane with a

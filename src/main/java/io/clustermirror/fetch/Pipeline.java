@@ -1,12 +1,16 @@
 package io.clustermirror.fetch;
 
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.jboss.logging.Logger;
 
@@ -146,10 +150,16 @@ final class Pipeline {
 
     /** The cluster's view of the partitions' topics, with the client pointed at its brokers. */
     ClusterView refresh(Views views, WireClient client) throws Exception {
+        return refresh(views, client, List::copyOf);
+    }
+
+    /** The same, with the client pointed at the connections {@code connections} makes of the brokers (lanes). */
+    ClusterView refresh(Views views, WireClient client, Function<Collection<Node>, List<Node>> connections)
+            throws Exception {
         Set<String> topics =
                 partitions.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
         ClusterView view = views.load(topics);
-        client.setNodes(view.nodes());
+        client.setNodes(connections.apply(view.nodes()));
         return view;
     }
 }

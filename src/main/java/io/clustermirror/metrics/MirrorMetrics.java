@@ -33,6 +33,8 @@ public class MirrorMetrics {
     private final MeterRegistry registry;
     private final Counter stateWritesOk;
     private final Counter stateWritesFailed;
+    private final java.util.Map<FetcherKey, FetcherMeters> fetcherMeters =
+            new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.Map<String, DataPlaneMeters> dataPlaneMeters =
             new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<String, MirrorGaugeSources> gaugeSources = new ConcurrentHashMap<>();
@@ -163,6 +165,41 @@ public class MirrorMetrics {
                 .increment();
     }
 
+    /**
+     * A Fetch answer of one fetcher lane (the KIP's FetcherStats, per source broker and fetcher id): the bytes it
+     * carried and one request.
+     */
+    public void fetched(String mirror, int sourceBroker, int fetcher, int bytes) {
+        FetcherMeters meters = fetcherMeters.computeIfAbsent(
+                new FetcherKey(mirror, sourceBroker, fetcher),
+                k -> new FetcherMeters(
+                        Counter.builder("cluster.mirror.fetcher.bytes")
+                                .description("Record bytes fetched by a fetcher lane (FetcherStats BytesPerSec)")
+                                .baseUnit("bytes")
+                                .tags(fetcherTags(k))
+                                .register(registry),
+                        Counter.builder("cluster.mirror.fetcher.requests")
+                                .description("Fetch responses of a fetcher lane (FetcherStats RequestsPerSec)")
+                                .tags(fetcherTags(k))
+                                .register(registry)));
+        meters.bytes().increment(bytes);
+        meters.requests().increment();
+    }
+
+    private record FetcherKey(String mirror, int sourceBroker, int fetcher) {}
+
+    private record FetcherMeters(Counter bytes, Counter requests) {}
+
+    private static Tags fetcherTags(FetcherKey key) {
+        return Tags.of(
+                "mirror",
+                key.mirror(),
+                "source_broker",
+                Integer.toString(key.sourceBroker()),
+                "fetcher",
+                Integer.toString(key.fetcher()));
+    }
+
     /** The data plane's counters of one mirror, registered once: the fetch/append loop must not look meters up. */
     private record DataPlaneMeters(
             Counter records,
@@ -202,6 +239,7 @@ public class MirrorMetrics {
     /** Drops every meter of a deleted mirror. */
     public void removeMirror(String mirror) {
         dataPlaneMeters.remove(mirror);
+        fetcherMeters.keySet().removeIf(key -> key.mirror().equals(mirror));
         gaugeSources.remove(mirror);
         registry.getMeters().stream()
                 .filter(m -> mirror.equals(m.getId().getTag("mirror")))

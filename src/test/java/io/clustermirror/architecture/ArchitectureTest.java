@@ -109,7 +109,11 @@ class ArchitectureTest {
                 .check(MAIN);
     }
 
-    /** No main class past ~450 lines: a class that grows past it is asking to be split. */
+    /**
+     * No main class past 800 lines. A size is a smell to look at, never the reason for a split: a class is split by
+     * job (a piece that needs callbacks into its parent was not a room of its own); this bar only catches a class that
+     * has long stopped being one job.
+     */
     @Test
     void mainClassesShouldStaySmall() throws IOException {
         Path root = Path.of("src/main/java/io/clustermirror");
@@ -121,7 +125,7 @@ class ArchitectureTest {
                 try (Stream<String> content = Files.lines(file)) {
                     lines = content.count();
                 }
-                if (lines > 450) {
+                if (lines > 800) {
                     over.put(name, lines);
                 }
             }

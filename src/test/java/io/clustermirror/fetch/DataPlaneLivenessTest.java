@@ -138,6 +138,7 @@ class DataPlaneLivenessTest {
                 null,
                 Map.of(),
                 listener,
+                1,
                 1000);
     }
 
@@ -145,7 +146,7 @@ class DataPlaneLivenessTest {
         void run(boolean failed);
     }
 
-    private static final class RecordingListener implements DataPlane.Listener {
+    static final class RecordingListener implements DataPlane.Listener {
         final Map<MirrorPartition, String> failures = new ConcurrentHashMap<>();
         final java.util.concurrent.atomic.AtomicInteger fetches = new java.util.concurrent.atomic.AtomicInteger();
         volatile FetchAction onFetch = failed -> {};

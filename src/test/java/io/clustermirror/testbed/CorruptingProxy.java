@@ -9,6 +9,8 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,7 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A broken peer for fault tests: a TCP proxy in front of a Kafka broker that passes requests on as they are and, while
  * {@link #corrupt(boolean)} is on, answers with a wrong correlation id (the response's first four bytes after its
  * length), which kafka-clients' network client does not survive. Give the broker this proxy's port as its advertised
- * listener, so that every client connection goes through it.
+ * listener, so that every client connection goes through it. It also tells which clients hold connections through it
+ * (the client id of each connection's first request), for counting a client's connections to the broker.
  */
 public final class CorruptingProxy implements AutoCloseable {
 
@@ -25,6 +28,9 @@ public final class CorruptingProxy implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final AtomicBoolean corrupting = new AtomicBoolean();
     private final AtomicInteger corrupted = new AtomicInteger();
+    /** The client id of each open client connection, once its first request has passed. */
+    private final Map<Socket, String> clientIds = new ConcurrentHashMap<>();
+
     private volatile int upstreamPort = -1;
 
     public CorruptingProxy() throws IOException {
@@ -45,6 +51,13 @@ public final class CorruptingProxy implements AutoCloseable {
 
     public void corrupt(boolean on) {
         corrupting.set(on);
+    }
+
+    /** How many connections through this proxy are open now whose client id is {@code clientId}. */
+    public long openConnections(String clientId) {
+        return clientIds.entrySet().stream()
+                .filter(e -> !e.getKey().isClosed() && e.getValue().equals(clientId))
+                .count();
     }
 
     /** Responses answered with a wrong correlation id so far. */
@@ -76,6 +89,9 @@ public final class CorruptingProxy implements AutoCloseable {
                             int size = in.readInt();
                             byte[] frame = new byte[size];
                             in.readFully(frame);
+                            if (!responses && !clientIds.containsKey(a)) {
+                                clientIds.put(a, clientId(frame));
+                            }
                             if (responses && size >= 4 && corrupting.get()) {
                                 frame[0] ^= 0x40; // another correlation id than the request's
                                 corrupted.incrementAndGet();
@@ -87,11 +103,24 @@ public final class CorruptingProxy implements AutoCloseable {
                     } catch (IOException e) {
                         closeQuietly(a);
                         closeQuietly(b);
+                        clientIds.remove(a);
                     }
                 },
                 "corrupting-proxy-" + what);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** A request header: api key (2 bytes), api version (2), correlation id (4), client id (2 bytes of length, then UTF-8). */
+    private static String clientId(byte[] request) {
+        if (request.length < 10) {
+            return "";
+        }
+        int length = ((request[8] & 0xff) << 8) | (request[9] & 0xff);
+        if (length == 0xffff || 10 + length > request.length) {
+            return "";
+        }
+        return new String(request, 10, length, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     private static void closeQuietly(Socket socket) {

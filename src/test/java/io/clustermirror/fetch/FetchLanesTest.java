@@ -1,0 +1,238 @@
+package io.clustermirror.fetch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.clustermirror.mirror.MirrorPartition;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.apache.kafka.clients.ClientRequest;
+import org.apache.kafka.clients.MockClient;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.SimpleRecord;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fetch side's lanes, driven one round at a time on the test thread over kafka-clients' {@link MockClient}:
+ * {@code mirror.num.replica.fetchers} connections per source broker chosen by Kafka's rule, one Fetch in flight per
+ * lane, incremental fetch sessions, fetch sizes from the free queue space, and rotation of the first place.
+ */
+class FetchLanesTest {
+
+    private static final Node BROKER = new Node(1, "localhost", 9092);
+    private static final String TOPIC = "orders";
+    private static final Uuid TOPIC_ID = Uuid.randomUuid();
+
+    private final MockClient network = new MockClient(Time.SYSTEM);
+    private final WireClient source = WireClient.over("source", network, 1000);
+    private final Pipeline pipeline = new Pipeline(
+            "m1",
+            new DataPlaneLivenessTest.RecordingListener(),
+            source,
+            WireClient.over("destination", new MockClient(Time.SYSTEM), 1000),
+            1000);
+
+    @Test
+    void aPartitionShouldGoToTheLaneOfKafkasReplicaFetcherRule() {
+        for (int partition = 0; partition < 50; partition++) {
+            TopicPartition tp = new TopicPartition(TOPIC, partition);
+            // AbstractFetcherManager.getFetcherId
+            assertThat(FetchLanes.laneIndex(tp, 3)).isEqualTo(Utils.abs(31 * TOPIC.hashCode() + partition) % 3);
+        }
+    }
+
+    @Test
+    void eachLaneShouldBeAConnectionOfItsOwnThatSurvivesARefresh() {
+        FetchLanes lanes = new FetchLanes(3, "m1");
+        Node other = new Node(2, "localhost", 9093);
+
+        List<Node> nodes = lanes.nodes(List.of(BROKER, other));
+        List<Node> again = lanes.nodes(List.of(BROKER, other));
+
+        assertThat(nodes).hasSize(6);
+        assertThat(nodes.stream().map(Node::id).collect(Collectors.toSet())).hasSize(6);
+        assertThat(nodes.stream().filter(n -> n.port() == 9092)).hasSize(3);
+        assertThat(again).containsExactlyInAnyOrderElementsOf(nodes);
+        TopicPartition tp = new TopicPartition(TOPIC, 7);
+        assertThat(nodes).contains(lanes.lane(BROKER, tp).node);
+        // a broker that moved gets new connections
+        assertThat(lanes.nodes(List.of(new Node(1, "localhost", 9999))))
+                .extracting(Node::id)
+                .doesNotContainAnyElementsOf(nodes.stream().map(Node::id).toList());
+    }
+
+    @Test
+    void partitionsShouldBeFetchedOverTheirLanesOneFetchInFlightEach() {
+        FetchLoop loop = loopWith(3, partitionsOnEveryLane(3));
+
+        loop.round(0);
+        loop.round(0); // nothing more goes out while each lane waits for its answer
+
+        List<ClientRequest> fetches = new ArrayList<>(network.requests());
+        assertThat(fetches).hasSize(3);
+        assertThat(fetches.stream().map(ClientRequest::destination).collect(Collectors.toSet()))
+                .hasSize(3);
+        for (ClientRequest fetch : fetches) {
+            Set<Integer> lanesInIt = fetchData(fetch).keySet().stream()
+                    .map(tp -> FetchLanes.laneIndex(tp, 3))
+                    .collect(Collectors.toSet());
+            assertThat(lanesInIt).hasSize(1);
+        }
+    }
+
+    @Test
+    void theSecondFetchOfALaneShouldBeIncrementalAndCarryOnlyWhatChanged() {
+        List<Integer> partitions = List.of(0, 1, 2, 3);
+        FetchLoop loop = loopWith(1, partitions);
+        loop.round(0);
+        ClientRequest first = network.requests().peek();
+        assertThat(metadata(first).isFull()).isTrue();
+        assertThat(fetchData(first)).hasSize(4);
+        // records for partition 2 only; the broker opens session 42
+        network.respondToRequest(first, response(first, 42, Map.of(2, 0L)));
+
+        loop.round(0); // the answer is handled
+        loop.round(0); // the next Fetch goes out
+
+        ClientRequest second = network.requests().peek();
+        assertThat(metadata(second).sessionId()).isEqualTo(42);
+        assertThat(metadata(second).epoch()).isEqualTo(1);
+        assertThat(fetchData(second)).containsOnlyKeys(new TopicPartition(TOPIC, 2));
+        assertThat(fetchData(second).get(new TopicPartition(TOPIC, 2)).fetchOffset)
+                .isEqualTo(3);
+    }
+
+    @Test
+    void aLostFetchShouldStartANewSession() {
+        FetchLoop loop = loopWith(1, List.of(0));
+        loop.round(0);
+        ClientRequest first = network.requests().peek();
+        network.respondToRequest(first, response(first, 42, Map.of()));
+        loop.round(0);
+        loop.round(0);
+        ClientRequest incremental = network.requests().peek();
+        assertThat(metadata(incremental).sessionId()).isEqualTo(42);
+
+        network.disconnect(incremental.destination());
+        loop.round(0);
+        loop.round(0);
+
+        ClientRequest next = network.requests().peek();
+        assertThat(next).isNotSameAs(incremental);
+        assertThat(metadata(next).isFull()).isTrue();
+    }
+
+    @Test
+    void aFetchShouldAskForTheFreeQueueSpaceAndWaitWhileTooLittleIsFree() {
+        FetchLoop loop = loopWith(1, List.of(0, 1));
+        FetchPartition half = pipeline.partitions.get(new TopicPartition(TOPIC, 0));
+        FetchPartition full = pipeline.partitions.get(new TopicPartition(TOPIC, 1));
+        half.queuedBytes = FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION / 2;
+        full.queuedBytes = FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION - FetchLoop.MIN_FREE_QUEUE_BYTES + 1;
+
+        loop.round(0);
+
+        Map<TopicPartition, FetchRequest.PartitionData> data =
+                fetchData(network.requests().peek());
+        assertThat(data).containsOnlyKeys(half.tp);
+        assertThat(data.get(half.tp).maxBytes).isEqualTo((int) (FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION / 2));
+    }
+
+    @Test
+    void theFirstPlaceOfAFullFetchShouldGoRound() {
+        List<Integer> partitions = List.of(0, 1, 2, 3);
+        FetchLoop loop = loopWith(1, partitions);
+        Set<TopicPartition> firsts = new java.util.HashSet<>();
+        for (int i = 0; i < partitions.size(); i++) {
+            loop.round(0);
+            ClientRequest fetch = network.requests().peek();
+            assertThat(metadata(fetch).isFull()).isTrue();
+            firsts.add(fetchData(fetch).keySet().iterator().next());
+            // no session: every Fetch is a full one
+            network.respondToRequest(fetch, response(fetch, 0, Map.of()));
+            loop.round(0);
+        }
+        assertThat(firsts).hasSize(partitions.size());
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    private FetchLoop loopWith(int lanes, List<Integer> partitions) {
+        Map<TopicPartition, Node> leaders = new HashMap<>();
+        for (int partition : partitions) {
+            TopicPartition tp = new TopicPartition(TOPIC, partition);
+            leaders.put(tp, BROKER);
+            pipeline.partitions.put(tp, new FetchPartition(new MirrorPartition(TOPIC, partition), 0, -1, 1));
+        }
+        ClusterView view = new ClusterView(
+                "source-cluster", List.of(BROKER), leaders, Map.of(TOPIC, TOPIC_ID), Map.of(TOPIC_ID, TOPIC));
+        return new FetchLoop(pipeline, "source-cluster", topics -> view, lanes);
+    }
+
+    /** Partitions of the topic such that each of the lanes gets two. */
+    private static List<Integer> partitionsOnEveryLane(int lanes) {
+        Map<Integer, List<Integer>> byLane = IntStream.range(0, 100)
+                .boxed()
+                .collect(Collectors.groupingBy(p -> FetchLanes.laneIndex(new TopicPartition(TOPIC, p), lanes)));
+        assertThat(byLane).hasSize(lanes);
+        return byLane.values().stream().flatMap(l -> l.stream().limit(2)).toList();
+    }
+
+    private static FetchRequest.Builder builder(ClientRequest request) {
+        return (FetchRequest.Builder) request.requestBuilder();
+    }
+
+    private static Map<TopicPartition, FetchRequest.PartitionData> fetchData(ClientRequest request) {
+        return builder(request).fetchData();
+    }
+
+    private static org.apache.kafka.common.requests.FetchMetadata metadata(ClientRequest request) {
+        return builder(request).metadata();
+    }
+
+    /**
+     * The answer to {@code request} in session {@code sessionId}: three records from the given offset for each given
+     * partition, and (a full Fetch is answered for every partition in it) nothing for the others.
+     */
+    private static FetchResponse response(ClientRequest request, int sessionId, Map<Integer, Long> recordsFrom) {
+        LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> data = new LinkedHashMap<>();
+        Set<Integer> answered = new java.util.TreeSet<>(recordsFrom.keySet());
+        if (metadata(request).isFull()) {
+            fetchData(request).keySet().forEach(tp -> answered.add(tp.partition()));
+        }
+        for (int partition : answered) {
+            Long offset = recordsFrom.get(partition);
+            data.put(
+                    new TopicIdPartition(TOPIC_ID, new TopicPartition(TOPIC, partition)),
+                    new FetchResponseData.PartitionData()
+                            .setPartitionIndex(partition)
+                            .setHighWatermark(offset == null ? 0 : offset + 3)
+                            .setRecords(
+                                    offset == null
+                                            ? MemoryRecords.EMPTY
+                                            : MemoryRecords.withRecords(
+                                                    offset,
+                                                    Compression.NONE,
+                                                    new SimpleRecord("a".getBytes()),
+                                                    new SimpleRecord("b".getBytes()),
+                                                    new SimpleRecord("c".getBytes()))));
+        }
+        return FetchResponse.of(Errors.NONE, 0, sessionId, data, List.of());
+    }
+}
