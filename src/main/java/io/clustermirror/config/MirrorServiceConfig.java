@@ -40,6 +40,15 @@ public interface MirrorServiceConfig {
     @WithDefault("1")
     int numReplicaFetchers();
 
+    /**
+     * The fetchers of the instance's pool, shared by every mirror: each is one network client carrying its data planes'
+     * connections, and holds at most one thread (of a named Vert.x worker pool). The data plane's thread count, whatever
+     * the number of mirrors or partitions.
+     */
+    @WithName("fetcher.threads")
+    @WithDefault("2")
+    int fetcherThreads();
+
     interface Flow {
         /**
          * Deadline of a topics:start, of a topic verb's coordinator step, of a stop's release of its partitions, and of a

@@ -20,6 +20,8 @@ import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
+import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.time.Clock;
@@ -31,6 +33,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.jboss.logging.Logger;
@@ -72,13 +75,14 @@ public class MirrorCoordinator {
             MirrorServiceConfig config,
             MirrorConfigRules rules,
             SourceClusterProbe probe,
-            MirrorMetrics metrics) {
+            MirrorMetrics metrics,
+            Vertx vertx) {
         this.clients = clients;
         this.config = config;
         this.rules = rules;
         this.probe = probe;
         this.metrics = metrics;
-        this.runtimes = new MirrorRuntimes(clients, config, metrics);
+        this.runtimes = new MirrorRuntimes(clients, config, metrics, () -> fetcherPool(vertx));
         this.keeper = new StateKeeper(clients, config, metrics, rules, thread, new StateKeeper.Listener() {
             @Override
             public void loaded(CoordinatorState state) {
@@ -116,6 +120,26 @@ public class MirrorCoordinator {
                 clock,
                 config.destination().requestTimeoutMs(),
                 flows);
+    }
+
+    /**
+     * The instance's fetcher pool: {@code mirror.fetcher.threads} fetchers turning on a named Vert.x worker pool of as
+     * many threads (so a turn always finds a thread; its blocked-thread check warns past the stuck-loop limit).
+     */
+    private io.clustermirror.fetch.FetcherPool fetcherPool(Vertx vertx) {
+        int threads = config.fetcherThreads();
+        WorkerExecutor workers = vertx.createSharedWorkerExecutor(
+                "cluster-mirror-fetcher", threads, stuckAfterMs(), TimeUnit.MILLISECONDS);
+        return new io.clustermirror.fetch.FetcherPool(
+                threads,
+                task -> workers.executeBlocking(
+                        () -> {
+                            task.run();
+                            return null;
+                        },
+                        false),
+                clients.destinationConnection(),
+                config.destination().requestTimeoutMs());
     }
 
     void onStart(@Observes StartupEvent event) {

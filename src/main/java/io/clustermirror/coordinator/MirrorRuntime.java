@@ -2,6 +2,7 @@ package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.fetch.LogTruncation;
 import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.fetch.PrefixCheck;
@@ -39,6 +40,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
             Map<String, String> sourceConnection,
             Admin destinationAdmin,
             Map<String, ?> destinationConnection,
+            FetcherPool pool,
             TailPreservation preservation,
             DataPlane.Listener listener,
             int fetchersPerBroker,
@@ -55,11 +57,11 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
                 sourceConnection,
                 destinationConnection,
                 timeoutMs);
-        this.fetcher = new MirrorFetcher(
+        this.fetcher = MirrorFetcher.on(
+                pool,
                 mirror.name(),
                 mirror.sourceClusterId(),
                 sourceConnection,
-                destinationConnection,
                 sourceAdmin,
                 destinationAdmin,
                 listener,

@@ -2,6 +2,7 @@ package io.clustermirror.coordinator;
 
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.fetch.DataPlane;
+import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.fetch.TailPreservation;
 import io.clustermirror.kafka.KafkaClients;
@@ -19,6 +20,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -40,14 +42,29 @@ final class MirrorRuntimes {
     private final MirrorServiceConfig config;
     private final MirrorMetrics metrics;
     private final Map<String, MirrorRuntime> runtimes = new ConcurrentHashMap<>();
+    private final Supplier<FetcherPool> poolFactory;
+    private FetcherPool pool;
     private Admin destinationAdmin;
     private final AtomicLong deadLoops = new AtomicLong();
     private volatile String lastDeadLoop;
 
-    MirrorRuntimes(KafkaClients clients, MirrorServiceConfig config, MirrorMetrics metrics) {
+    /** @param poolFactory the instance's fetcher pool, built on first use */
+    MirrorRuntimes(
+            KafkaClients clients,
+            MirrorServiceConfig config,
+            MirrorMetrics metrics,
+            Supplier<FetcherPool> poolFactory) {
         this.clients = clients;
         this.config = config;
         this.metrics = metrics;
+        this.poolFactory = poolFactory;
+    }
+
+    private synchronized FetcherPool pool() {
+        if (pool == null) {
+            pool = poolFactory.get();
+        }
+        return pool;
     }
 
     /**
@@ -103,6 +120,7 @@ final class MirrorRuntimes {
                 source,
                 destinationAdmin(),
                 clients.destinationConnection(),
+                pool(),
                 new TailPreservation(
                         destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
                 listener,
@@ -146,9 +164,12 @@ final class MirrorRuntimes {
         runtimes.clear();
     }
 
-    /** At shutdown: every runtime and the destination Admin. */
+    /** At shutdown: every runtime, the fetcher pool and the destination Admin. */
     synchronized void shutdown() {
         closeAll();
+        if (pool != null) {
+            pool.close();
+        }
         if (destinationAdmin != null) {
             destinationAdmin.close(Duration.ofSeconds(2));
         }

@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.Node;
@@ -18,6 +20,7 @@ import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.utils.Utils;
 import org.jboss.logging.Logger;
 
 /**
@@ -27,11 +30,18 @@ import org.jboss.logging.Logger;
  * the partition stops. Lost answers reset the partition's pipeline; transactional batches go through
  * {@link TransactionReplay}. Removals finish here, once nothing of a partition is in flight.
  */
-final class AppendLoop implements Runnable {
+final class AppendLoop {
 
     private static final Logger LOGGER = Logger.getLogger(AppendLoop.class);
 
     static final int MAX_IN_FLIGHT_PER_PARTITION = 5;
+    /**
+     * Connections of a fetcher to each destination broker, its partitions pinned to one each: a broker handles one
+     * request per connection at a time, so no broker validates a fetcher's batches on one request thread alone.
+     */
+    static final int CONNECTIONS_PER_BROKER = 2;
+    /** How long the stop of a partition outside the data plane waits to read back the transactions left open on it. */
+    private static final long LEFT_OPEN_WAIT_NANOS = 10_000_000_000L;
 
     private final Pipeline pipeline;
     private final String mirror;
@@ -47,6 +57,9 @@ final class AppendLoop implements Runnable {
     private final LoopBackoff backoff;
     private final LoopBackoff recoveryBackoff;
     private long nextRecoveryAttemptMs;
+    /** The destination view being loaded, or null. */
+    private CompletableFuture<ClusterView> loading;
+
     private long recoveryFailingSinceMs;
 
     AppendLoop(
@@ -70,49 +83,54 @@ final class AppendLoop implements Runnable {
             Node node, Map<TopicPartition, FetchPartition.Sent> sent, Map<Uuid, String> topicNames) {}
 
     /**
-     * Runs until the data plane closes. A failure to reach the destination is retried with back-off; anything else that
-     * reaches here (an Error, or the network client throwing, which leaves it in an unknown state) ends the loop, and
-     * the whole data plane with it: {@link Pipeline#loopDied}.
+     * One round on the fetcher's thread: takes up a loaded view of the destination (a new load when one was asked for
+     * and none is under way), finishes removals and resets, then sends what can go; the answers are handled when the
+     * fetcher polls. A failure to reach the destination backs off without sleeping; anything else that escapes (an
+     * Error) ends this data plane.
      */
-    @Override
-    public void run() {
-        try {
-            loop();
-        } catch (Throwable t) {
-            if (pipeline.running) {
-                pipeline.loopDied("appender", "died", t);
-            }
+    void round() throws InterruptedException {
+        pipeline.appenderBeat = System.nanoTime();
+        takeUpView();
+        if (backoff.waiting()) {
             return;
         }
-        partitions.values().forEach(state -> state.removed.complete(state.progress()));
+        if (pipeline.destinationRefresh && loading == null) {
+            pipeline.destinationRefresh = false;
+            loading = destinationViews.load(pipeline.topics()).toCompletableFuture();
+            takeUpView(); // a view at hand (tests) is used at once
+        }
+        try {
+            finishRemovalsAndResets();
+            ensureIdentities();
+            recoverTransactions();
+            replay.replay(partitions.values());
+            sendProduces();
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            pipeline.destinationRefresh = true;
+            backoff.failed(e);
+        }
     }
 
-    private void loop() {
-        while (pipeline.running) {
-            pipeline.appenderBeat = System.nanoTime();
-            try {
-                if (pipeline.destinationRefresh) {
-                    pipeline.destinationView = pipeline.refresh(destinationViews, destination);
-                    pipeline.destinationRefresh = false;
-                }
-                finishRemovalsAndResets();
-                ensureIdentities();
-                recoverTransactions();
-                replay.replay(partitions.values());
-                sendProduces();
-                backoff.succeeded();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (Exception e) {
-                if (pipeline.running) {
-                    pipeline.destinationRefresh = true;
-                    backoff.failed(e);
-                }
-                continue;
-            }
-            destination.poll(500);
+    private void takeUpView() {
+        if (loading == null || !loading.isDone()) {
+            return;
         }
+        CompletableFuture<ClusterView> loaded = loading;
+        loading = null;
+        try {
+            pipeline.destinationView = loaded.join();
+            backoff.succeeded();
+        } catch (RuntimeException e) {
+            pipeline.destinationRefresh = true;
+            backoff.failed(e instanceof CompletionException && e.getCause() instanceof Exception cause ? cause : e);
+        }
+    }
+
+    /** The data plane left its fetcher: whoever waits for a partition to leave hears it now. */
+    void detached() {
+        partitions.values().forEach(state -> state.removed.complete(state.progress()));
     }
 
     private void finishRemovalsAndResets() {
@@ -132,7 +150,15 @@ final class AppendLoop implements Runnable {
             if (blocked != null && !removing && !reset) {
                 pipeline.fail(state, blocked);
             } else if (removing) {
-                if (abort) {
+                if (abort && state.leftOpenSince != 0 && state.transactions.recoveryNeeded) {
+                    if (System.nanoTime() - state.leftOpenSince < LEFT_OPEN_WAIT_NANOS) {
+                        continue; // its open transactions are read back first (recoverTransactions)
+                    }
+                    LOGGER.errorf(
+                            "Mirror %s: %s stopped, but the destination transactions left open on it could not be read back within "
+                                    + "10 s; the destination aborts them after their transaction timeout",
+                            mirror, state.partition);
+                } else if (abort) {
                     replay.abortOpen(state);
                     pipeline.appenderBeat = System.nanoTime(); // a blocking call per partition: each is progress
                 }
@@ -173,7 +199,11 @@ final class AppendLoop implements Runnable {
                 pipeline.destinationRefresh = true;
                 continue;
             }
-            byNode.computeIfAbsent(leader, n -> new ArrayList<>()).add(state);
+            // each partition pinned to one of the fetcher's connections to its leader
+            byNode.computeIfAbsent(
+                            destination.connection(leader, Utils.abs(state.tp.hashCode()) % CONNECTIONS_PER_BROKER),
+                            n -> new ArrayList<>())
+                    .add(state);
         }
         byNode.forEach((node, candidates) -> {
             while (destination.ready(node)) {

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -51,6 +52,58 @@ public record ClusterView(
             });
         }
         return new ClusterView(clusterId, List.copyOf(nodes), Map.copyOf(leaders), Map.copyOf(ids), inverse(ids));
+    }
+
+    /**
+     * The same without blocking: completes once the Admin's answers are in (on its thread), or exceptionally after
+     * {@code timeoutMs}.
+     */
+    public static CompletableFuture<ClusterView> loadAsync(Admin admin, Set<String> topics, long timeoutMs) {
+        var cluster = admin.describeCluster();
+        CompletableFuture<Collection<Node>> nodes =
+                cluster.nodes().toCompletionStage().toCompletableFuture();
+        CompletableFuture<String> clusterId =
+                cluster.clusterId().toCompletionStage().toCompletableFuture();
+        Map<String, CompletableFuture<TopicDescription>> described = new HashMap<>();
+        admin.describeTopics(topics)
+                .topicNameValues()
+                .forEach((topic, future) -> described.put(
+                        topic,
+                        future.toCompletionStage()
+                                .toCompletableFuture()
+                                .exceptionallyCompose(e -> unwrap(e) instanceof UnknownTopicOrPartitionException
+                                        ? CompletableFuture.completedFuture(null)
+                                        : CompletableFuture.failedFuture(unwrap(e)))));
+        List<CompletableFuture<?>> all = new java.util.ArrayList<>(described.values());
+        all.add(nodes);
+        all.add(clusterId);
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
+                .orTimeout(timeoutMs, TimeUnit.MILLISECONDS)
+                .thenApply(done -> {
+                    Map<TopicPartition, Node> leaders = new HashMap<>();
+                    Map<String, Uuid> ids = new HashMap<>();
+                    described.values().stream()
+                            .map(CompletableFuture::join)
+                            .filter(java.util.Objects::nonNull)
+                            .forEach(description -> {
+                                ids.put(description.name(), description.topicId());
+                                description.partitions().forEach(p -> {
+                                    if (p.leader() != null && !p.leader().isEmpty()) {
+                                        leaders.put(new TopicPartition(description.name(), p.partition()), p.leader());
+                                    }
+                                });
+                            });
+                    return new ClusterView(
+                            clusterId.join(),
+                            List.copyOf(nodes.join()),
+                            Map.copyOf(leaders),
+                            Map.copyOf(ids),
+                            inverse(ids));
+                });
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
     /** Topic names by id, built once per view: every Fetch and Produce response needs it. */

@@ -1,9 +1,7 @@
 package io.clustermirror.fetch;
 
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.Node;
@@ -17,9 +15,7 @@ import org.apache.kafka.common.utils.Utils;
  * rule for replica fetchers, {@code abs(31 * topic.hashCode() + partition) % n}, so a broker serves a mirror's
  * partitions over n connections as it serves its followers' (a broker handles one request per connection at a time).
  *
- * <p>The network client keys connections by node id, so each lane is a node of its own: the broker's host and port
- * under an id of this class (stable for as long as the broker keeps its address, so the connection and the session
- * survive metadata refreshes). Owned by the fetch thread.
+ * <p>Owned by the fetcher's thread.
  */
 final class FetchLanes {
 
@@ -44,15 +40,16 @@ final class FetchLanes {
     private record Key(int broker, String host, int port, int index) {}
 
     private final int perBroker;
+    private final WireClient source;
     private final LogContext logContext;
     private final Map<Key, Lane> lanes = new HashMap<>();
-    private int nextId;
 
-    FetchLanes(int perBroker, String mirror) {
+    FetchLanes(int perBroker, WireClient source, String mirror) {
         if (perBroker < 1) {
             throw new IllegalArgumentException("mirror.num.replica.fetchers must be at least 1, was " + perBroker);
         }
         this.perBroker = perBroker;
+        this.source = source;
         this.logContext = new LogContext("[mirror " + mirror + " fetch session] ");
     }
 
@@ -61,39 +58,20 @@ final class FetchLanes {
         return Utils.abs(31 * tp.topic().hashCode() + tp.partition()) % perBroker;
     }
 
-    /** The lane that fetches {@code tp} from its leader. */
+    /**
+     * The lane that fetches {@code tp} from its leader: a connection of the source client of its own (stable while the
+     * broker keeps its address, so the connection and its fetch session survive metadata refreshes).
+     */
     Lane lane(Node leader, TopicPartition tp) {
         return lanes.computeIfAbsent(
-                new Key(leader.id(), leader.host(), leader.port(), laneIndex(tp, perBroker)), this::newLane);
-    }
-
-    private Lane newLane(Key key) {
-        int id = nextId++;
-        return new Lane(
-                new Node(id, key.host(), key.port(), null),
-                key.broker(),
-                key.index(),
-                new FetchSessionHandler(logContext, id));
-    }
-
-    /**
-     * The nodes for the network client: every lane to every broker of the view (lanes of brokers that left it or
-     * moved are dropped; their idle connections close after {@code connections.max.idle.ms}).
-     */
-    List<Node> nodes(Collection<Node> brokers) {
-        Map<Key, Lane> kept = new HashMap<>();
-        for (Node broker : brokers) {
-            for (int index = 0; index < perBroker; index++) {
-                Key key = new Key(broker.id(), broker.host(), broker.port(), index);
-                Lane lane = lanes.get(key);
-                kept.put(key, lane != null ? lane : newLane(key));
-            }
-        }
-        lanes.clear();
-        lanes.putAll(kept);
-        List<Node> nodes = new ArrayList<>();
-        lanes.values().forEach(l -> nodes.add(l.node));
-        return nodes;
+                new Key(leader.id(), leader.host(), leader.port(), laneIndex(tp, perBroker)), key -> {
+                    Node connection = source.connection(leader, key.index());
+                    return new Lane(
+                            connection,
+                            key.broker(),
+                            key.index(),
+                            new FetchSessionHandler(logContext, connection.id()));
+                });
     }
 
     Collection<Lane> all() {

@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.IsolationLevel;
@@ -29,7 +31,7 @@ import org.jboss.logging.Logger;
  * Fetched batches are sliced, checked for continuity ({@link BatchContinuity}) and queued for the {@link AppendLoop},
  * up to {@value #MAX_QUEUED_BYTES_PER_PARTITION} bytes per partition.
  */
-final class FetchLoop implements Runnable {
+final class FetchLoop {
 
     private static final Logger LOGGER = Logger.getLogger(FetchLoop.class);
 
@@ -59,6 +61,9 @@ final class FetchLoop implements Runnable {
     private final DataPlane.Listener listener;
     private final Map<TopicPartition, FetchPartition> partitions;
     private final FetchLanes lanes;
+    /** The source view being loaded, or null. */
+    private CompletableFuture<ClusterView> loading;
+
     private final LoopBackoff backoff;
 
     FetchLoop(Pipeline pipeline, String sourceClusterId, Pipeline.Views sourceViews, int fetchersPerBroker) {
@@ -71,63 +76,56 @@ final class FetchLoop implements Runnable {
         this.listener = pipeline.listener;
         this.partitions = pipeline.partitions;
         this.backoff = new LoopBackoff(mirror, "fetcher");
-        this.lanes = new FetchLanes(fetchersPerBroker, mirror);
+        this.lanes = new FetchLanes(fetchersPerBroker, source, mirror);
     }
 
     /** A Fetch in flight: its lane and what each partition in it was fetched from. */
     private record FetchContext(FetchLanes.Lane lane, Map<TopicPartition, FetchPartition.FetchTicket> tickets) {}
 
     /**
-     * Runs until the data plane closes. A failure to reach the source (its Admin, a broker) is retried with back-off;
-     * anything else that reaches here (an Error, or the network client throwing, which leaves it in an unknown state)
-     * ends the loop, and the whole data plane with it: {@link Pipeline#loopDied}.
+     * One round on the fetcher's thread: takes up a loaded view of the source (a new load when one was asked for and none
+     * is under way), then sends the Fetches that can go; their answers are handled when the fetcher polls. A failure to
+     * reach the source backs off without sleeping; anything else that escapes (an Error) ends this data plane.
      */
-    @Override
-    public void run() {
-        try {
-            loop();
-        } catch (Throwable t) {
-            if (pipeline.running) {
-                pipeline.loopDied("fetcher", "died", t);
-            }
-        }
-    }
-
-    private void loop() {
-        while (pipeline.running && round(500)) {}
-    }
-
-    /**
-     * One turn: metadata when asked for, the Fetches that can go, then network I/O (which runs the answers' handlers)
-     * for at most {@code pollMs}. False when the thread was interrupted.
-     */
-    boolean round(long pollMs) {
+    void round() {
         pipeline.fetcherBeat = System.nanoTime();
-        try {
-            if (pipeline.sourceRefresh) {
-                ClusterView view = pipeline.refresh(sourceViews, source, lanes::nodes);
-                if (!sourceClusterId.equals(view.clusterId())) {
-                    listener.onSourceClusterChanged(view.clusterId());
-                    throw new IllegalStateException(
-                            "source cluster id is " + view.clusterId() + ", expected " + sourceClusterId);
-                }
-                pipeline.sourceView = view;
-                pipeline.sourceRefresh = false;
-            }
-            sendFetches();
-            backoff.succeeded();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } catch (Exception e) {
-            if (pipeline.running) {
-                pipeline.sourceRefresh = true;
-                backoff.failed(e);
-            }
-            return true;
+        takeUpView();
+        if (backoff.waiting()) {
+            return;
         }
-        source.poll(pollMs);
-        return true;
+        if (pipeline.sourceRefresh && loading == null) {
+            pipeline.sourceRefresh = false;
+            loading = sourceViews.load(pipeline.topics()).toCompletableFuture();
+            takeUpView(); // a view at hand (tests) is used at once
+        }
+        try {
+            sendFetches();
+        } catch (RuntimeException e) {
+            pipeline.sourceRefresh = true;
+            backoff.failed(e);
+        }
+    }
+
+    private void takeUpView() {
+        if (loading == null || !loading.isDone()) {
+            return;
+        }
+        CompletableFuture<ClusterView> loaded = loading;
+        loading = null;
+        try {
+            ClusterView view = loaded.join();
+            if (!sourceClusterId.equals(view.clusterId())) {
+                pipeline.sourceView = ClusterView.empty(); // nothing is fetched from another cluster
+                listener.onSourceClusterChanged(view.clusterId());
+                throw new IllegalStateException(
+                        "source cluster id is " + view.clusterId() + ", expected " + sourceClusterId);
+            }
+            pipeline.sourceView = view;
+            backoff.succeeded();
+        } catch (RuntimeException e) {
+            pipeline.sourceRefresh = true;
+            backoff.failed(e instanceof CompletionException && e.getCause() instanceof Exception cause ? cause : e);
+        }
     }
 
     private void sendFetches() {

@@ -46,6 +46,11 @@ final class FetchPartition {
     ProducerIdentity identity;
     int nextSequence;
     final ArrayDeque<Sent> inFlight = new ArrayDeque<>();
+    /**
+     * When a stop of this partition, not in the data plane, asked to abort the destination transactions left open on it
+     * (System.nanoTime; 0: a partition being mirrored). It only passes through to have them read back and aborted.
+     */
+    long leftOpenSince;
     /** When the pending reset was requested (System.nanoTime), for giving up on an unreachable destination. */
     long resetRequestedAt;
     /** Batches sent whose answer never came (disconnect, timeout, retriable error), by source base offset. */

@@ -385,9 +385,7 @@ public final class LogTruncation implements PrefixCheck {
     }
 
     private ClusterView view(Admin admin, WireClient client, Set<String> topics) throws Exception {
-        ClusterView view = ClusterView.load(admin, topics, timeoutMs);
-        client.setNodes(view.nodes());
-        return view;
+        return ClusterView.load(admin, topics, timeoutMs);
     }
 
     /**

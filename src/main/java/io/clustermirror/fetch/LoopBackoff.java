@@ -5,7 +5,8 @@ import org.jboss.logging.Logger;
 
 /**
  * Back-off of a data-plane loop that cannot reach its cluster: 0.5 s doubling to 10 s with 20% jitter (kafka-clients'
- * {@link ExponentialBackoff}); one WARN per new error, repeats at DEBUG, one INFO when it recovers.
+ * {@link ExponentialBackoff}); one WARN per new error, repeats at DEBUG, one INFO when it recovers. Nothing sleeps: the
+ * loop skips its rounds until {@link #waiting()} is over, while the fetcher turns for the other data planes.
  */
 final class LoopBackoff {
 
@@ -16,16 +17,22 @@ final class LoopBackoff {
     private final String loop;
     private int failures;
     private String lastError;
+    private long retryAtNanos;
 
     LoopBackoff(String mirror, String loop) {
         this.mirror = mirror;
         this.loop = loop;
     }
 
-    /** Reports the failure, then waits before the loop tries again. */
+    /** Reports the failure; the loop waits before it tries again. */
     void failed(Exception e) {
         report(e);
-        sleep(BACKOFF.backoff(failures - 1L));
+        retryAtNanos = System.nanoTime() + BACKOFF.backoff(failures - 1L) * 1_000_000;
+    }
+
+    /** Whether the loop is still backing off from its last failure. */
+    boolean waiting() {
+        return failures > 0 && System.nanoTime() - retryAtNanos < 0;
     }
 
     void report(Exception e) {
@@ -44,14 +51,6 @@ final class LoopBackoff {
             LOGGER.infof("Mirror %s: connection recovered after %d failed attempt(s)", mirror, failures);
             failures = 0;
             lastError = null;
-        }
-    }
-
-    static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

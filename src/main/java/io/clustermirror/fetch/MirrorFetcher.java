@@ -2,107 +2,132 @@ package io.clustermirror.fetch;
 
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.OpenTransaction;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
 import org.jboss.logging.Logger;
 
 /**
- * The data plane of one mirror: a {@link FetchLoop} thread pulls raw record batches from the source partition leaders
- * (one Fetch in flight per broker, many partitions each), an {@link AppendLoop} thread produces the same bytes to the
- * destination leaders (one batch per partition per request, up to {@value AppendLoop#MAX_IN_FLIGHT_PER_PARTITION} in
+ * The data plane of one mirror, on a {@link Fetcher} of the instance's {@link FetcherPool}: its {@link FetchLoop} pulls
+ * raw record batches from the source partition leaders (one Fetch in flight per fetcher lane, many partitions each),
+ * its {@link AppendLoop} produces the same bytes to the destination leaders over the connections the fetcher shares
+ * among its data planes (one batch per partition per request, up to {@value AppendLoop#MAX_IN_FLIGHT_PER_PARTITION} in
  * flight per partition under the partition's own idempotent producer id) and checks that every batch lands at its
- * source offset. Neither thread is an event loop. What they share is the {@link Pipeline}; this class is how the
- * coordinator drives them.
+ * source offset. Both run as rounds of the fetcher's turns; neither owns a thread. What they share is the
+ * {@link Pipeline}; this class is how the coordinator drives them.
  */
-public final class MirrorFetcher implements DataPlane, AutoCloseable {
+public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoCloseable {
 
     private static final Logger LOGGER = Logger.getLogger(MirrorFetcher.class);
 
     private final String mirror;
+    private final Fetcher fetcher;
     private final Pipeline pipeline;
     private final Map<TopicPartition, FetchPartition> partitions;
-    private final TransactionRecovery recovery;
-    private final Admin destinationAdmin;
-    private final Map<String, ?> destinationConnection;
-    private final long timeoutMs;
     private final WireClient source;
-    private final WireClient destination;
-    private final Thread fetchThread;
-    private final Thread appendThread;
+    private final FetchLoop fetchLoop;
+    private final AppendLoop appendLoop;
+    /** Completes once the data plane has left its fetcher (closed or dead). */
+    private final CompletableFuture<Void> detached = new CompletableFuture<>();
 
     /**
+     * The data plane of a mirror on a fetcher of the pool.
+     *
      * @param fetchersPerBroker fetcher lanes per source broker ({@code mirror.num.replica.fetchers})
      * @param sourceTimeoutMs request timeout of the source-side wire client ({@code mirror.source.request.timeout.ms})
-     * @param timeoutMs request timeout of everything on the destination side ({@code mirror.destination.request.timeout.ms})
+     * @param destinationTimeoutMs request timeout of everything on the destination side ({@code
+     *     mirror.destination.request.timeout.ms})
      */
-    public MirrorFetcher(
+    public static MirrorFetcher on(
+            FetcherPool pool,
             String mirror,
             String sourceClusterId,
             Map<String, ?> sourceConnection,
-            Map<String, ?> destinationConnection,
             Admin sourceAdmin,
             Admin destinationAdmin,
             Listener listener,
             int fetchersPerBroker,
             int sourceTimeoutMs,
             int destinationTimeoutMs) {
-        this(
+        Fetcher fetcher = pool.assign();
+        return new MirrorFetcher(
                 mirror,
                 sourceClusterId,
-                WireClient.create("cluster-mirror-" + mirror + "-fetcher", sourceConnection, sourceTimeoutMs),
-                WireClient.create(
-                        "cluster-mirror-" + mirror + "-appender", destinationConnection, destinationTimeoutMs),
+                fetcher,
+                fetcher.sourceClient(
+                        mirror, "cluster-mirror-" + mirror + "-fetcher", sourceConnection, sourceTimeoutMs),
+                fetcher.destinationClient("cluster-mirror-" + mirror + "-appender", destinationTimeoutMs),
                 Pipeline.Views.of(sourceAdmin, sourceTimeoutMs),
                 Pipeline.Views.of(destinationAdmin, destinationTimeoutMs),
                 destinationAdmin,
-                destinationConnection,
                 listener,
                 fetchersPerBroker,
                 destinationTimeoutMs);
     }
 
-    /** A data plane over the given clients (unit tests give network clients of their own). */
+    /** A data plane on the given fetcher and clients (unit tests give them network clients of their own). */
     MirrorFetcher(
             String mirror,
             String sourceClusterId,
+            Fetcher fetcher,
             WireClient source,
             WireClient destination,
             Pipeline.Views sourceViews,
             Pipeline.Views destinationViews,
             Admin destinationAdmin,
-            Map<String, ?> destinationConnection,
             Listener listener,
             int fetchersPerBroker,
             int timeoutMs) {
         this.mirror = mirror;
+        this.fetcher = fetcher;
         this.source = source;
-        this.destination = destination;
         this.pipeline = new Pipeline(mirror, listener, source, destination, timeoutMs);
         this.partitions = pipeline.partitions;
-        this.recovery = new TransactionRecovery(mirror, destinationAdmin, timeoutMs);
-        this.destinationAdmin = destinationAdmin;
-        this.destinationConnection = destinationConnection;
-        this.timeoutMs = timeoutMs;
-        this.fetchThread = new Thread(
-                new FetchLoop(pipeline, sourceClusterId, sourceViews, fetchersPerBroker), "mirror-fetcher-" + mirror);
-        this.appendThread = new Thread(
-                new AppendLoop(pipeline, destinationViews, destinationAdmin, recovery), "mirror-appender-" + mirror);
-        // what escapes a loop's own guard (an Error thrown while it reports one) still ends the data plane with a
-        // reason
-        fetchThread.setUncaughtExceptionHandler((t, e) -> pipeline.loopDied("fetcher", "died", e));
-        appendThread.setUncaughtExceptionHandler((t, e) -> pipeline.loopDied("appender", "died", e));
-        fetchThread.setDaemon(true);
-        appendThread.setDaemon(true);
-        fetchThread.start();
-        appendThread.start();
+        this.fetchLoop = new FetchLoop(pipeline, sourceClusterId, sourceViews, fetchersPerBroker);
+        this.appendLoop = new AppendLoop(
+                pipeline,
+                destinationViews,
+                destinationAdmin,
+                new TransactionRecovery(mirror, destinationAdmin, timeoutMs));
+        fetcher.attach(this);
+    }
+
+    @Override
+    public void rounds() {
+        try {
+            fetchLoop.round();
+        } catch (Throwable t) {
+            pipeline.loopDied("fetcher", "died", t);
+            return;
+        }
+        try {
+            appendLoop.round();
+        } catch (Throwable t) {
+            pipeline.loopDied("appender", "died", t);
+        }
+    }
+
+    @Override
+    public boolean running() {
+        return pipeline.running;
+    }
+
+    @Override
+    public void detached() {
+        appendLoop.detached();
+        source.close(); // this data plane's source connections (the destination ones are the fetcher's)
+        detached.complete(null);
+    }
+
+    @Override
+    public void networkDied(String fetcherName, Throwable cause) {
+        pipeline.loopDied("fetcher", "died (" + fetcherName + "'s network client failed)", cause);
     }
 
     @Override
@@ -127,15 +152,18 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
             return false;
         }
         long now = System.nanoTime();
-        Thread stuck = now - pipeline.fetcherBeat > stuckAfterMs * 1_000_000
-                ? fetchThread
-                : now - pipeline.appenderBeat > stuckAfterMs * 1_000_000 ? appendThread : null;
-        if (stuck == null) {
+        String loop = now - pipeline.fetcherBeat > stuckAfterMs * 1_000_000
+                ? "fetcher"
+                : now - pipeline.appenderBeat > stuckAfterMs * 1_000_000 ? "appender" : null;
+        if (loop == null) {
             return false;
         }
-        String loop = stuck == fetchThread ? "fetcher" : "appender";
-        pipeline.loopDied(loop, "is stuck (no progress for over " + stuckAfterMs + " ms)", new StuckLoop(stuck));
-        stuck.interrupt();
+        Thread stuck = fetcher.current();
+        pipeline.loopDied(
+                loop, "is stuck (no progress for over " + stuckAfterMs + " ms)", new StuckLoop(fetcher.name, stuck));
+        if (stuck != null) {
+            stuck.interrupt();
+        }
         return true;
     }
 
@@ -143,9 +171,15 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
     static final class StuckLoop extends Exception {
         private static final long serialVersionUID = 1L;
 
-        StuckLoop(Thread thread) {
-            super(thread.getName() + " is " + thread.getState() + topFrame(thread.getStackTrace()));
-            setStackTrace(thread.getStackTrace());
+        StuckLoop(String fetcher, Thread thread) {
+            super(
+                    thread == null
+                            ? fetcher + " has no thread (its turns are not being run)"
+                            : fetcher + " on " + thread.getName() + " is " + thread.getState()
+                                    + topFrame(thread.getStackTrace()));
+            if (thread != null) {
+                setStackTrace(thread.getStackTrace());
+            }
         }
 
         private static String topFrame(StackTraceElement[] stack) {
@@ -171,23 +205,13 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
         pipeline.sourceRefresh = true;
         pipeline.destinationRefresh = true;
         source.wakeup();
-        destination.wakeup();
     }
 
     @Override
     public CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
         if (state == null && abortTransactions) {
-            return CompletableFuture.supplyAsync(
-                    () -> {
-                        abortLeftOpen(partition);
-                        return null;
-                    },
-                    task -> {
-                        Thread thread = new Thread(task, "mirror-stop-" + mirror);
-                        thread.setDaemon(true);
-                        thread.start();
-                    });
+            return abortLeftOpen(partition);
         }
         if (state == null) {
             return CompletableFuture.completedFuture(null);
@@ -198,36 +222,34 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
             state.queue.clear();
             state.queuedBytes = 0;
         }
-        destination.wakeup();
+        source.wakeup();
         return state.removed;
     }
 
     /**
-     * Stop of a partition that is not in the data plane (FAILED, PAUSED, or after a restart): the destination
-     * transactions left open on it are read back and aborted like those of a partition being mirrored.
+     * Stop of a partition that is not in the data plane (FAILED, PAUSED, or after a restart): it passes through the
+     * append loop only to have the destination transactions left open on it read back and aborted, like those of a
+     * partition being mirrored, on the fetcher's connections. Completes with null once done.
      */
-    private void abortLeftOpen(MirrorPartition partition) {
-        FetchPartition state = new FetchPartition(partition, -1, -1, 0);
-        try (WireClient client =
-                WireClient.create("cluster-mirror-" + mirror + "-stop", destinationConnection, (int) timeoutMs)) {
-            ClusterView view = ClusterView.load(destinationAdmin, Set.of(partition.topic()), (int) timeoutMs);
-            client.setNodes(view.nodes());
-            for (int attempt = 0; state.transactions.recoveryNeeded; attempt++) {
-                if (attempt == 100) {
-                    throw new IOException("a destination transaction on it is still completing after 10 s");
-                }
-                recovery.recover(List.of(state), view);
-                if (state.transactions.recoveryNeeded) {
-                    LoopBackoff.sleep(100);
-                }
+    private CompletableFuture<Progress> abortLeftOpen(MirrorPartition partition) {
+        FetchPartition state = new FetchPartition(partition, -1, -1, pipeline.nextGeneration());
+        state.removing = true;
+        state.abortOnRemove = true;
+        state.leftOpenSince = System.nanoTime();
+        synchronized (pipeline) { // the lock loopDied takes: queued here, or refused
+            if (pipeline.deadReason() != null || !pipeline.running) {
+                LOGGER.errorf(
+                        "Mirror %s: %s stopped, but the destination transactions left open on it were not aborted (its data "
+                                + "plane has ended); the destination aborts them after their transaction timeout",
+                        mirror, partition);
+                return CompletableFuture.completedFuture(null);
             }
-            TransactionReplay.abortOpen(mirror, state, new DestinationTransactions(client, (int) timeoutMs));
-        } catch (Exception e) {
-            LOGGER.errorf(
-                    "Mirror %s: %s stopped, but the destination transactions left open on it could not be read back or aborted (%s); "
-                            + "the destination aborts them after their transaction timeout",
-                    mirror, partition, e.toString());
+            if (partitions.putIfAbsent(state.tp, state) != null) {
+                return whenGone(partition);
+            }
         }
+        source.wakeup();
+        return state.removed.thenApply(progress -> null);
     }
 
     @Override
@@ -265,21 +287,20 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
         return lags;
     }
 
+    /** Leaves the fetcher (after the round under way, at most 5 s), closing this data plane's source connections. */
     @Override
     public void close() {
         pipeline.running = false;
         source.wakeup();
-        destination.wakeup();
-        fetchThread.interrupt();
-        appendThread.interrupt();
-        try {
-            fetchThread.join(5000);
-            appendThread.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (Thread.currentThread() != fetcher.current()) {
+            try {
+                detached.get(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (Exception e) {
+                LOGGER.debugf("Mirror %s: the data plane had not left %s within 5 s", mirror, fetcher.name);
+            }
         }
-        source.close();
-        destination.close();
         partitions.clear(); // nothing of a closed data plane is reported (lag gauges) any more
     }
 }

@@ -1,16 +1,13 @@
 package io.clustermirror.fetch;
 
-import java.util.Collection;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.jboss.logging.Logger;
 
@@ -138,28 +135,21 @@ final class Pipeline {
         destination.wakeup();
     }
 
-    /** Where a loop reads its cluster's brokers, leaders and topic ids (blocking, on the loop's thread). */
+    /**
+     * Where a loop reads its cluster's brokers, leaders and topic ids: asynchronously (an Admin's futures), for the loop
+     * to take up in a later round, so that no fetcher turn waits for metadata.
+     */
     @FunctionalInterface
     interface Views {
-        ClusterView load(Set<String> topics) throws Exception;
+        CompletionStage<ClusterView> load(Set<String> topics);
 
         static Views of(Admin admin, long timeoutMs) {
-            return topics -> ClusterView.load(admin, topics, timeoutMs);
+            return topics -> ClusterView.loadAsync(admin, topics, timeoutMs);
         }
     }
 
-    /** The cluster's view of the partitions' topics, with the client pointed at its brokers. */
-    ClusterView refresh(Views views, WireClient client) throws Exception {
-        return refresh(views, client, List::copyOf);
-    }
-
-    /** The same, with the client pointed at the connections {@code connections} makes of the brokers (lanes). */
-    ClusterView refresh(Views views, WireClient client, Function<Collection<Node>, List<Node>> connections)
-            throws Exception {
-        Set<String> topics =
-                partitions.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
-        ClusterView view = views.load(topics);
-        client.setNodes(connections.apply(view.nodes()));
-        return view;
+    /** The topics of the partitions in this data plane, for a view. */
+    Set<String> topics() {
+        return partitions.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
     }
 }

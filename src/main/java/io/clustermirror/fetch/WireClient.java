@@ -1,28 +1,20 @@
 package io.clustermirror.fetch;
 
 import java.io.IOException;
-import java.util.Collection;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import org.apache.kafka.clients.ApiVersions;
 import org.apache.kafka.clients.ClientRequest;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.ClientUtils;
 import org.apache.kafka.clients.CommonClientConfigs;
-import org.apache.kafka.clients.DefaultHostResolver;
 import org.apache.kafka.clients.KafkaClient;
-import org.apache.kafka.clients.ManualMetadataUpdater;
-import org.apache.kafka.clients.MetadataRecoveryStrategy;
-import org.apache.kafka.clients.NetworkClient;
 import org.apache.kafka.clients.NetworkClientUtils;
 import org.apache.kafka.clients.RequestCompletionHandler;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
-import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.network.ChannelBuilder;
-import org.apache.kafka.common.network.Selector;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
@@ -32,146 +24,148 @@ import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
 
 /**
- * Kafka's own {@link NetworkClient} (framing, version negotiation, reconnects, TLS, SASL) pointed at
- * one cluster, for raw Fetch and Produce requests. Not thread-safe except {@link #wakeup()}: one thread
- * owns it and polls it.
+ * One cluster as one owner reaches it over a {@link WireNetwork}, for raw Fetch and Produce requests: its connection
+ * settings (security, TLS, SASL), its client id (what the brokers see in their request logs and quotas), its request
+ * timeout. A client made by {@link #create} has a network of its own; a fetcher of the pool gives its data planes
+ * clients on its shared network, so that the connections of many mirrors are polled by one thread. Brokers are named
+ * as their cluster names them; {@link #connection} gives further connections to one broker. Not thread-safe except
+ * {@link #wakeup()}: the network's owner thread uses it.
  */
 public final class WireClient implements AutoCloseable {
 
+    private final WireNetwork network;
+    private final boolean ownsNetwork;
+    private final String group;
     private final String clientId;
-    /**
-     * The largest response accepted, in bytes: a Fetch carries at most {@code FetchLoop}'s 16 MiB plus one batch over
-     * it (a topic's {@code max.message.bytes}), everything else is small. A peer that announces more (a fake or broken
-     * broker: 4 bytes of length are enough to ask for 2 GiB) is disconnected before anything is allocated.
-     */
-    static final int MAX_RECEIVE_BYTES = 128 << 20;
-
-    private final KafkaClient client;
-    private final ManualMetadataUpdater nodes;
-    private final Metrics metrics;
+    private final ChannelBuilder channels;
+    private final boolean ownsChannels;
     private final int requestTimeoutMs;
-    private final ApiVersions apiVersions;
-    private final Time time = Time.SYSTEM;
+    private final Time time;
 
     private WireClient(
+            WireNetwork network,
+            boolean ownsNetwork,
+            String group,
             String clientId,
-            KafkaClient client,
-            ManualMetadataUpdater nodes,
-            Metrics metrics,
-            int requestTimeoutMs,
-            ApiVersions apiVersions) {
+            ChannelBuilder channels,
+            boolean ownsChannels,
+            int requestTimeoutMs) {
+        this.network = network;
+        this.ownsNetwork = ownsNetwork;
+        this.group = group;
         this.clientId = clientId;
-        this.client = client;
-        this.nodes = nodes;
-        this.metrics = metrics;
+        this.channels = channels;
+        this.ownsChannels = ownsChannels;
         this.requestTimeoutMs = requestTimeoutMs;
-        this.apiVersions = apiVersions;
+        this.time = network.time();
     }
 
-    /** The newest version of {@code api} both sides speak, once the connection to {@code node} is ready; -1 before. */
-    public short usableVersion(Node node, org.apache.kafka.common.protocol.ApiKeys api) {
-        org.apache.kafka.clients.NodeApiVersions versions = apiVersions.get(node.idString());
-        return versions == null ? -1 : versions.latestUsableVersion(api);
-    }
-
-    /** A client with the given connection properties (bootstrap, security, sasl, ssl). */
+    /** A client with a network of its own, for the given connection properties (bootstrap, security, sasl, ssl). */
     public static WireClient create(String clientId, Map<String, ?> connection, int requestTimeoutMs) {
-        Map<String, Object> props = new HashMap<>(connection);
-        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
-        props.putIfAbsent(CommonClientConfigs.SEND_BUFFER_CONFIG, 1 << 20);
-        props.putIfAbsent(CommonClientConfigs.RECEIVE_BUFFER_CONFIG, 1 << 20);
-        props.keySet().retainAll(AdminClientConfig.configNames());
-        AdminClientConfig config = new AdminClientConfig(props);
-        ManualMetadataUpdater nodes = new ManualMetadataUpdater(List.of());
-        Metrics metrics = new Metrics();
-        ApiVersions apiVersions = new ApiVersions();
-        Time time = Time.SYSTEM;
-        LogContext logContext = new LogContext("[" + clientId + "] ");
-        ChannelBuilder channelBuilder = ClientUtils.createChannelBuilder(config, time, logContext);
-        // kafka-clients' own client, built as ClientUtils.createNetworkClient builds it, but with a bounded receive
-        Selector selector = new Selector(
-                MAX_RECEIVE_BYTES,
-                config.getLong(CommonClientConfigs.CONNECTIONS_MAX_IDLE_MS_CONFIG),
-                metrics,
-                time,
-                "cluster-mirror-wire",
-                Map.of(),
-                false,
-                channelBuilder,
-                logContext);
-        NetworkClient client = new NetworkClient(
-                nodes,
-                null,
-                selector,
-                clientId,
-                5,
-                config.getLong(CommonClientConfigs.RECONNECT_BACKOFF_MS_CONFIG),
-                config.getLong(CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG),
-                config.getInt(CommonClientConfigs.SEND_BUFFER_CONFIG),
-                config.getInt(CommonClientConfigs.RECEIVE_BUFFER_CONFIG),
-                requestTimeoutMs,
-                config.getLong(CommonClientConfigs.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG),
-                config.getLong(CommonClientConfigs.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG),
-                time,
+        return new WireClient(
+                WireNetwork.create(clientId, requestTimeoutMs),
                 true,
-                apiVersions,
-                null,
-                logContext,
-                new DefaultHostResolver(),
-                null,
-                config.getLong(CommonClientConfigs.METADATA_RECOVERY_REBOOTSTRAP_TRIGGER_MS_CONFIG),
-                MetadataRecoveryStrategy.forName(
-                        config.getString(CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG)));
-        return new WireClient(clientId, client, nodes, metrics, requestTimeoutMs, apiVersions);
+                clientId,
+                clientId,
+                channelBuilder(clientId, connection),
+                true,
+                requestTimeoutMs);
+    }
+
+    /**
+     * A client on a shared network: its connections are those of {@code group} (clients of one group share them, e.g.
+     * every mirror's view of the destination on one fetcher), built by {@code channels} (null: a test network).
+     */
+    static WireClient on(
+            WireNetwork network,
+            String group,
+            String clientId,
+            ChannelBuilder channels,
+            boolean ownsChannels,
+            int requestTimeoutMs) {
+        return new WireClient(network, false, group, clientId, channels, ownsChannels, requestTimeoutMs);
     }
 
     /** A client over the given network client (unit tests give kafka-clients' {@code MockClient}). */
     static WireClient over(String clientId, KafkaClient client, int requestTimeoutMs) {
         return new WireClient(
-                clientId,
-                client,
-                new ManualMetadataUpdater(List.of()),
-                new Metrics(),
-                requestTimeoutMs,
-                new ApiVersions());
+                WireNetwork.over(clientId, client), true, clientId, clientId, null, false, requestTimeoutMs);
     }
 
-    public void setNodes(Collection<Node> brokers) {
-        nodes.setNodes(List.copyOf(brokers));
+    /** kafka-clients' channel builder for a cluster's connection properties (security protocol, TLS, SASL). */
+    static ChannelBuilder channelBuilder(String clientId, Map<String, ?> connection) {
+        Map<String, Object> props = new HashMap<>(connection);
+        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
+        props.keySet().retainAll(AdminClientConfig.configNames());
+        return ClientUtils.createChannelBuilder(
+                new AdminClientConfig(props), Time.SYSTEM, new LogContext("[" + clientId + "] "));
+    }
+
+    /** Connection {@code index} to {@code broker} (connection 0 is the one every other method uses for a broker). */
+    public Node connection(Node broker, int index) {
+        return network.connection(group, channels, broker, index);
+    }
+
+    /** The broker a node names: itself, or the broker behind one of this client's connections. */
+    int brokerOf(Node node) {
+        return network.isConnection(node) ? network.brokerOf(node) : node.id();
+    }
+
+    private Node mapped(Node node) {
+        return network.isConnection(node) ? node : connection(node, 0);
+    }
+
+    /** The newest version of {@code api} both sides speak, once the connection to {@code node} is ready; -1 before. */
+    public short usableVersion(Node node, ApiKeys api) {
+        return network.usableVersion(mapped(node), api);
     }
 
     /** Starts connecting if needed; true when a request can be sent now. */
     public boolean ready(Node node) {
-        return client.ready(node, time.milliseconds());
+        return network.client().ready(mapped(node), time.milliseconds());
     }
 
     public boolean connectionFailed(Node node) {
-        return client.connectionFailed(node);
+        return network.client().connectionFailed(mapped(node));
     }
 
     public void send(Node node, AbstractRequest.Builder<?> request, RequestCompletionHandler handler) {
-        long now = time.milliseconds();
-        ClientRequest clientRequest =
-                client.newClientRequest(node.idString(), request, now, true, requestTimeoutMs, handler);
-        client.send(clientRequest, now);
+        network.send(request(mapped(node), request, handler));
     }
 
-    /** Does network I/O and runs the completion handlers of finished requests. */
+    private ClientRequest request(
+            Node connection, AbstractRequest.Builder<?> request, RequestCompletionHandler handler) {
+        return new ClientRequest(
+                connection.idString(),
+                request,
+                network.nextCorrelationId(),
+                clientId,
+                time.milliseconds(),
+                true,
+                requestTimeoutMs,
+                handler);
+    }
+
+    /** Does network I/O and runs the completion handlers of finished requests (of every client on the network). */
     public void poll(long timeoutMs) {
-        client.poll(timeoutMs, time.milliseconds());
+        network.poll(timeoutMs);
     }
 
     public void wakeup() {
-        client.wakeup();
+        network.wakeup();
     }
 
-    /** Blocking request/response, for the few calls outside the hot loop. */
+    /**
+     * Blocking request/response, for the few calls outside the hot loop. On a shared network the wait polls it, so the
+     * other clients' answers are handled meanwhile.
+     */
     public ClientResponse call(Node node, AbstractRequest.Builder<?> request) throws IOException {
-        if (!NetworkClientUtils.awaitReady(client, node, time, requestTimeoutMs)) {
+        Node connection = mapped(node);
+        KafkaClient client = network.client();
+        if (!NetworkClientUtils.awaitReady(client, connection, time, requestTimeoutMs)) {
             throw new IOException(clientId + ": broker " + node + " not ready within " + requestTimeoutMs + " ms");
         }
-        ClientRequest clientRequest = client.newClientRequest(node.idString(), request, time.milliseconds(), true);
-        ClientResponse response = NetworkClientUtils.sendAndReceive(client, clientRequest, time);
+        ClientResponse response = NetworkClientUtils.sendAndReceive(client, request(connection, request, null), time);
         if (response.versionMismatch() != null) {
             throw new IOException(clientId + ": " + response.versionMismatch().getMessage());
         }
@@ -194,9 +188,19 @@ public final class WireClient implements AutoCloseable {
                 response.data().producerId(), response.data().producerEpoch());
     }
 
+    /**
+     * A client with a network of its own closes it; one on a shared network closes its group's connections (on the
+     * network's owner thread).
+     */
     @Override
     public void close() {
-        Utils.closeQuietly(client, clientId);
-        metrics.close();
+        if (ownsNetwork) {
+            network.close();
+        } else {
+            network.release(group);
+        }
+        if (ownsChannels) {
+            Utils.closeQuietly(channels, clientId);
+        }
     }
 }

@@ -8,8 +8,11 @@ import io.clustermirror.mirror.MirrorPartition;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.MockClient;
 import org.apache.kafka.common.Node;
@@ -37,6 +40,7 @@ class DataPlaneLivenessTest {
 
     private final MockClient sourceNetwork = new MockClient(Time.SYSTEM);
     private final RecordingListener listener = new RecordingListener();
+    private final ExecutorService threads = Executors.newCachedThreadPool();
     private MirrorFetcher fetcher;
 
     @AfterEach
@@ -44,6 +48,7 @@ class DataPlaneLivenessTest {
         if (fetcher != null) {
             fetcher.close();
         }
+        threads.shutdownNow();
     }
 
     @Test
@@ -128,15 +133,16 @@ class DataPlaneLivenessTest {
     }
 
     private MirrorFetcher start() {
+        Fetcher fetcher = new Fetcher(0, WireNetwork.over("test", sourceNetwork), threads, null).start();
         return new MirrorFetcher(
                 "m1",
                 "source-cluster",
-                WireClient.over("source", sourceNetwork, 1000),
-                WireClient.over("destination", new MockClient(Time.SYSTEM), 1000),
-                topics -> SOURCE,
-                topics -> ClusterView.empty(),
+                fetcher,
+                fetcher.sourceClient("m1", "source", null, 1000),
+                fetcher.destinationClient("destination", 1000),
+                topics -> CompletableFuture.completedFuture(SOURCE),
+                topics -> CompletableFuture.completedFuture(ClusterView.empty()),
                 null,
-                Map.of(),
                 listener,
                 1,
                 1000);

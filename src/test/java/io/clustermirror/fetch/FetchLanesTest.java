@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.ClientRequest;
@@ -59,30 +60,29 @@ class FetchLanesTest {
 
     @Test
     void eachLaneShouldBeAConnectionOfItsOwnThatSurvivesARefresh() {
-        FetchLanes lanes = new FetchLanes(3, "m1");
-        Node other = new Node(2, "localhost", 9093);
+        FetchLanes lanes = new FetchLanes(3, source, "m1");
+        List<Integer> partitions = partitionsOnEveryLane(3);
 
-        List<Node> nodes = lanes.nodes(List.of(BROKER, other));
-        List<Node> again = lanes.nodes(List.of(BROKER, other));
+        Set<Node> connections = partitions.stream()
+                .map(p -> lanes.lane(BROKER, new TopicPartition(TOPIC, p)).node)
+                .collect(Collectors.toSet());
+        FetchLanes.Lane lane = lanes.lane(BROKER, new TopicPartition(TOPIC, partitions.get(0)));
 
-        assertThat(nodes).hasSize(6);
-        assertThat(nodes.stream().map(Node::id).collect(Collectors.toSet())).hasSize(6);
-        assertThat(nodes.stream().filter(n -> n.port() == 9092)).hasSize(3);
-        assertThat(again).containsExactlyInAnyOrderElementsOf(nodes);
-        TopicPartition tp = new TopicPartition(TOPIC, 7);
-        assertThat(nodes).contains(lanes.lane(BROKER, tp).node);
+        assertThat(connections).hasSize(3).allSatisfy(n -> assertThat(n.port()).isEqualTo(9092));
+        // the same broker as a new view names it: the same lane, connection and session
+        assertThat(lanes.lane(new Node(1, "localhost", 9092), new TopicPartition(TOPIC, partitions.get(0))))
+                .isSameAs(lane);
         // a broker that moved gets new connections
-        assertThat(lanes.nodes(List.of(new Node(1, "localhost", 9999))))
-                .extracting(Node::id)
-                .doesNotContainAnyElementsOf(nodes.stream().map(Node::id).toList());
+        assertThat(lanes.lane(new Node(1, "localhost", 9999), new TopicPartition(TOPIC, partitions.get(0))).node)
+                .isNotIn(connections);
     }
 
     @Test
     void partitionsShouldBeFetchedOverTheirLanesOneFetchInFlightEach() {
         FetchLoop loop = loopWith(3, partitionsOnEveryLane(3));
 
-        loop.round(0);
-        loop.round(0); // nothing more goes out while each lane waits for its answer
+        turn(loop);
+        turn(loop); // nothing more goes out while each lane waits for its answer
 
         List<ClientRequest> fetches = new ArrayList<>(network.requests());
         assertThat(fetches).hasSize(3);
@@ -100,15 +100,15 @@ class FetchLanesTest {
     void theSecondFetchOfALaneShouldBeIncrementalAndCarryOnlyWhatChanged() {
         List<Integer> partitions = List.of(0, 1, 2, 3);
         FetchLoop loop = loopWith(1, partitions);
-        loop.round(0);
+        turn(loop);
         ClientRequest first = network.requests().peek();
         assertThat(metadata(first).isFull()).isTrue();
         assertThat(fetchData(first)).hasSize(4);
         // records for partition 2 only; the broker opens session 42
         network.respondToRequest(first, response(first, 42, Map.of(2, 0L)));
 
-        loop.round(0); // the answer is handled
-        loop.round(0); // the next Fetch goes out
+        turn(loop); // the answer is handled
+        turn(loop); // the next Fetch goes out
 
         ClientRequest second = network.requests().peek();
         assertThat(metadata(second).sessionId()).isEqualTo(42);
@@ -121,17 +121,17 @@ class FetchLanesTest {
     @Test
     void aLostFetchShouldStartANewSession() {
         FetchLoop loop = loopWith(1, List.of(0));
-        loop.round(0);
+        turn(loop);
         ClientRequest first = network.requests().peek();
         network.respondToRequest(first, response(first, 42, Map.of()));
-        loop.round(0);
-        loop.round(0);
+        turn(loop);
+        turn(loop);
         ClientRequest incremental = network.requests().peek();
         assertThat(metadata(incremental).sessionId()).isEqualTo(42);
 
         network.disconnect(incremental.destination());
-        loop.round(0);
-        loop.round(0);
+        turn(loop);
+        turn(loop);
 
         ClientRequest next = network.requests().peek();
         assertThat(next).isNotSameAs(incremental);
@@ -146,7 +146,7 @@ class FetchLanesTest {
         half.queuedBytes = FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION / 2;
         full.queuedBytes = FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION - FetchLoop.MIN_FREE_QUEUE_BYTES + 1;
 
-        loop.round(0);
+        turn(loop);
 
         Map<TopicPartition, FetchRequest.PartitionData> data =
                 fetchData(network.requests().peek());
@@ -160,18 +160,24 @@ class FetchLanesTest {
         FetchLoop loop = loopWith(1, partitions);
         Set<TopicPartition> firsts = new java.util.HashSet<>();
         for (int i = 0; i < partitions.size(); i++) {
-            loop.round(0);
+            turn(loop);
             ClientRequest fetch = network.requests().peek();
             assertThat(metadata(fetch).isFull()).isTrue();
             firsts.add(fetchData(fetch).keySet().iterator().next());
             // no session: every Fetch is a full one
             network.respondToRequest(fetch, response(fetch, 0, Map.of()));
-            loop.round(0);
+            turn(loop);
         }
         assertThat(firsts).hasSize(partitions.size());
     }
 
     // ------------------------------------------------------------------------------------------------ helpers
+
+    /** What a fetcher's turn does for this loop: one round, then one poll of the network. */
+    private void turn(FetchLoop loop) {
+        loop.round();
+        source.poll(0);
+    }
 
     private FetchLoop loopWith(int lanes, List<Integer> partitions) {
         Map<TopicPartition, Node> leaders = new HashMap<>();
@@ -182,7 +188,7 @@ class FetchLanesTest {
         }
         ClusterView view = new ClusterView(
                 "source-cluster", List.of(BROKER), leaders, Map.of(TOPIC, TOPIC_ID), Map.of(TOPIC_ID, TOPIC));
-        return new FetchLoop(pipeline, "source-cluster", topics -> view, lanes);
+        return new FetchLoop(pipeline, "source-cluster", topics -> CompletableFuture.completedFuture(view), lanes);
     }
 
     /** Partitions of the topic such that each of the lanes gets two. */

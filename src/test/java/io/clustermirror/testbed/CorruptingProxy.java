@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #corrupt(boolean)} is on, answers with a wrong correlation id (the response's first four bytes after its
  * length), which kafka-clients' network client does not survive. Give the broker this proxy's port as its advertised
  * listener, so that every client connection goes through it. It also tells which clients hold connections through it
- * (the client id of each connection's first request), for counting a client's connections to the broker.
+ * (the client id of each connection's first request after ApiVersions), for counting a client's connections to the
+ * broker.
  */
 public final class CorruptingProxy implements AutoCloseable {
 
@@ -89,7 +90,7 @@ public final class CorruptingProxy implements AutoCloseable {
                             int size = in.readInt();
                             byte[] frame = new byte[size];
                             in.readFully(frame);
-                            if (!responses && !clientIds.containsKey(a)) {
+                            if (!responses && !clientIds.containsKey(a) && apiKey(frame) != API_VERSIONS) {
                                 clientIds.put(a, clientId(frame));
                             }
                             if (responses && size >= 4 && corrupting.get()) {
@@ -109,6 +110,13 @@ public final class CorruptingProxy implements AutoCloseable {
                 "corrupting-proxy-" + what);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** ApiVersions, which a network client sends first on each connection under its own client id. */
+    private static final int API_VERSIONS = 18;
+
+    private static int apiKey(byte[] request) {
+        return request.length < 2 ? -1 : ((request[0] & 0xff) << 8) | (request[1] & 0xff);
     }
 
     /** A request header: api key (2 bytes), api version (2), correlation id (4), client id (2 bytes of length, then UTF-8). */

@@ -1,0 +1,189 @@
+package io.clustermirror.fetch;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jboss.logging.Logger;
+
+/**
+ * One fetcher of the {@link FetcherPool}: a {@link WireNetwork} (one kafka-clients network client) carrying the
+ * connections of every data plane attached to it (their source lanes, and the destination connections they share), and
+ * the turns that drive them. A turn runs the commands posted to it, one fetch and one append round of each data plane,
+ * then polls the network once, for at most {@value #POLL_MS} ms (answers wake it at once). Each turn is a task on the
+ * pool's executor (a named Vert.x worker pool in the service) and posts the next, so the fetcher holds a thread only
+ * while it turns; nothing of it is ever touched by two threads at once.
+ */
+final class Fetcher {
+
+    private static final Logger LOGGER = Logger.getLogger(Fetcher.class);
+
+    static final long POLL_MS = 100;
+
+    /** What a fetcher drives: one mirror's data plane. */
+    interface Rounds {
+        /** One fetch and one append round; a Throwable escaping here ends this data plane alone. */
+        void rounds();
+
+        boolean running();
+
+        /** The data plane left the fetcher (closed or dead): nothing of it runs here any more. */
+        void detached();
+
+        /** The fetcher's network failed under it: the data plane ends with this reason. */
+        void networkDied(String fetcher, Throwable cause);
+    }
+
+    final int id;
+    final String name;
+    final WireNetwork network;
+    private final Executor executor;
+    private final org.apache.kafka.common.network.ChannelBuilder destinationChannels;
+    private final AtomicInteger sourceGroups = new AtomicInteger();
+    private final Queue<Runnable> commands = new ConcurrentLinkedQueue<>();
+    private final List<Rounds> attached = new ArrayList<>();
+    /** The data planes attached here, for the pool's placement (read from any thread). */
+    private final AtomicInteger load = new AtomicInteger();
+
+    private volatile boolean running = true;
+    /** The thread of the turn under way, or null between turns (for interrupting a stuck data plane). */
+    private volatile Thread current;
+
+    final CompletableFuture<Void> stopped = new CompletableFuture<>();
+
+    Fetcher(int id, WireNetwork network, Executor executor, Map<String, ?> destinationConnection) {
+        this.id = id;
+        this.name = "cluster-mirror-fetcher-" + id;
+        this.network = network;
+        this.executor = executor;
+        this.destinationChannels = destinationConnection == null
+                ? null
+                : WireClient.channelBuilder(name + "-destination", destinationConnection);
+    }
+
+    /** Starts turning. */
+    Fetcher start() {
+        next();
+        return this;
+    }
+
+    int load() {
+        return load.get();
+    }
+
+    boolean running() {
+        return running;
+    }
+
+    Thread current() {
+        return current;
+    }
+
+    /** A mirror's view of the destination: the connections this fetcher shares among all its data planes. */
+    WireClient destinationClient(String clientId, int requestTimeoutMs) {
+        return WireClient.on(network, "destination", clientId, destinationChannels, false, requestTimeoutMs);
+    }
+
+    /** A mirror's source, over connections of its own on this fetcher's network. */
+    WireClient sourceClient(String mirror, String clientId, Map<String, ?> connection, int requestTimeoutMs) {
+        return WireClient.on(
+                network,
+                "source:" + mirror + ":" + sourceGroups.incrementAndGet(),
+                clientId,
+                connection == null ? null : WireClient.channelBuilder(clientId, connection),
+                connection != null,
+                requestTimeoutMs);
+    }
+
+    /** Runs {@code command} on this fetcher's thread at the start of its next turn. */
+    void execute(Runnable command) {
+        commands.add(command);
+        network.wakeup();
+    }
+
+    void attach(Rounds rounds) {
+        load.incrementAndGet();
+        execute(() -> attached.add(rounds));
+    }
+
+    private void next() {
+        try {
+            executor.execute(this::turn);
+        } catch (RejectedExecutionException e) {
+            stop(new IllegalStateException(name + " has no thread to run on (the pool is closing)", e));
+        }
+    }
+
+    private void turn() {
+        current = Thread.currentThread();
+        try {
+            for (Runnable command = commands.poll(); command != null; command = commands.poll()) {
+                command.run();
+            }
+            for (Rounds rounds : List.copyOf(attached)) {
+                if (rounds.running()) {
+                    rounds.rounds();
+                }
+                if (!rounds.running()) {
+                    attached.remove(rounds);
+                    load.decrementAndGet();
+                    rounds.detached();
+                }
+            }
+            network.poll(POLL_MS);
+        } catch (Throwable t) {
+            // the network client threw (its state is unknown) or a command did: nothing on this network runs on
+            stop(t);
+            return;
+        } finally {
+            current = null;
+            Thread.interrupted(); // an interrupt meant for a stuck data plane ends with its turn
+        }
+        if (running) {
+            next();
+        } else {
+            closeNow();
+        }
+    }
+
+    private void stop(Throwable cause) {
+        if (!running && stopped.isDone()) {
+            return;
+        }
+        running = false;
+        LOGGER.errorf(cause, "%s died: every data plane on it ends, and the pool replaces it", name);
+        for (Rounds rounds : attached) {
+            rounds.networkDied(name, cause);
+            rounds.detached();
+        }
+        attached.clear();
+        load.set(0);
+        closeNow();
+    }
+
+    /** Stops turning once the current turn is over (a next one is always queued while running); the network closes then. */
+    void close() {
+        running = false;
+        network.wakeup();
+    }
+
+    private void closeNow() {
+        if (stopped.isDone()) {
+            return;
+        }
+        for (Rounds rounds : attached) {
+            rounds.detached();
+        }
+        attached.clear();
+        network.close();
+        if (destinationChannels != null) {
+            org.apache.kafka.common.utils.Utils.closeQuietly(destinationChannels, name);
+        }
+        stopped.complete(null);
+    }
+}
