@@ -49,6 +49,14 @@ public interface MirrorServiceConfig {
     @WithDefault("2")
     int fetcherThreads();
 
+    /**
+     * The instance's budget for fetched batches waiting to be appended, over every partition of every mirror (each
+     * partition also has its own 4 MiB queue): what bounds the data plane's heap with 10,000 partitions.
+     */
+    @WithName("fetcher.buffer.bytes")
+    @WithDefault("268435456")
+    long fetcherBufferBytes();
+
     interface Flow {
         /**
          * Deadline of a topics:start, of a topic verb's coordinator step, of a stop's release of its partitions, and of a

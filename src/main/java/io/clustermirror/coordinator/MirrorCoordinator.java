@@ -128,6 +128,8 @@ public class MirrorCoordinator {
      */
     private io.clustermirror.fetch.FetcherPool fetcherPool(Vertx vertx) {
         int threads = config.fetcherThreads();
+        io.clustermirror.fetch.FetchBudget budget = new io.clustermirror.fetch.FetchBudget(config.fetcherBufferBytes());
+        metrics.registerFetchBudget(budget::queued, budget.limit());
         WorkerExecutor workers = vertx.createSharedWorkerExecutor(
                 "cluster-mirror-fetcher", threads, stuckAfterMs(), TimeUnit.MILLISECONDS);
         return new io.clustermirror.fetch.FetcherPool(
@@ -139,7 +141,8 @@ public class MirrorCoordinator {
                         },
                         false),
                 clients.destinationConnection(),
-                config.destination().requestTimeoutMs());
+                config.destination().requestTimeoutMs(),
+                budget);
     }
 
     void onStart(@Observes StartupEvent event) {

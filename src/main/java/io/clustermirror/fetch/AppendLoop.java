@@ -130,7 +130,10 @@ final class AppendLoop {
 
     /** The data plane left its fetcher: whoever waits for a partition to leave hears it now. */
     void detached() {
-        partitions.values().forEach(state -> state.removed.complete(state.progress()));
+        partitions.values().forEach(state -> {
+            state.clearQueue(); // back to the instance's budget
+            state.removed.complete(state.progress());
+        });
     }
 
     private void finishRemovalsAndResets() {

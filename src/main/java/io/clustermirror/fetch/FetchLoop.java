@@ -185,7 +185,8 @@ final class FetchLoop {
             FetchRequest.Builder request = FetchRequest.Builder.forConsumer(
                             maxVersion, FETCH_MAX_WAIT_MS, 1, data.toSend())
                     .isolationLevel(IsolationLevel.READ_UNCOMMITTED)
-                    .setMaxBytes(FETCH_MAX_BYTES)
+                    .setMaxBytes((int)
+                            Math.min(FETCH_MAX_BYTES, Math.max(MIN_FREE_QUEUE_BYTES, pipeline.budget.available())))
                     .metadata(data.metadata())
                     .removed(data.toForget())
                     .replaced(data.toReplace());
@@ -306,8 +307,7 @@ final class FetchLoop {
                         break;
                     }
                     for (SourceBatch batch : plan.batches()) {
-                        state.queue.add(batch);
-                        state.queuedBytes += batch.sizeInBytes();
+                        state.enqueue(batch);
                     }
                     state.fetchOffset = plan.nextOffset();
                     if (sourceBatch.partitionLeaderEpoch() >= 0) {

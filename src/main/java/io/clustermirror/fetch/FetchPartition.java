@@ -20,6 +20,8 @@ final class FetchPartition {
 
     final MirrorPartition partition;
     final TopicPartition tp;
+    /** The instance's budget that this partition's queue counts against. */
+    private final FetchBudget budget;
 
     // guarded by this
     int generation;
@@ -67,6 +69,11 @@ final class FetchPartition {
     volatile int lastEpoch = -1;
 
     FetchPartition(MirrorPartition partition, long startOffset, int sourceEpoch, int generation) {
+        this(partition, startOffset, sourceEpoch, generation, FetchBudget.UNLIMITED);
+    }
+
+    FetchPartition(MirrorPartition partition, long startOffset, int sourceEpoch, int generation, FetchBudget budget) {
+        this.budget = budget;
         this.partition = partition;
         this.tp = new TopicPartition(partition.topic(), partition.partition());
         this.fetchOffset = startOffset;
@@ -77,11 +84,11 @@ final class FetchPartition {
     }
 
     /**
-     * Atomically: may this partition be fetched now (at least {@code minFree} of its {@code maxQueuedBytes} queue free),
-     * and if so from where and how much: the free space (marks it in flight). Null when not.
+     * Atomically: may this partition be fetched now (at least {@code minFree} free in its {@code maxQueuedBytes} queue and
+     * in the instance's budget), and if so from where and how much: the free space (marks it in flight). Null when not.
      */
     synchronized FetchTicket ticket(long maxQueuedBytes, long minFree) {
-        long free = maxQueuedBytes - queuedBytes;
+        long free = Math.min(maxQueuedBytes - queuedBytes, budget.available());
         if (removing || failed || resetPending || fetchInFlight || blocked != null || free < minFree) {
             return null;
         }
@@ -97,8 +104,23 @@ final class FetchPartition {
         SourceBatch batch = queue.poll();
         if (batch != null) {
             queuedBytes -= batch.sizeInBytes();
+            budget.release(batch.sizeInBytes());
         }
         return batch;
+    }
+
+    /** Queues a fetched batch for the append loop (under this monitor). */
+    synchronized void enqueue(SourceBatch batch) {
+        queue.add(batch);
+        queuedBytes += batch.sizeInBytes();
+        budget.add(batch.sizeInBytes());
+    }
+
+    /** Drops what is queued (under this monitor). */
+    synchronized void clearQueue() {
+        queue.clear();
+        budget.release(queuedBytes);
+        queuedBytes = 0;
     }
 
     synchronized SourceBatch peekQueue() {

@@ -42,6 +42,9 @@ final class Fetcher {
     final int id;
     final String name;
     final WireNetwork network;
+    /** The pool's budget for queued batches, for the data planes on this fetcher. */
+    final FetchBudget budget;
+
     private final Executor executor;
     private final org.apache.kafka.common.network.ChannelBuilder destinationChannels;
     private final AtomicInteger sourceGroups = new AtomicInteger();
@@ -57,6 +60,11 @@ final class Fetcher {
     final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     Fetcher(int id, WireNetwork network, Executor executor, Map<String, ?> destinationConnection) {
+        this(id, network, executor, destinationConnection, FetchBudget.UNLIMITED);
+    }
+
+    Fetcher(int id, WireNetwork network, Executor executor, Map<String, ?> destinationConnection, FetchBudget budget) {
+        this.budget = budget;
         this.id = id;
         this.name = "cluster-mirror-fetcher-" + id;
         this.network = network;

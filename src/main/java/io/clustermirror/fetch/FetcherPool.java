@@ -25,15 +25,22 @@ public final class FetcherPool implements AutoCloseable {
      * @param threads the number of fetchers ({@code mirror.fetcher.threads}): the most threads the data plane holds
      * @param executor where fetchers turn (a pool of at least {@code threads} threads)
      * @param destinationConnection the destination's connection properties, shared by every mirror
+     * @param budget the instance's budget for fetched batches waiting to be appended
      */
-    public FetcherPool(int threads, Executor executor, Map<String, ?> destinationConnection, int destinationTimeoutMs) {
+    public FetcherPool(
+            int threads,
+            Executor executor,
+            Map<String, ?> destinationConnection,
+            int destinationTimeoutMs,
+            FetchBudget budget) {
         this(
                 threads,
                 id -> new Fetcher(
                         id,
                         WireNetwork.create("cluster-mirror-fetcher-" + id, destinationTimeoutMs),
                         executor,
-                        destinationConnection));
+                        destinationConnection,
+                        budget));
     }
 
     /** A pool of fetchers that {@code factory} makes (unit tests give fetchers over kafka-clients' MockClient). */

@@ -87,7 +87,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         this.mirror = mirror;
         this.fetcher = fetcher;
         this.source = source;
-        this.pipeline = new Pipeline(mirror, listener, source, destination, timeoutMs);
+        this.pipeline = new Pipeline(mirror, listener, source, destination, timeoutMs, fetcher.budget);
         this.partitions = pipeline.partitions;
         this.fetchLoop = new FetchLoop(pipeline, sourceClusterId, sourceViews, fetchersPerBroker);
         this.appendLoop = new AppendLoop(
@@ -189,7 +189,8 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
 
     @Override
     public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
-        FetchPartition state = new FetchPartition(partition, startOffset, sourceEpoch, pipeline.nextGeneration());
+        FetchPartition state =
+                new FetchPartition(partition, startOffset, sourceEpoch, pipeline.nextGeneration(), pipeline.budget);
         FetchPartition previous;
         synchronized (pipeline) { // the lock loopDied takes: refused here, or failed there
             String dead = pipeline.deadReason();
@@ -219,8 +220,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         synchronized (state) {
             state.removing = true;
             state.abortOnRemove = abortTransactions;
-            state.queue.clear();
-            state.queuedBytes = 0;
+            state.clearQueue();
         }
         source.wakeup();
         return state.removed;

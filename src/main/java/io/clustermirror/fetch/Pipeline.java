@@ -25,6 +25,9 @@ final class Pipeline {
     final WireClient source;
     final WireClient destination;
     final long timeoutMs;
+    /** The instance's budget for queued batches, shared with every other data plane. */
+    final FetchBudget budget;
+
     final Map<TopicPartition, FetchPartition> partitions = new ConcurrentHashMap<>();
     /** One counter for every generation of every partition: a re-added partition never reuses a value. */
     private final AtomicInteger generations = new AtomicInteger();
@@ -44,6 +47,17 @@ final class Pipeline {
     volatile long appenderBeat = System.nanoTime();
 
     Pipeline(String mirror, DataPlane.Listener listener, WireClient source, WireClient destination, long timeoutMs) {
+        this(mirror, listener, source, destination, timeoutMs, FetchBudget.UNLIMITED);
+    }
+
+    Pipeline(
+            String mirror,
+            DataPlane.Listener listener,
+            WireClient source,
+            WireClient destination,
+            long timeoutMs,
+            FetchBudget budget) {
+        this.budget = budget;
         this.mirror = mirror;
         this.listener = listener;
         this.source = source;
@@ -65,8 +79,7 @@ final class Pipeline {
             state.resetRequestedAt = System.nanoTime();
             state.blocked = null;
             state.generation = nextGeneration();
-            state.queue.clear();
-            state.queuedBytes = 0;
+            state.clearQueue();
         }
         destinationRefresh = true;
         LOGGER.infof("Mirror %s: %s pipeline reset (%s)", mirror, state.partition, reason);
@@ -98,8 +111,7 @@ final class Pipeline {
             }
             state.failed = true;
             state.generation = nextGeneration();
-            state.queue.clear();
-            state.queuedBytes = 0;
+            state.clearQueue();
         }
         return true;
     }

@@ -82,8 +82,7 @@ final class PipelineReset {
         state.unconfirmed.clear();
         synchronized (state) {
             state.generation = pipeline.nextGeneration();
-            state.queue.clear();
-            state.queuedBytes = 0;
+            state.clearQueue();
             state.fetchOffset = end;
             state.fetchedEpoch = state.lastEpoch;
             state.resetPending = false;

@@ -165,6 +165,18 @@ public class MirrorMetrics {
                 .increment();
     }
 
+    /** The fetcher pool's queued bytes against its budget ({@code mirror.fetcher.buffer.bytes}). */
+    public void registerFetchBudget(Supplier<Number> queued, long limit) {
+        Gauge.builder("cluster.mirror.fetcher.queued", queued)
+                .description("Fetched bytes waiting to be appended, over every mirror")
+                .baseUnit("bytes")
+                .register(registry);
+        Gauge.builder("cluster.mirror.fetcher.queued.budget", () -> limit)
+                .description("The budget for fetched bytes waiting to be appended (mirror.fetcher.buffer.bytes)")
+                .baseUnit("bytes")
+                .register(registry);
+    }
+
     /**
      * A Fetch answer of one fetcher lane (the KIP's FetcherStats, per source broker and fetcher id): the bytes it
      * carried and one request.

@@ -155,6 +155,47 @@ class FetchLanesTest {
     }
 
     @Test
+    void aFetchShouldAskForNoMoreThanTheInstancesBudgetLeavesAndWaitWhenItIsSpent() {
+        FetchBudget budget = new FetchBudget(8L << 20);
+        FetchPartition state = new FetchPartition(new MirrorPartition(TOPIC, 0), 0, -1, 1, budget);
+        budget.add((8L << 20) - (3L << 19)); // other partitions hold all but 1.5 MiB
+
+        FetchPartition.FetchTicket ticket = state.ticket(FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION, 1L << 20);
+        assertThat(ticket.maxBytes()).isEqualTo(3 << 19);
+        state.fetchDone();
+
+        budget.add(1L << 20); // now only 0.5 MiB is left
+        assertThat(state.ticket(FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION, 1L << 20))
+                .isNull();
+        budget.release(8L << 20);
+    }
+
+    @Test
+    void queuedBatchesShouldCountAgainstTheBudgetUntilAppendedOrDropped() {
+        FetchBudget budget = new FetchBudget(8L << 20);
+        FetchPartition state = new FetchPartition(new MirrorPartition(TOPIC, 0), 0, -1, 1, budget);
+        SourceBatch first = SourceBatch.slices(records(0)).get(0);
+        SourceBatch second = SourceBatch.slices(records(3)).get(0);
+
+        state.enqueue(first);
+        state.enqueue(second);
+        assertThat(budget.queued()).isEqualTo(first.sizeInBytes() + second.sizeInBytes());
+        state.pollQueue();
+        assertThat(budget.queued()).isEqualTo(second.sizeInBytes());
+        state.clearQueue();
+        assertThat(budget.queued()).isZero();
+    }
+
+    private static MemoryRecords records(long offset) {
+        return MemoryRecords.withRecords(
+                offset,
+                Compression.NONE,
+                new SimpleRecord("a".getBytes()),
+                new SimpleRecord("b".getBytes()),
+                new SimpleRecord("c".getBytes()));
+    }
+
+    @Test
     void theFirstPlaceOfAFullFetchShouldGoRound() {
         List<Integer> partitions = List.of(0, 1, 2, 3);
         FetchLoop loop = loopWith(1, partitions);
