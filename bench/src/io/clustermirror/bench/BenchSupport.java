@@ -52,11 +52,22 @@ final class BenchSupport {
 
     /** The packaged service running against {@code destination}, ready; logs to {@code root/service.log}. */
     static Service startService(KafkaBrokerProcess destination, Path root, String... properties) throws Exception {
+        return startService(destination, root, "service", "-Xmx1g", List.of(properties));
+    }
+
+    /**
+     * The packaged service named {@code name} (its log: {@code root/<name>.log}) with this heap setting, ready. The
+     * control plane runs open (a local benchmark), which the service refuses to do unless told.
+     */
+    static Service startService(
+            KafkaBrokerProcess destination, Path root, String name, String heap, List<String> properties)
+            throws Exception {
         int port = free();
         List<String> command = new ArrayList<>(List.of(
                 java(),
-                "-Xmx1g",
+                heap,
                 "-Dquarkus.http.port=" + port,
+                "-Dmirror.http.auth.disabled=true",
                 "-Dkafka.bootstrap.servers=" + destination.bootstrapServers(),
                 "-Dmirror.state.topic.num.partitions=1",
                 "-Dquarkus.log.level=WARN"));
@@ -71,14 +82,14 @@ final class BenchSupport {
         java.nio.file.Files.createDirectories(root);
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
-                .redirectOutput(root.resolve("service.log").toFile())
+                .redirectOutput(root.resolve(name + ".log").toFile())
                 .start();
         Service service = new Service(process, "http://localhost:" + port, HttpClient.newHttpClient());
         long deadline = System.currentTimeMillis() + 90_000;
         while (service.status("/q/health/ready") != 200) {
             if (System.currentTimeMillis() > deadline || !process.isAlive()) {
                 service.close();
-                throw new IllegalStateException("service not ready; see " + root.resolve("service.log"));
+                throw new IllegalStateException("service not ready; see " + root.resolve(name + ".log"));
             }
             Thread.sleep(200);
         }
@@ -131,6 +142,62 @@ final class BenchSupport {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * A copier class of these benchmarks in its own JVM (classpath: the brokers' jars, the test classes and the
+     * service's classes), its output in {@code log}. It returns once the child printed {@code ready}: its set-up is
+     * done and it is about to move data, so timing and CPU are counted from there.
+     */
+    static Process launchCopier(Path log, String heap, String mainClass, String... args) throws Exception {
+        String classpath = KafkaBrokerProcess.classpathFrom(Path.of("target", "kafka-broker.classpath"))
+                + java.io.File.pathSeparator
+                + Path.of("target", "test-classes").toAbsolutePath();
+        List<String> command = new ArrayList<>(List.of(java(), heap, "-cp", classpath, mainClass));
+        command.addAll(List.of(args));
+        return launch(command, log, "ready");
+    }
+
+    /**
+     * Starts {@code command}, its output in {@code log}; returns once it printed a line equal to {@code ready} (at
+     * once when that is null).
+     */
+    static Process launch(List<String> command, Path log, String ready) throws Exception {
+        java.nio.file.Files.createDirectories(log.toAbsolutePath().getParent());
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        var lines = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream()));
+        var out = java.nio.file.Files.newBufferedWriter(log);
+        CompletableFuture<Void> seen = new CompletableFuture<>();
+        Thread drain = new Thread(
+                () -> {
+                    try (lines;
+                            out) {
+                        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                            out.write(line);
+                            out.newLine();
+                            out.flush();
+                            if (line.equals(ready) || ready == null) {
+                                seen.complete(null);
+                            }
+                        }
+                    } catch (java.io.IOException e) {
+                        seen.completeExceptionally(e);
+                    }
+                    seen.completeExceptionally(new IllegalStateException("it ended before it was ready"));
+                },
+                "drain-" + log.getFileName());
+        drain.setDaemon(true);
+        drain.start();
+        if (ready == null) {
+            return process;
+        }
+        try {
+            seen.get(180, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (Exception e) {
+            process.destroyForcibly();
+            throw new IllegalStateException("copier not ready; see " + log, e);
+        }
+        return process;
     }
 
     static Admin admin(KafkaBrokerProcess broker) {

@@ -16,13 +16,14 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * The baseline copier of the benchmark, run as its own process: what MirrorMaker 2 does at heart, a
  * KafkaConsumer feeding a KafkaProducer (decompress, re-batch, re-compress), with
  * either the client defaults (plus lz4, as MirrorMaker 2 runs it) or throughput settings.
+ * It prints {@code ready} once its clients are built, and waits for its standard input to close once it copied.
  * Usage: {@code ConsumerProducerCopy <source> <destination> <topic> <targetTopic> <records> <defaults|tuned>}.
  */
 public final class ConsumerProducerCopy {
 
     private ConsumerProducerCopy() {}
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws java.io.IOException {
         String source = args[0];
         String destination = args[1];
         String topic = args[2];
@@ -52,6 +53,8 @@ public final class ConsumerProducerCopy {
                         new KafkaConsumer<>(consumer, new ByteArrayDeserializer(), new ByteArrayDeserializer());
                 KafkaProducer<byte[], byte[]> out =
                         new KafkaProducer<>(producer, new ByteArraySerializer(), new ByteArraySerializer())) {
+            System.out.println("ready");
+            System.out.flush();
             in.subscribe(java.util.List.of(topic));
             while (copied < records) {
                 for (ConsumerRecord<byte[], byte[]> r : in.poll(Duration.ofMillis(500))) {
@@ -63,5 +66,9 @@ public final class ConsumerProducerCopy {
             out.flush();
         }
         System.out.println("copied " + copied);
+        System.out.flush();
+        while (System.in.read() >= 0) {
+            // wait for the benchmark to read this process's CPU time and close the pipe
+        }
     }
 }
