@@ -125,6 +125,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     public void close() {
         workers.shutdownNow();
         fetcher.close();
+        truncation.close();
         sourceAdmin.close(Duration.ofSeconds(2));
     }
 }

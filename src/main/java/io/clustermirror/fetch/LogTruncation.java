@@ -3,7 +3,9 @@ package io.clustermirror.fetch;
 import io.clustermirror.mirror.MirrorPartition;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.Collection;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -60,6 +62,14 @@ public final class LogTruncation implements PrefixCheck {
     private final int timeoutMs;
     private final String expectedSourceClusterId;
 
+    /** A source and a destination client for one truncation or divergence read at a time, kept for the next. */
+    private record Clients(WireClient source, WireClient destination) {}
+
+    /** The idle clients; a truncation takes one pair (or makes one) and gives it back. */
+    private final Deque<Clients> idle = new ArrayDeque<>();
+
+    private boolean closed;
+
     public LogTruncation(
             String expectedSourceClusterId,
             Admin sourceAdmin,
@@ -87,10 +97,10 @@ public final class LogTruncation implements PrefixCheck {
         long destinationEnd = offset(destinationAdmin, tp, OffsetSpec.latest());
         progress.accept("source [" + sourceStart + ", " + sourceEnd + "), destination [" + destinationStart + ", "
                 + destinationEnd + ")");
-        try (WireClient source =
-                        WireClient.create("cluster-mirror-" + mirror + "-truncation-src", sourceConnection, timeoutMs);
-                WireClient destination = WireClient.create(
-                        "cluster-mirror-" + mirror + "-truncation-dst", destinationConnection, timeoutMs)) {
+        Clients clients = checkOut(mirror);
+        try {
+            WireClient source = clients.source();
+            WireClient destination = clients.destination();
             ClusterView sourceView = view(sourceAdmin, source, tp);
             if (expectedSourceClusterId != null && !expectedSourceClusterId.equals(sourceView.clusterId())) {
                 throw new IllegalStateException("the source answers with cluster id " + sourceView.clusterId()
@@ -154,6 +164,8 @@ public final class LogTruncation implements PrefixCheck {
                     ? same.get().partitionLeaderEpoch()
                     : -1;
             return new Ready(destinationEnd, epoch);
+        } finally {
+            checkIn(clients);
         }
     }
 
@@ -185,10 +197,10 @@ public final class LogTruncation implements PrefixCheck {
         Map<TopicPartition, Long> destinationEnds = offsets(destinationAdmin, tps, OffsetSpec.latest());
         Set<String> topics = new TreeSet<>();
         tps.forEach(tp -> topics.add(tp.topic()));
-        try (WireClient source =
-                        WireClient.create("cluster-mirror-" + mirror + "-divergence-src", sourceConnection, timeoutMs);
-                WireClient destination = WireClient.create(
-                        "cluster-mirror-" + mirror + "-divergence-dst", destinationConnection, timeoutMs)) {
+        Clients clients = checkOut(mirror);
+        try {
+            WireClient source = clients.source();
+            WireClient destination = clients.destination();
             ClusterView sourceView = view(sourceAdmin, source, topics);
             ClusterView destinationView = view(destinationAdmin, destination, topics);
             for (TopicPartition tp : tps) {
@@ -211,6 +223,8 @@ public final class LogTruncation implements PrefixCheck {
                             new MirrorPartition(tp.topic(), tp.partition()), new DivergentRange(from, destinationEnd));
                 }
             }
+        } finally {
+            checkIn(clients);
         }
         return ranges;
     }
@@ -378,6 +392,43 @@ public final class LogTruncation implements PrefixCheck {
             throw new IOException("batch for source offset " + expectedOffset + " landed at destination offset "
                     + result.baseOffset() + ": the destination was written by another producer");
         }
+    }
+
+    /**
+     * A pair of clients for one truncation: an idle one (its connections still open) or a new one, so that a mirror's
+     * truncations make as many network clients as run at once (its workers), not one pair each.
+     */
+    private synchronized Clients checkOut(String mirror) {
+        if (closed) {
+            throw new IllegalStateException("the mirror's runtime is closed");
+        }
+        Clients clients = idle.poll();
+        return clients != null
+                ? clients
+                : new Clients(
+                        WireClient.create("cluster-mirror-" + mirror + "-truncation-src", sourceConnection, timeoutMs),
+                        WireClient.create(
+                                "cluster-mirror-" + mirror + "-truncation-dst", destinationConnection, timeoutMs));
+    }
+
+    private synchronized void checkIn(Clients clients) {
+        if (closed) {
+            close(clients);
+        } else {
+            idle.push(clients);
+        }
+    }
+
+    private static void close(Clients clients) {
+        clients.source().close();
+        clients.destination().close();
+    }
+
+    /** Closes the idle clients, and those in use once they are given back. */
+    public synchronized void close() {
+        closed = true;
+        idle.forEach(LogTruncation::close);
+        idle.clear();
     }
 
     private ClusterView view(Admin admin, WireClient client, TopicPartition tp) throws Exception {
