@@ -60,6 +60,8 @@ final class AppendLoop {
     /** The destination view being loaded, or null. */
     private CompletableFuture<ClusterView> loading;
 
+    private long loadStarted = System.nanoTime() - Pipeline.REFRESH_SPACING_NANOS;
+
     private long recoveryFailingSinceMs;
 
     AppendLoop(
@@ -94,8 +96,11 @@ final class AppendLoop {
         if (backoff.waiting()) {
             return;
         }
-        if (pipeline.destinationRefresh && loading == null) {
+        if (pipeline.destinationRefresh
+                && loading == null
+                && System.nanoTime() - loadStarted >= Pipeline.REFRESH_SPACING_NANOS) {
             pipeline.destinationRefresh = false;
+            loadStarted = System.nanoTime();
             loading = destinationViews.load(pipeline.topics()).toCompletableFuture();
             takeUpView(); // a view at hand (tests) is used at once
         }

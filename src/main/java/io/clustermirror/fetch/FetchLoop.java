@@ -64,6 +64,8 @@ final class FetchLoop {
     /** The source view being loaded, or null. */
     private CompletableFuture<ClusterView> loading;
 
+    private long loadStarted = System.nanoTime() - Pipeline.REFRESH_SPACING_NANOS;
+
     private final LoopBackoff backoff;
 
     FetchLoop(Pipeline pipeline, String sourceClusterId, Pipeline.Views sourceViews, int fetchersPerBroker) {
@@ -93,8 +95,11 @@ final class FetchLoop {
         if (backoff.waiting()) {
             return;
         }
-        if (pipeline.sourceRefresh && loading == null) {
+        if (pipeline.sourceRefresh
+                && loading == null
+                && System.nanoTime() - loadStarted >= Pipeline.REFRESH_SPACING_NANOS) {
             pipeline.sourceRefresh = false;
+            loadStarted = System.nanoTime();
             loading = sourceViews.load(pipeline.topics()).toCompletableFuture();
             takeUpView(); // a view at hand (tests) is used at once
         }
