@@ -57,6 +57,19 @@ public interface MirrorServiceConfig {
     @WithDefault("268435456")
     long fetcherBufferBytes();
 
+    Worker worker();
+
+    interface Worker {
+        /**
+         * The instance's worker threads for the mirrors' blocking control steps (LOG_TRUNCATION, topic preparation,
+         * recreation, a stop's config restore), shared by every mirror, each running at most two tasks at once. 8: the
+         * steps wait on the clusters rather than use a core, so four mirrors' worth of concurrent steps, whatever the
+         * number of mirrors.
+         */
+        @WithDefault("8")
+        int threads();
+    }
+
     interface Flow {
         /**
          * Deadline of a topics:start, of a topic verb's coordinator step, of a stop's release of its partitions, and of a

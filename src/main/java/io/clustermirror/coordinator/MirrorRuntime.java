@@ -7,6 +7,7 @@ import io.clustermirror.fetch.LogTruncation;
 import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.fetch.TailPreservation;
+import io.clustermirror.kafka.SourceAdmins;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PreservedTail;
@@ -14,41 +15,44 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 
 /**
- * The running parts of one mirror: its source Admin, its data plane ({@link MirrorFetcher}), and a small
- * pool of worker threads for blocking steps (topic preparation, LOG_TRUNCATION, offset look-ups).
+ * The running parts of one mirror: its share of a source Admin (one per distinct source connection), its data plane
+ * ({@link MirrorFetcher}), and its share of the instance's worker threads for blocking steps (topic preparation,
+ * LOG_TRUNCATION, offset look-ups).
  */
 final class MirrorRuntime implements MirrorParts, AutoCloseable {
 
     final Mirror mirror;
     final Admin sourceAdmin;
+    private final SourceAdmins.Share sourceShare;
     final DestinationTopics topics;
     final LogTruncation truncation;
     final MirrorFetcher fetcher;
-    final ExecutorService workers;
+    final MirrorWorkers workers;
     final TailPreservation preservation;
 
     MirrorRuntime(
             Mirror mirror,
-            Admin sourceAdmin,
+            SourceAdmins.Share sourceShare,
             Map<String, String> sourceConnection,
             Admin destinationAdmin,
             Map<String, ?> destinationConnection,
             FetcherPool pool,
             TailPreservation preservation,
+            MirrorWorkers workers,
             DataPlane.Listener listener,
             int fetchersPerBroker,
             int sourceTimeoutMs,
             int timeoutMs) {
         this.mirror = mirror;
         this.preservation = preservation;
-        this.sourceAdmin = sourceAdmin;
+        this.sourceShare = sourceShare;
+        this.sourceAdmin = sourceShare.admin();
+        this.workers = workers;
         this.topics = new DestinationTopics(sourceAdmin, destinationAdmin, timeoutMs);
         this.truncation = new LogTruncation(
                 mirror.sourceClusterId(),
@@ -68,12 +72,6 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
                 fetchersPerBroker,
                 sourceTimeoutMs,
                 timeoutMs);
-        AtomicInteger counter = new AtomicInteger();
-        this.workers = Executors.newFixedThreadPool(2, r -> {
-            Thread t = new Thread(r, "mirror-worker-" + mirror.name() + "-" + counter.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
     }
 
     @Override
@@ -109,23 +107,18 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     /**
      * Closes a runtime dropped while it may be in use (its data plane ended): the tasks already given to its workers run
      * first, for at most {@code grace}, so that a stop or a recreate under way is not cut off halfway; tasks given after
-     * this are refused.
+     * this are refused (503 to a request). Waits on no thread: the close itself runs on {@code closer} afterwards.
      */
-    void closeWhenIdle(Duration grace) {
-        workers.shutdown();
-        try {
-            workers.awaitTermination(grace.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        close();
+    CompletableFuture<Void> closeWhenIdle(Duration grace, Executor closer) {
+        return workers.closeWhenIdle(grace).thenRunAsync(this::close, closer);
     }
 
+    /** Interrupts this mirror's worker tasks (no other mirror's), ends its data plane, gives up its source Admin share. */
     @Override
     public void close() {
-        workers.shutdownNow();
+        workers.close();
         fetcher.close();
         truncation.close();
-        sourceAdmin.close(Duration.ofSeconds(2));
+        sourceShare.close();
     }
 }

@@ -6,10 +6,12 @@ import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.fetch.TailPreservation;
 import io.clustermirror.kafka.KafkaClients;
+import io.clustermirror.kafka.SourceAdmins;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
@@ -28,11 +30,11 @@ import org.apache.kafka.common.TopicPartition;
 import org.jboss.logging.Logger;
 
 /**
- * The running parts of every mirror (its source clients, data plane and workers, built on first use) and the shared
- * destination Admin; closed when the mirror is deleted, the state is replayed again, or this instance is fenced. Also
- * the read side of what runs: live progress and the offsets of a topic. Created and closed on the coordinator thread,
- * read from any thread; a runtime whose data plane has ended is dropped by whichever reader finds it first (and closed
- * on a thread of its own).
+ * The running parts of every mirror (its share of a source Admin, its data plane and its share of the instance's
+ * {@link WorkerPool}, built on first use) and the shared destination Admin; closed when the mirror is deleted, the
+ * state is replayed again, or this instance is fenced. Also the read side of what runs: live progress and the offsets
+ * of a topic. Created and closed on the coordinator thread, read from any thread; a runtime whose data plane has ended
+ * is dropped by whichever reader finds it first (and closed on Quarkus' worker pool).
  */
 final class MirrorRuntimes {
 
@@ -47,6 +49,7 @@ final class MirrorRuntimes {
     private Admin destinationAdmin;
     private final AtomicLong deadLoops = new AtomicLong();
     private volatile String lastDeadLoop;
+    private final WorkerPool workers;
 
     /** @param poolFactory the instance's fetcher pool, built on first use */
     MirrorRuntimes(
@@ -58,6 +61,7 @@ final class MirrorRuntimes {
         this.config = config;
         this.metrics = metrics;
         this.poolFactory = poolFactory;
+        this.workers = new WorkerPool(config.worker().threads());
     }
 
     private synchronized FetcherPool pool() {
@@ -69,16 +73,17 @@ final class MirrorRuntimes {
 
     /**
      * The mirror's runtime while its data plane runs. One whose data plane ended (a loop died or was stuck: its
-     * partitions have failed) is dropped here, so that the next use builds a new one, and closed on a thread of its own
-     * once the tasks already given to its workers have run.
+     * partitions have failed) is dropped here, so that the next use builds a new one, and closed (on Quarkus' worker
+     * pool, no thread of its own) once the tasks already given to its workers have run.
      */
     Optional<MirrorRuntime> live(String name) {
         MirrorRuntime runtime = runtimes.get(name);
         if (runtime != null && runtime.fetcher.deadReason() != null && runtimes.remove(name, runtime)) {
-            Thread closer = new Thread(
-                    () -> runtime.closeWhenIdle(Duration.ofMillis(config.flow().timeoutMs())), "mirror-close-" + name);
-            closer.setDaemon(true);
-            closer.start();
+            runtime.closeWhenIdle(Duration.ofMillis(config.flow().timeoutMs()), Infrastructure.getDefaultWorkerPool())
+                    .exceptionally(e -> {
+                        LOGGER.errorf(e, "Mirror %s: its dropped runtime could not be closed", name);
+                        return null;
+                    });
             return Optional.empty();
         }
         return Optional.ofNullable(runtime);
@@ -114,19 +119,27 @@ final class MirrorRuntimes {
         int sourceTimeoutMs = config.source().requestTimeoutMs();
         // resolved once (config providers, the allowlist's look-ups) for both the Admin and the data plane
         Map<String, String> source = clients.sourceConnection(mirror.config());
-        MirrorRuntime runtime = new MirrorRuntime(
-                mirror,
-                clients.sourceAdmin(mirror.name(), source, sourceTimeoutMs),
-                source,
-                destinationAdmin(),
-                clients.destinationConnection(),
-                pool(),
-                new TailPreservation(
-                        destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
-                listener,
-                config.numReplicaFetchers(),
-                sourceTimeoutMs,
-                timeoutMs);
+        SourceAdmins.Share sourceAdmin = clients.sourceAdmin(mirror.name(), source);
+        MirrorRuntime runtime;
+        try {
+            runtime = new MirrorRuntime(
+                    mirror,
+                    sourceAdmin,
+                    source,
+                    destinationAdmin(),
+                    clients.destinationConnection(),
+                    pool(),
+                    new TailPreservation(
+                            destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
+                    workers.forMirror(mirror.name()),
+                    listener,
+                    config.numReplicaFetchers(),
+                    sourceTimeoutMs,
+                    timeoutMs);
+        } catch (RuntimeException e) {
+            sourceAdmin.close(); // the data plane's clients could not be built: the share is not kept
+            throw e;
+        }
         runtimes.put(mirror.name(), runtime);
         MirrorFetcher fetcher = runtime.fetcher;
         // the loop's end is logged where it happened, and each of its partitions failed through the listener
@@ -164,12 +177,13 @@ final class MirrorRuntimes {
         runtimes.clear();
     }
 
-    /** At shutdown: every runtime, the fetcher pool and the destination Admin. */
+    /** At shutdown: every runtime, the fetcher pool, the worker threads and the destination Admin. */
     synchronized void shutdown() {
         closeAll();
         if (pool != null) {
             pool.close();
         }
+        workers.shutdown();
         if (destinationAdmin != null) {
             destinationAdmin.close(Duration.ofSeconds(2));
         }

@@ -10,6 +10,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +38,8 @@ public class KafkaClients {
     private final MirrorMetrics metrics;
     /** The long-lived Admins built here, watched for a dead network thread (readiness reads their failures). */
     private final Set<SelfHealingAdmin> admins = ConcurrentHashMap.newKeySet();
+    /** The mirrors' source Admins, one per distinct source connection. */
+    private final SourceAdmins sourceAdmins = new SourceAdmins(this::longLivedSourceAdmin, Duration.ofSeconds(2));
 
     @Inject
     public KafkaClients(
@@ -187,13 +190,21 @@ public class KafkaClients {
         return props;
     }
 
-    /** A long-lived source Admin for a mirror's data plane and sync, replaced when its network thread dies. */
-    public Admin sourceAdmin(String mirrorName, Map<String, String> connection, int timeoutMs) {
+    /**
+     * A mirror's share of the long-lived source Admin for its connection ({@link #sourceConnection}): mirrors whose
+     * connections are equal share one, replaced when its network thread dies. Closing the share gives it back; the
+     * Admin closes with the last share.
+     */
+    public SourceAdmins.Share sourceAdmin(String mirrorName, Map<String, String> connection) {
+        return sourceAdmins.acquire(mirrorName, connection);
+    }
+
+    private Admin longLivedSourceAdmin(String clientId, Map<String, String> connection) {
         Map<String, Object> props = new HashMap<>(connection);
-        String clientId = "cluster-mirror-" + mirrorName + "-source";
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, clientId);
-        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
-        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, config.source().requestTimeoutMs());
+        props.put(
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, config.source().requestTimeoutMs());
         return watched(clientId, () -> Admin.create(props));
     }
 

@@ -8,6 +8,10 @@ import io.clustermirror.testbed.CorruptingProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -75,14 +79,17 @@ class DeadClientIT extends ServiceIT {
             assertThat(readiness).contains("\"deadLoops\"").contains("fetcher thread died");
 
             // and a recover while it still does builds a new data plane whose source Admin meets it too (LOG_TRUNCATION
-            // asks the source for its offsets): that Admin's network thread dies
+            // asks the source for its offsets): that Admin's network thread dies. The Admin is shared by the mirrors of
+            // one source connection and its client id names none of them: the log says which one this mirror uses
+            // (only this mirror reaches the source through the proxy, so each of those Admins is its alone)
             topicVerb(mirror, "recover", topic);
             await("the source Admin's thread dies")
                     .atMost(Duration.ofSeconds(60))
-                    .until(() -> bed.service()
-                            .log()
-                            .contains("Uncaught exception in thread 'kafka-admin-client-thread | cluster-mirror-"
-                                    + mirror + "-source'"));
+                    .until(() -> sourceAdminsOf(mirror).stream()
+                            .anyMatch(id -> bed.service()
+                                    .log()
+                                    .contains(
+                                            "Uncaught exception in thread 'kafka-admin-client-thread | " + id + "'")));
             awaitAllPartitions(mirror, topic, "FAILED");
         } finally {
             proxy.corrupt(false);
@@ -93,8 +100,8 @@ class DeadClientIT extends ServiceIT {
         topicVerb(mirror, "recover", topic);
         Kafka.produce(throughProxy(), topic, 50, "none", "after");
         awaitConverged(mirror, topic);
-        assertThat(bed.service().log())
-                .contains("Admin client cluster-mirror-" + mirror + "-source: its network thread");
+        assertThat(sourceAdminsOf(mirror))
+                .anyMatch(id -> bed.service().log().contains("Admin client " + id + ": its network thread"));
         try (Admin admin = bed.destinationAdmin()) {
             assertThat(Kafka.total(Kafka.offsets(admin, topic, OffsetSpec.latest())))
                     .isEqualTo(100);
@@ -103,6 +110,18 @@ class DeadClientIT extends ServiceIT {
         assertThat(sourceOffsets)
                 .hasSize(2)
                 .allSatisfy(offset -> assertThat(offset).isPositive());
+    }
+
+    /** The client ids of the source Admins the mirror has used, as the service logs them. */
+    private static Set<String> sourceAdminsOf(String mirror) {
+        Matcher m = Pattern.compile(
+                        "Mirror " + Pattern.quote(mirror) + " uses source Admin (cluster-mirror-source-\\d+) ")
+                .matcher(bed.service().log());
+        Set<String> ids = new TreeSet<>();
+        while (m.find()) {
+            ids.add(m.group(1));
+        }
+        return ids;
     }
 
     private static double metric(String name, String mirror) {

@@ -115,6 +115,36 @@ public final class ServiceProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * The names of the process's live threads, from a thread dump ({@code jcmd <pid> Thread.print}, the JDK's own
+     * tool beside the {@code java} that runs the service): to see which threads a test's actions added.
+     */
+    public List<String> threadNames() {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        try {
+            Process dump = new ProcessBuilder(jcmd.toString(), String.valueOf(process.pid()), "Thread.print")
+                    .redirectErrorStream(true)
+                    .start();
+            String out = new String(dump.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            if (!dump.waitFor(60, TimeUnit.SECONDS) || dump.exitValue() != 0) {
+                throw new IllegalStateException("jcmd Thread.print of " + name + " failed:\n" + out);
+            }
+            // a Java thread's entry starts with its quoted name and id: "mirror-worker-1" #52 daemon prio=5 ...
+            // (the JVM's own threads, GC and VM, have no id and are not Java threads)
+            java.util.regex.Pattern entry = java.util.regex.Pattern.compile("^\"(.*)\" #\\d+ ");
+            return out.lines()
+                    .map(entry::matcher)
+                    .filter(java.util.regex.Matcher::find)
+                    .map(m -> m.group(1))
+                    .toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** SIGKILL: no shutdown hook runs, as in a crash. */
     public void kill() {
         if (process != null) {
