@@ -5,6 +5,7 @@ import io.clustermirror.fetch.DestinationTopics;
 import io.clustermirror.fetch.LogTruncation;
 import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.fetch.PrefixCheck;
+import io.clustermirror.fetch.ReplicationThrottle;
 import io.clustermirror.fetch.TailPreservation;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
@@ -42,7 +43,8 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
             TailPreservation preservation,
             DataPlane.Listener listener,
             int sourceTimeoutMs,
-            int timeoutMs) {
+            int timeoutMs,
+            ReplicationThrottle throttle) {
         this.mirror = mirror;
         this.preservation = preservation;
         this.sourceAdmin = sourceAdmin;
@@ -63,7 +65,8 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
                 destinationAdmin,
                 listener,
                 sourceTimeoutMs,
-                timeoutMs);
+                timeoutMs,
+                throttle);
         AtomicInteger counter = new AtomicInteger();
         this.workers = Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "mirror-worker-" + mirror.name() + "-" + counter.incrementAndGet());

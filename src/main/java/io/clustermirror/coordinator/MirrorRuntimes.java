@@ -3,6 +3,7 @@ package io.clustermirror.coordinator;
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.fetch.ReplicationThrottle;
 import io.clustermirror.fetch.TailPreservation;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.metrics.MirrorMetrics;
@@ -39,15 +40,19 @@ final class MirrorRuntimes {
     private final KafkaClients clients;
     private final MirrorServiceConfig config;
     private final MirrorMetrics metrics;
+    private final ReplicationThrottle throttle;
     private final Map<String, MirrorRuntime> runtimes = new ConcurrentHashMap<>();
     private Admin destinationAdmin;
     private final AtomicLong deadLoops = new AtomicLong();
     private volatile String lastDeadLoop;
 
-    MirrorRuntimes(KafkaClients clients, MirrorServiceConfig config, MirrorMetrics metrics) {
+    /** @param throttle the instance's replication budget, which every mirror's data plane shares */
+    MirrorRuntimes(
+            KafkaClients clients, MirrorServiceConfig config, MirrorMetrics metrics, ReplicationThrottle throttle) {
         this.clients = clients;
         this.config = config;
         this.metrics = metrics;
+        this.throttle = throttle;
     }
 
     /**
@@ -107,7 +112,8 @@ final class MirrorRuntimes {
                         destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
                 listener,
                 sourceTimeoutMs,
-                timeoutMs);
+                timeoutMs,
+                throttle);
         runtimes.put(mirror.name(), runtime);
         MirrorFetcher fetcher = runtime.fetcher;
         // the loop's end is logged where it happened, and each of its partitions failed through the listener

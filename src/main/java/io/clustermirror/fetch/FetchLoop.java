@@ -22,7 +22,8 @@ import org.jboss.logging.Logger;
  * The fetch side of a mirror's data plane, on its own thread: one Fetch in flight per source leader, carrying many
  * partitions, each with the epoch it last fetched (so the leader says when its log diverged: EPOCH_FENCING). Fetched
  * batches are sliced, checked for continuity ({@link BatchContinuity}) and queued for the {@link AppendLoop}, up to
- * {@value #MAX_QUEUED_BYTES_PER_PARTITION} bytes per partition.
+ * {@value #MAX_QUEUED_BYTES_PER_PARTITION} bytes per partition. Every Fetch asks the instance's
+ * {@link ReplicationThrottle} first, which every mirror's loop shares.
  */
 final class FetchLoop implements Runnable {
 
@@ -45,8 +46,11 @@ final class FetchLoop implements Runnable {
     private final Map<TopicPartition, FetchPartition> partitions;
     private final Set<Integer> fetchingFrom = new HashSet<>();
     private final LoopBackoff backoff;
+    private final ReplicationThrottle throttle;
+    /** Whether this round held a Fetch back for the instance's replication budget (the poll then waits no longer). */
+    private boolean throttled;
 
-    FetchLoop(Pipeline pipeline, String sourceClusterId, Pipeline.Views sourceViews) {
+    FetchLoop(Pipeline pipeline, String sourceClusterId, Pipeline.Views sourceViews, ReplicationThrottle throttle) {
         this.pipeline = pipeline;
         this.mirror = pipeline.mirror;
         this.sourceClusterId = sourceClusterId;
@@ -56,10 +60,14 @@ final class FetchLoop implements Runnable {
         this.listener = pipeline.listener;
         this.partitions = pipeline.partitions;
         this.backoff = new LoopBackoff(mirror, "fetcher");
+        this.throttle = throttle;
     }
 
     private record FetchContext(
-            Node node, Map<TopicPartition, FetchPartition.FetchTicket> tickets, Map<Uuid, String> topicNames) {}
+            Node node,
+            Map<TopicPartition, FetchPartition.FetchTicket> tickets,
+            Map<Uuid, String> topicNames,
+            int maxBytes) {}
 
     /**
      * Runs until the data plane closes. A failure to reach the source (its Admin, a broker) is retried with back-off;
@@ -103,11 +111,12 @@ final class FetchLoop implements Runnable {
                 }
                 continue;
             }
-            source.poll(500);
+            source.poll(throttled ? Math.min(500, throttle.delayMs()) : 500);
         }
     }
 
     private void sendFetches() {
+        throttled = false;
         Map<Node, Map<TopicPartition, FetchRequest.PartitionData>> byNode = new HashMap<>();
         Map<Node, Map<TopicPartition, FetchPartition.FetchTicket>> tickets = new HashMap<>();
         ClusterView view = pipeline.sourceView;
@@ -157,12 +166,18 @@ final class FetchLoop implements Runnable {
                         d.currentLeaderEpoch,
                         Optional.empty()));
             }
+            int maxBytes = throttle.acquire(FETCH_MAX_BYTES, PARTITION_FETCH_BYTES);
+            if (maxBytes == 0) { // the instance's replication budget is in debt: sent once it is paid off
+                throttled = true;
+                tickets.get(node).values().forEach(t -> t.state().fetchDone());
+                return;
+            }
             fetchingFrom.add(node.id());
-            FetchContext context = new FetchContext(node, tickets.get(node), view.topicNames());
+            FetchContext context = new FetchContext(node, tickets.get(node), view.topicNames(), maxBytes);
             FetchRequest.Builder request = FetchRequest.Builder.forConsumer(
                             ApiKeys.FETCH.latestVersion(), FETCH_MAX_WAIT_MS, 1, data)
                     .isolationLevel(IsolationLevel.READ_UNCOMMITTED)
-                    .setMaxBytes(FETCH_MAX_BYTES);
+                    .setMaxBytes(maxBytes);
             listener.onRequest("fetch", false);
             source.send(node, request, response -> onFetchResponseGuarded(context, response));
         });
@@ -191,7 +206,9 @@ final class FetchLoop implements Runnable {
     private void onFetchResponse(FetchContext context, ClientResponse response) {
         fetchingFrom.remove(context.node().id());
         context.tickets().values().forEach(t -> t.state().fetchDone());
-        if (response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null) {
+        boolean failed = response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null;
+        throttle.settle(context.maxBytes(), failed ? 0 : receivedBytes((FetchResponse) response.responseBody()));
+        if (failed) {
             listener.onRequest("fetch", true);
             LOGGER.debugf(
                     "Mirror %s: fetch from source broker %s failed (disconnected or timed out)",
@@ -217,6 +234,17 @@ final class FetchLoop implements Runnable {
         if (queued) {
             destination.wakeup();
         }
+    }
+
+    /** The record bytes a Fetch answer brought, cut batches included: what the replication budget is charged. */
+    private static long receivedBytes(FetchResponse fetch) {
+        long bytes = 0;
+        for (FetchResponseData.FetchableTopicResponse topic : fetch.data().responses()) {
+            for (FetchResponseData.PartitionData partition : topic.partitions()) {
+                bytes += partition.records() == null ? 0 : partition.records().sizeInBytes();
+            }
+        }
+        return bytes;
     }
 
     private boolean onFetchedPartition(FetchPartition.FetchTicket ticket, FetchResponseData.PartitionData data) {

@@ -41,6 +41,7 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
     /**
      * @param sourceTimeoutMs request timeout of the source-side wire client ({@code mirror.source.request.timeout.ms})
      * @param timeoutMs request timeout of everything on the destination side ({@code mirror.destination.request.timeout.ms})
+     * @param throttle the instance's replication budget, shared by every mirror's fetch loop
      */
     public MirrorFetcher(
             String mirror,
@@ -51,7 +52,8 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
             Admin destinationAdmin,
             Listener listener,
             int sourceTimeoutMs,
-            int destinationTimeoutMs) {
+            int destinationTimeoutMs,
+            ReplicationThrottle throttle) {
         this(
                 mirror,
                 sourceClusterId,
@@ -63,7 +65,8 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
                 destinationAdmin,
                 destinationConnection,
                 listener,
-                destinationTimeoutMs);
+                destinationTimeoutMs,
+                throttle);
     }
 
     /** A data plane over the given clients (unit tests give network clients of their own). */
@@ -77,7 +80,8 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
             Admin destinationAdmin,
             Map<String, ?> destinationConnection,
             Listener listener,
-            int timeoutMs) {
+            int timeoutMs,
+            ReplicationThrottle throttle) {
         this.mirror = mirror;
         this.source = source;
         this.destination = destination;
@@ -88,7 +92,7 @@ public final class MirrorFetcher implements DataPlane, AutoCloseable {
         this.destinationConnection = destinationConnection;
         this.timeoutMs = timeoutMs;
         this.fetchThread =
-                new Thread(new FetchLoop(pipeline, sourceClusterId, sourceViews), "mirror-fetcher-" + mirror);
+                new Thread(new FetchLoop(pipeline, sourceClusterId, sourceViews, throttle), "mirror-fetcher-" + mirror);
         this.appendThread = new Thread(
                 new AppendLoop(pipeline, destinationViews, destinationAdmin, recovery), "mirror-appender-" + mirror);
         // what escapes a loop's own guard (an Error thrown while it reports one) still ends the data plane with a

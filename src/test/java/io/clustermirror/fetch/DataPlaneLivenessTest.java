@@ -138,7 +138,8 @@ class DataPlaneLivenessTest {
                 null,
                 Map.of(),
                 listener,
-                1000);
+                1000,
+                new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
     }
 
     private interface FetchAction {
