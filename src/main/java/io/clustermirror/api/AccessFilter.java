@@ -80,7 +80,9 @@ public class AccessFilter {
         }
         caller.authenticated(
                 security.policy(), new MirrorAccessPolicy.Caller(principal(identity), identity.getRoles()));
-        if (mirror != null) {
+        if (access.serviceWide()) {
+            caller.requireServiceWide(access.value());
+        } else if (mirror != null) {
             caller.require(access.value(), mirror);
         }
     }

@@ -58,7 +58,7 @@ public class HttpGuards {
     public HttpGuards(ObjectMapper json, MirrorMetrics metrics) {
         this.json = json;
         this.metrics = metrics;
-        this.api = methodsByPath(MirrorResource.class, TopicResource.class);
+        this.api = methodsByPath(MirrorResource.class, TopicResource.class, ServiceConfigResource.class);
     }
 
     void install(@Observes Router router) {

@@ -62,6 +62,16 @@ public class RequestCaller {
         return policy == null || policy.allows(caller, op, mirrorName);
     }
 
+    /** 403 CLUSTER_MIRROR_AUTHORIZATION_FAILED unless the caller may perform {@code op} on the service's own settings. */
+    void requireServiceWide(ClusterMirrorOperation op) {
+        if (policy != null && !policy.allowsServiceWide(caller)) {
+            throw new MirrorException(
+                    MirrorError.CLUSTER_MIRROR_AUTHORIZATION_FAILED,
+                    "'" + principal() + "' may not " + op + " the service's settings: only the "
+                            + MirrorAccessPolicy.ADMIN + " role may");
+        }
+    }
+
     /** 403 CLUSTER_MIRROR_AUTHORIZATION_FAILED unless the caller may perform {@code op} on {@code mirrorName}. */
     void require(ClusterMirrorOperation op, String mirrorName) {
         this.mirror = mirrorName;

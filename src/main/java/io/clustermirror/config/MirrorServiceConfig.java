@@ -70,6 +70,18 @@ public interface MirrorServiceConfig {
         int threads();
     }
 
+    Replication replication();
+
+    interface Replication {
+        /**
+         * {@code mirror.replication.throttled.rate} (KIP-1279): bytes per second this instance fetches from every source,
+         * all its mirrors together. Unset: unlimited. A value set at runtime ({@code PUT /v1/config/{key}}) takes
+         * precedence; deleting that one returns to this.
+         */
+        @WithName("throttled.rate")
+        java.util.OptionalLong throttledRate();
+    }
+
     interface Flow {
         /**
          * Deadline of a topics:start, of a topic verb's coordinator step, of a stop's release of its partitions, and of a

@@ -13,7 +13,7 @@ import java.util.Set;
 
 /**
  * Everything the coordinator knows, as one immutable value: the mirrors, each mirror's partition statuses, the ACLs
- * each mirror created and its topics' promotions. A change is written to the state topic first, then a new value is swapped in, so readers on
+ * each mirror created, its topics' promotions and divergences, and the service settings changed at runtime. A change is written to the state topic first, then a new value is swapped in, so readers on
  * any thread see one consistent state without waiting.
  */
 record CoordinatorState(
@@ -21,9 +21,11 @@ record CoordinatorState(
         Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
         Map<String, Set<AclEntry>> createdAcls,
         Map<String, Map<String, TopicPromotion>> promotions,
-        Map<String, Map<String, TopicDivergence>> divergences) {
+        Map<String, Map<String, TopicDivergence>> divergences,
+        Map<String, String> serviceConfigs) {
 
-    static final CoordinatorState EMPTY = new CoordinatorState(Map.of(), Map.of(), Map.of(), Map.of(), Map.of());
+    static final CoordinatorState EMPTY =
+            new CoordinatorState(Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), Map.of());
 
     CoordinatorState {
         mirrors = Map.copyOf(mirrors);
@@ -31,6 +33,7 @@ record CoordinatorState(
         createdAcls = Map.copyOf(createdAcls);
         promotions = Map.copyOf(promotions);
         divergences = Map.copyOf(divergences);
+        serviceConfigs = Map.copyOf(serviceConfigs);
     }
 
     /** The state a replay of the state topic yields. */
@@ -40,7 +43,8 @@ record CoordinatorState(
                 snapshot.partitions(),
                 snapshot.createdAcls(),
                 snapshot.promotions(),
-                snapshot.divergences());
+                snapshot.divergences(),
+                snapshot.serviceConfigs());
     }
 
     /** The mirror's partitions (none for an unknown mirror). */
@@ -64,7 +68,7 @@ record CoordinatorState(
         ofMirror.put(divergence.topic(), divergence);
         Map<String, Map<String, TopicDivergence>> next = new HashMap<>(divergences);
         next.put(mirror, Map.copyOf(ofMirror));
-        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, next);
+        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, next, serviceConfigs);
     }
 
     Set<AclEntry> createdAcls(String mirror) {
@@ -75,7 +79,7 @@ record CoordinatorState(
     CoordinatorState with(Mirror mirror) {
         Map<String, Mirror> next = new HashMap<>(mirrors);
         next.put(mirror.name(), mirror);
-        return new CoordinatorState(next, partitions, createdAcls, promotions, divergences);
+        return new CoordinatorState(next, partitions, createdAcls, promotions, divergences, serviceConfigs);
     }
 
     /** Without the mirror, its partitions and its ACL bookkeeping. */
@@ -90,7 +94,8 @@ record CoordinatorState(
         nextPromotions.remove(mirror);
         Map<String, Map<String, TopicDivergence>> nextDivergences = new HashMap<>(divergences);
         nextDivergences.remove(mirror);
-        return new CoordinatorState(nextMirrors, nextPartitions, nextAcls, nextPromotions, nextDivergences);
+        return new CoordinatorState(
+                nextMirrors, nextPartitions, nextAcls, nextPromotions, nextDivergences, serviceConfigs);
     }
 
     /** With these partition statuses of the mirror changed (or added); the others as they are. */
@@ -99,13 +104,24 @@ record CoordinatorState(
         ofMirror.putAll(changed);
         Map<String, Map<MirrorPartition, PartitionStatus>> next = new HashMap<>(partitions);
         next.put(mirror, Map.copyOf(ofMirror));
-        return new CoordinatorState(mirrors, next, createdAcls, promotions, divergences);
+        return new CoordinatorState(mirrors, next, createdAcls, promotions, divergences, serviceConfigs);
     }
 
     CoordinatorState withCreatedAcls(String mirror, Set<AclEntry> acls) {
         Map<String, Set<AclEntry>> next = new HashMap<>(createdAcls);
         next.put(mirror, Set.copyOf(acls));
-        return new CoordinatorState(mirrors, partitions, next, promotions, divergences);
+        return new CoordinatorState(mirrors, partitions, next, promotions, divergences, serviceConfigs);
+    }
+
+    /** With a service setting's runtime value set, or removed when {@code value} is null. */
+    CoordinatorState withServiceConfig(String name, String value) {
+        Map<String, String> next = new HashMap<>(serviceConfigs);
+        if (value == null) {
+            next.remove(name);
+        } else {
+            next.put(name, value);
+        }
+        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, divergences, next);
     }
 
     /** With these topic promotions of the mirror changed (a null value removes the topic's). */
@@ -120,6 +136,6 @@ record CoordinatorState(
         });
         Map<String, Map<String, TopicPromotion>> next = new HashMap<>(promotions);
         next.put(mirror, Map.copyOf(ofMirror));
-        return new CoordinatorState(mirrors, partitions, createdAcls, next, divergences);
+        return new CoordinatorState(mirrors, partitions, createdAcls, next, divergences, serviceConfigs);
     }
 }

@@ -69,6 +69,7 @@ public class MirrorCoordinator {
     private final TopicPromotes promotes;
     private final TopicStarts starts;
     private final FlowDeadlines flows;
+    private final ServiceConfigs settings;
 
     public MirrorCoordinator(
             KafkaClients clients,
@@ -82,10 +83,12 @@ public class MirrorCoordinator {
         this.rules = rules;
         this.probe = probe;
         this.metrics = metrics;
-        this.runtimes = new MirrorRuntimes(clients, config, metrics, () -> fetcherPool(vertx));
+        this.settings = new ServiceConfigs(this, config, metrics);
+        this.runtimes = new MirrorRuntimes(clients, config, metrics, () -> fetcherPool(vertx), settings.throttle());
         this.keeper = new StateKeeper(clients, config, metrics, rules, thread, new StateKeeper.Listener() {
             @Override
             public void loaded(CoordinatorState state) {
+                settings.apply(state.serviceConfigs());
                 runtimes.closeAll(); // a reload starts the data plane afresh from the replayed state
                 state.partitions().keySet().forEach(lifecycle::resume);
                 state.mirrors().keySet().forEach(promotes.fences()::recover);
@@ -443,6 +446,11 @@ public class MirrorCoordinator {
 
     TopicPromotes promotes() {
         return promotes;
+    }
+
+    /** The service settings that change at runtime: see {@link ServiceConfigs}. */
+    public ServiceConfigs settings() {
+        return settings;
     }
 
     StateKeeper keeper() {

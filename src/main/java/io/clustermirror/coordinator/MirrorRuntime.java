@@ -6,6 +6,7 @@ import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.fetch.LogTruncation;
 import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.fetch.PrefixCheck;
+import io.clustermirror.fetch.ReplicationThrottle;
 import io.clustermirror.fetch.TailPreservation;
 import io.clustermirror.kafka.SourceAdmins;
 import io.clustermirror.mirror.Mirror;
@@ -47,7 +48,8 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
             DataPlane.Listener listener,
             int fetchersPerBroker,
             int sourceTimeoutMs,
-            int timeoutMs) {
+            int timeoutMs,
+            ReplicationThrottle throttle) {
         this.mirror = mirror;
         this.preservation = preservation;
         this.sourceShare = sourceShare;
@@ -71,7 +73,8 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
                 listener,
                 fetchersPerBroker,
                 sourceTimeoutMs,
-                timeoutMs);
+                timeoutMs,
+                throttle);
     }
 
     @Override

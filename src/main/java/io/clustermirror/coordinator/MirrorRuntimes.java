@@ -4,6 +4,7 @@ import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.fetch.MirrorFetcher;
+import io.clustermirror.fetch.ReplicationThrottle;
 import io.clustermirror.fetch.TailPreservation;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceAdmins;
@@ -43,6 +44,7 @@ final class MirrorRuntimes {
     private final KafkaClients clients;
     private final MirrorServiceConfig config;
     private final MirrorMetrics metrics;
+    private final ReplicationThrottle throttle;
     private final Map<String, MirrorRuntime> runtimes = new ConcurrentHashMap<>();
     private final Supplier<FetcherPool> poolFactory;
     private FetcherPool pool;
@@ -51,16 +53,21 @@ final class MirrorRuntimes {
     private volatile String lastDeadLoop;
     private final WorkerPool workers;
 
-    /** @param poolFactory the instance's fetcher pool, built on first use */
+    /**
+     * @param poolFactory the instance's fetcher pool, built on first use
+     * @param throttle the instance's replication budget, which every mirror's data plane shares
+     */
     MirrorRuntimes(
             KafkaClients clients,
             MirrorServiceConfig config,
             MirrorMetrics metrics,
-            Supplier<FetcherPool> poolFactory) {
+            Supplier<FetcherPool> poolFactory,
+            ReplicationThrottle throttle) {
         this.clients = clients;
         this.config = config;
         this.metrics = metrics;
         this.poolFactory = poolFactory;
+        this.throttle = throttle;
         this.workers = new WorkerPool(config.worker().threads());
     }
 
@@ -135,7 +142,8 @@ final class MirrorRuntimes {
                     listener,
                     config.numReplicaFetchers(),
                     sourceTimeoutMs,
-                    timeoutMs);
+                    timeoutMs,
+                    throttle);
         } catch (RuntimeException e) {
             sourceAdmin.close(); // the data plane's clients could not be built: the share is not kept
             throw e;

@@ -444,7 +444,7 @@ final class PartitionLifecycle {
             }
 
             @Override
-            public void onFetched(int sourceBroker, int fetcher, int bytes) {
+            public void onFetched(int sourceBroker, int fetcher, long bytes) {
                 metrics.fetched(name, sourceBroker, fetcher, bytes);
             }
         };

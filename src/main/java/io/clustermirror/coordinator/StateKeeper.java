@@ -205,6 +205,12 @@ final class StateKeeper {
         state = state.withCreatedAcls(mirror, acls);
     }
 
+    /** A service setting changed at runtime; null returns it to its configured value. */
+    void putServiceConfig(String name, String value) {
+        persist(() -> store.putServiceConfig(name, value));
+        state = state.withServiceConfig(name, value);
+    }
+
     void close() {
         if (store != null) {
             store.close();

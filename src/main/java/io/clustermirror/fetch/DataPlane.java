@@ -53,7 +53,7 @@ public interface DataPlane {
         void onRequest(String api, boolean failed);
 
         /** A Fetch of fetcher lane {@code fetcher} to source broker {@code sourceBroker} answered {@code bytes}. */
-        default void onFetched(int sourceBroker, int fetcher, int bytes) {}
+        default void onFetched(int sourceBroker, int fetcher, long bytes) {}
     }
 
     /** A loop of a data plane ({@code loop}: fetcher or appender) that died or was stuck, and why. */

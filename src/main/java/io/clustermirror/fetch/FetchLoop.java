@@ -25,11 +25,12 @@ import org.apache.kafka.common.requests.FetchResponse;
 import org.jboss.logging.Logger;
 
 /**
- * The fetch side of a mirror's data plane, on its own thread: one Fetch in flight per fetcher lane ({@link FetchLanes}:
+ * The fetch side of a mirror's data plane, on its fetcher's thread: one Fetch in flight per fetcher lane ({@link FetchLanes}:
  * {@code mirror.num.replica.fetchers} connections per source broker, each with an incremental fetch session), carrying
  * many partitions, each with the epoch it last fetched (so the leader says when its log diverged: EPOCH_FENCING).
  * Fetched batches are sliced, checked for continuity ({@link BatchContinuity}) and queued for the {@link AppendLoop},
- * up to {@value #MAX_QUEUED_BYTES_PER_PARTITION} bytes per partition.
+ * up to {@value #MAX_QUEUED_BYTES_PER_PARTITION} bytes per partition. Every Fetch asks the
+ * instance's {@link ReplicationThrottle} first, which every mirror's loop shares.
  */
 final class FetchLoop {
 
@@ -67,8 +68,16 @@ final class FetchLoop {
     private long loadStarted = System.nanoTime() - Pipeline.REFRESH_SPACING_NANOS;
 
     private final LoopBackoff backoff;
+    private final ReplicationThrottle throttle;
+    /** Whether this round held a Fetch back for the replication budget. */
+    private boolean heldBack;
 
-    FetchLoop(Pipeline pipeline, String sourceClusterId, Pipeline.Views sourceViews, int fetchersPerBroker) {
+    FetchLoop(
+            Pipeline pipeline,
+            String sourceClusterId,
+            Pipeline.Views sourceViews,
+            int fetchersPerBroker,
+            ReplicationThrottle throttle) {
         this.pipeline = pipeline;
         this.mirror = pipeline.mirror;
         this.sourceClusterId = sourceClusterId;
@@ -79,21 +88,27 @@ final class FetchLoop {
         this.partitions = pipeline.partitions;
         this.backoff = new LoopBackoff(mirror, "fetcher");
         this.lanes = new FetchLanes(fetchersPerBroker, source, mirror);
+        this.throttle = throttle;
     }
 
-    /** A Fetch in flight: its lane and what each partition in it was fetched from. */
-    private record FetchContext(FetchLanes.Lane lane, Map<TopicPartition, FetchPartition.FetchTicket> tickets) {}
+    /** A Fetch in flight: its lane, what each partition in it was fetched from, the bytes the throttle granted it. */
+    private record FetchContext(
+            FetchLanes.Lane lane, Map<TopicPartition, FetchPartition.FetchTicket> tickets, int maxBytes) {}
 
     /**
      * One round on the fetcher's thread: takes up a loaded view of the source (a new load when one was asked for and none
      * is under way), then sends the Fetches that can go; their answers are handled when the fetcher polls. A failure to
      * reach the source backs off without sleeping; anything else that escapes (an Error) ends this data plane.
+     *
+     * @return how long the fetcher may poll before this loop wants another round (a Fetch held back for the
+     *     replication budget goes when the budget is paid off), or {@code Long.MAX_VALUE}
      */
-    void round() {
+    long round() {
         pipeline.fetcherBeat = System.nanoTime();
+        heldBack = false;
         takeUpView();
         if (backoff.waiting()) {
-            return;
+            return Long.MAX_VALUE;
         }
         if (pipeline.sourceRefresh
                 && loading == null
@@ -109,6 +124,7 @@ final class FetchLoop {
             pipeline.sourceRefresh = true;
             backoff.failed(e);
         }
+        return heldBack ? throttle.delayMs() : Long.MAX_VALUE;
     }
 
     private void takeUpView() {
@@ -184,19 +200,26 @@ final class FetchLoop {
             if (tickets.isEmpty()) {
                 return; // nothing to ask for; the session forgets these partitions with the next Fetch
             }
+            int maxBytes = throttle.acquire(
+                    (int) Math.min(FETCH_MAX_BYTES, Math.max(MIN_FREE_QUEUE_BYTES, pipeline.budget.available())),
+                    PARTITION_FETCH_BYTES);
+            if (maxBytes == 0) { // the instance's replication budget is in debt: sent once it is paid off
+                heldBack = true;
+                tickets.values().forEach(t -> t.state().fetchDone());
+                return;
+            }
             FetchSessionHandler.FetchRequestData data = session.build();
             // Fetch v12 is the newest that works without topic ids (sources before 2.8)
             short maxVersion = data.canUseTopicIds() ? ApiKeys.FETCH.latestVersion() : (short) 12;
             FetchRequest.Builder request = FetchRequest.Builder.forConsumer(
                             maxVersion, FETCH_MAX_WAIT_MS, 1, data.toSend())
                     .isolationLevel(IsolationLevel.READ_UNCOMMITTED)
-                    .setMaxBytes((int)
-                            Math.min(FETCH_MAX_BYTES, Math.max(MIN_FREE_QUEUE_BYTES, pipeline.budget.available())))
+                    .setMaxBytes(maxBytes)
                     .metadata(data.metadata())
                     .removed(data.toForget())
                     .replaced(data.toReplace());
             lane.inFlight = true;
-            FetchContext context = new FetchContext(lane, tickets);
+            FetchContext context = new FetchContext(lane, tickets, maxBytes);
             listener.onRequest("fetch", false);
             source.send(lane.node, request, response -> onFetchResponseGuarded(context, response));
         });
@@ -227,7 +250,10 @@ final class FetchLoop {
         FetchLanes.Lane lane = context.lane();
         lane.inFlight = false;
         context.tickets().values().forEach(t -> t.state().fetchDone());
-        if (response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null) {
+        boolean failed = response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null;
+        long received = failed ? 0 : receivedBytes((FetchResponse) response.responseBody());
+        throttle.settle(context.maxBytes(), received);
+        if (failed) {
             listener.onRequest("fetch", true);
             lane.session.handleError(
                     response.versionMismatch() != null
@@ -252,20 +278,27 @@ final class FetchLoop {
         Map<TopicPartition, FetchResponseData.PartitionData> data =
                 fetch.responseData(lane.session.sessionTopicNames(), version);
         boolean queued = false;
-        int bytes = 0;
         for (Map.Entry<TopicPartition, FetchResponseData.PartitionData> entry : data.entrySet()) {
             FetchPartition.FetchTicket ticket = context.tickets().get(entry.getKey());
-            if (entry.getValue().records() != null) {
-                bytes += entry.getValue().records().sizeInBytes();
-            }
             if (ticket != null && partitions.get(entry.getKey()) == ticket.state()) {
                 queued |= onFetchedPartition(ticket, entry.getValue());
             }
         }
-        listener.onFetched(lane.broker, lane.index, bytes);
+        listener.onFetched(lane.broker, lane.index, received);
         if (queued) {
             destination.wakeup();
         }
+    }
+
+    /** The record bytes a Fetch answer brought, cut batches included: what the replication budget is charged. */
+    private static long receivedBytes(FetchResponse fetch) {
+        long bytes = 0;
+        for (FetchResponseData.FetchableTopicResponse topic : fetch.data().responses()) {
+            for (FetchResponseData.PartitionData partition : topic.partitions()) {
+                bytes += partition.records() == null ? 0 : partition.records().sizeInBytes();
+            }
+        }
+        return bytes;
     }
 
     private boolean onFetchedPartition(FetchPartition.FetchTicket ticket, FetchResponseData.PartitionData data) {

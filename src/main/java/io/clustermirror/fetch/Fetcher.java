@@ -27,8 +27,13 @@ final class Fetcher {
 
     /** What a fetcher drives: one mirror's data plane. */
     interface Rounds {
-        /** One fetch and one append round; a Throwable escaping here ends this data plane alone. */
-        void rounds();
+        /**
+         * One fetch and one append round; a Throwable escaping here ends this data plane alone.
+         *
+         * @return how long the fetcher may poll before this data plane wants its next round (at most
+         *     {@value Fetcher#POLL_MS} ms are waited anyway)
+         */
+        long rounds();
 
         boolean running();
 
@@ -133,9 +138,10 @@ final class Fetcher {
             for (Runnable command = commands.poll(); command != null; command = commands.poll()) {
                 command.run();
             }
+            long pollMs = POLL_MS;
             for (Rounds rounds : List.copyOf(attached)) {
                 if (rounds.running()) {
-                    rounds.rounds();
+                    pollMs = Math.min(pollMs, rounds.rounds());
                 }
                 if (!rounds.running()) {
                     attached.remove(rounds);
@@ -143,7 +149,7 @@ final class Fetcher {
                     rounds.detached();
                 }
             }
-            network.poll(POLL_MS);
+            network.poll(pollMs);
         } catch (Throwable t) {
             // the network client threw (its state is unknown) or a command did: nothing on this network runs on
             stop(t);

@@ -43,6 +43,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
      * @param sourceTimeoutMs request timeout of the source-side wire client ({@code mirror.source.request.timeout.ms})
      * @param destinationTimeoutMs request timeout of everything on the destination side ({@code
      *     mirror.destination.request.timeout.ms})
+     * @param throttle the instance's replication budget, shared by every mirror's fetch loop
      */
     public static MirrorFetcher on(
             FetcherPool pool,
@@ -54,7 +55,8 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
             Listener listener,
             int fetchersPerBroker,
             int sourceTimeoutMs,
-            int destinationTimeoutMs) {
+            int destinationTimeoutMs,
+            ReplicationThrottle throttle) {
         Fetcher fetcher = pool.assign();
         return new MirrorFetcher(
                 mirror,
@@ -68,7 +70,8 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
                 destinationAdmin,
                 listener,
                 fetchersPerBroker,
-                destinationTimeoutMs);
+                destinationTimeoutMs,
+                throttle);
     }
 
     /** A data plane on the given fetcher and clients (unit tests give them network clients of their own). */
@@ -83,13 +86,14 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
             Admin destinationAdmin,
             Listener listener,
             int fetchersPerBroker,
-            int timeoutMs) {
+            int timeoutMs,
+            ReplicationThrottle throttle) {
         this.mirror = mirror;
         this.fetcher = fetcher;
         this.source = source;
         this.pipeline = new Pipeline(mirror, listener, source, destination, timeoutMs, fetcher.budget);
         this.partitions = pipeline.partitions;
-        this.fetchLoop = new FetchLoop(pipeline, sourceClusterId, sourceViews, fetchersPerBroker);
+        this.fetchLoop = new FetchLoop(pipeline, sourceClusterId, sourceViews, fetchersPerBroker, throttle);
         this.appendLoop = new AppendLoop(
                 pipeline,
                 destinationViews,
@@ -99,18 +103,20 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
     }
 
     @Override
-    public void rounds() {
+    public long rounds() {
+        long wait;
         try {
-            fetchLoop.round();
+            wait = fetchLoop.round();
         } catch (Throwable t) {
             pipeline.loopDied("fetcher", "died", t);
-            return;
+            return Long.MAX_VALUE;
         }
         try {
             appendLoop.round();
         } catch (Throwable t) {
             pipeline.loopDied("appender", "died", t);
         }
+        return wait;
     }
 
     @Override

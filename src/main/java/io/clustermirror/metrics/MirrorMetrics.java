@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
 import java.util.function.ToLongFunction;
 
 /** Every meter of the service, declared once. Tags are bounded: no partition-level tags except on lag. */
@@ -66,6 +67,25 @@ public class MirrorMetrics {
     public void registerMirrorCount(Supplier<Number> count) {
         Gauge.builder(MIRRORS, count)
                 .description("Cluster mirrors this instance coordinates")
+                .register(registry);
+    }
+
+    /**
+     * The instance's replication budget: {@code cluster_mirror_replication_throttled_rate} (bytes per second,
+     * 9223372036854775807 when unlimited, as Kafka shows an unthrottled rate) and
+     * {@code cluster_mirror_replication_throttle_time_seconds_total}, the time Fetches waited for the budget. Micrometer
+     * holds {@code throttle} weakly: its owner keeps it.
+     */
+    public <T> void registerReplicationThrottle(
+            T throttle, ToDoubleFunction<T> rate, ToDoubleFunction<T> throttleTimeSeconds) {
+        Gauge.builder("cluster.mirror.replication.throttled.rate", throttle, rate)
+                .description("mirror.replication.throttled.rate in force: bytes per second fetched by all mirrors of "
+                        + "this instance together (9223372036854775807: unlimited)")
+                .register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder(
+                        "cluster.mirror.replication.throttle.time", throttle, throttleTimeSeconds)
+                .baseUnit("seconds")
+                .description("Time Fetches to the sources waited for the replication budget (overlapping waits once)")
                 .register(registry);
     }
 
@@ -181,7 +201,7 @@ public class MirrorMetrics {
      * A Fetch answer of one fetcher lane (the KIP's FetcherStats, per source broker and fetcher id): the bytes it
      * carried and one request.
      */
-    public void fetched(String mirror, int sourceBroker, int fetcher, int bytes) {
+    public void fetched(String mirror, int sourceBroker, int fetcher, long bytes) {
         FetcherMeters meters = fetcherMeters.computeIfAbsent(
                 new FetcherKey(mirror, sourceBroker, fetcher),
                 k -> new FetcherMeters(

@@ -66,6 +66,14 @@ public final class MirrorAccessPolicy {
         return allowed;
     }
 
+    /**
+     * Whether the caller may read and change the service's own settings (the replication throttle): they act on every
+     * mirror at once, so only the {@link #ADMIN} role may, and no grant (which names mirrors) reaches them.
+     */
+    public boolean allowsServiceWide(Caller caller) {
+        return caller.roles().contains(ADMIN);
+    }
+
     public boolean allows(Caller caller, ClusterMirrorOperation operation, String mirror) {
         return operations(caller, mirror).contains(operation);
     }

@@ -106,6 +106,7 @@ public final class MirrorStateStore implements AutoCloseable {
         Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls = new HashMap<>();
         Map<String, Map<String, TopicPromotion>> promotions = new HashMap<>();
         Map<String, Map<String, TopicDivergence>> divergences = new HashMap<>();
+        Map<String, String> configs = new HashMap<>();
         long started = System.nanoTime();
         int records = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
@@ -122,12 +123,13 @@ public final class MirrorStateStore implements AutoCloseable {
                             + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
                 }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                    apply(mirrors, statuses, acls, promotions, divergences, record);
+                    apply(mirrors, statuses, acls, promotions, divergences, configs, record);
                     records++;
                 }
             }
         }
-        StateSnapshot snapshot = new StateSnapshot(open(mirrors, stale), statuses, acls, promotions, divergences);
+        StateSnapshot snapshot =
+                new StateSnapshot(open(mirrors, stale), statuses, acls, promotions, divergences, configs);
         LOGGER.infof(
                 "Replayed %d record(s) of %s in %d ms: %d mirror(s), %d partition(s)",
                 records,
@@ -191,6 +193,7 @@ public final class MirrorStateStore implements AutoCloseable {
             Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls,
             Map<String, Map<String, TopicPromotion>> promotions,
             Map<String, Map<String, TopicDivergence>> divergences,
+            Map<String, String> configs,
             ConsumerRecord<byte[], byte[]> record) {
         if (record.key() == null) {
             throw new StateFormatException("__mirror_state record at " + record.topic() + "-" + record.partition() + "@"
@@ -244,6 +247,15 @@ public final class MirrorStateStore implements AutoCloseable {
                     ofMirror.put(
                             key.topic(),
                             StateSerde.readDivergence(record.value()).divergence());
+                }
+            }
+            case StateKey.KIND_CONFIG -> {
+                if (record.value() == null) {
+                    configs.remove(key.name());
+                } else {
+                    configs.put(
+                            key.name(),
+                            StateSerde.readServiceConfig(record.value()).value());
                 }
             }
             default ->
@@ -317,6 +329,13 @@ public final class MirrorStateStore implements AutoCloseable {
                 StateKey.divergence(mirror, divergence.topic()),
                 StateSerde.value(new DivergenceRecord(StateSerde.FORMAT_VERSION, divergence))));
         write(entries);
+    }
+
+    /** Persists a service setting changed at runtime; a null value deletes it (back to its configured value). */
+    public void putServiceConfig(String name, String value) {
+        byte[] record =
+                value == null ? null : StateSerde.value(new ServiceConfigRecord(StateSerde.FORMAT_VERSION, value));
+        write(List.of(new Entry(StateKey.config(name), record)));
     }
 
     private record Entry(StateKey key, byte[] value) {}

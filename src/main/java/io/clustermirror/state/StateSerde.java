@@ -66,6 +66,16 @@ public final class StateSerde {
         return value;
     }
 
+    public static byte[] value(ServiceConfigRecord value) {
+        return write(value);
+    }
+
+    public static ServiceConfigRecord readServiceConfig(byte[] bytes) {
+        ServiceConfigRecord value = read(bytes, ServiceConfigRecord.class);
+        requireKnownVersion(value.v(), "config value");
+        return value;
+    }
+
     public static AclsRecord readAcls(byte[] bytes) {
         AclsRecord value = read(bytes, AclsRecord.class);
         requireKnownVersion(value.v(), "acls value");

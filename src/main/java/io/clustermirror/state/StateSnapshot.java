@@ -11,14 +11,16 @@ import java.util.TreeMap;
 
 /**
  * What a replay of {@code __mirror_state} yields: the mirrors, the persisted status of each of their partitions, the
- * ACLs each created, their topics' promotions and the divergent tails preserved before a topic was recreated.
+ * ACLs each created, their topics' promotions, the divergent tails preserved before a topic was recreated, and the
+ * service settings changed at runtime (by key).
  */
 public record StateSnapshot(
         Map<String, Mirror> mirrors,
         Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
         Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> createdAcls,
         Map<String, Map<String, TopicPromotion>> promotions,
-        Map<String, Map<String, TopicDivergence>> divergences) {
+        Map<String, Map<String, TopicDivergence>> divergences,
+        Map<String, String> serviceConfigs) {
 
     public StateSnapshot {
         Map<String, Mirror> known = Map.copyOf(mirrors);
@@ -51,5 +53,6 @@ public record StateSnapshot(
             }
         });
         divergences = Map.copyOf(diverged);
+        serviceConfigs = Map.copyOf(serviceConfigs);
     }
 }

@@ -145,7 +145,8 @@ class DataPlaneLivenessTest {
                 null,
                 listener,
                 1,
-                1000);
+                1000,
+                new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
     }
 
     private interface FetchAction {

@@ -229,7 +229,12 @@ class FetchLanesTest {
         }
         ClusterView view = new ClusterView(
                 "source-cluster", List.of(BROKER), leaders, Map.of(TOPIC, TOPIC_ID), Map.of(TOPIC_ID, TOPIC));
-        return new FetchLoop(pipeline, "source-cluster", topics -> CompletableFuture.completedFuture(view), lanes);
+        return new FetchLoop(
+                pipeline,
+                "source-cluster",
+                topics -> CompletableFuture.completedFuture(view),
+                lanes,
+                new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
     }
 
     /** Partitions of the topic such that each of the lanes gets two. */

@@ -50,6 +50,22 @@ class MirrorAccessPolicyTest {
     }
 
     @Test
+    void onlyTheAdminRoleShouldReachTheServiceSettingsWhateverItIsGranted() {
+        MirrorAccessPolicy policy = new MirrorAccessPolicy(List.of(new MirrorAccessPolicy.Grant(
+                Set.of("carol"), Set.of(), Set.of(CREATE, DESCRIBE, ALTER, DELETE), Pattern.compile(".*"))));
+
+        assertThat(policy.allowsServiceWide(caller("a", MirrorAccessPolicy.ADMIN)))
+                .isTrue();
+        assertThat(policy.allowsServiceWide(caller("o", MirrorAccessPolicy.OPERATOR)))
+                .isFalse();
+        assertThat(policy.allowsServiceWide(caller("v", MirrorAccessPolicy.VIEWER)))
+                .isFalse();
+        assertThat(policy.allowsServiceWide(caller("carol")))
+                .as("every operation on every mirror, by a grant")
+                .isFalse();
+    }
+
+    @Test
     void aGrantShouldNameSomeone() {
         assertThatThrownBy(
                         () -> new MirrorAccessPolicy.Grant(Set.of(), Set.of(), Set.of(DESCRIBE), Pattern.compile(".*")))

@@ -37,6 +37,25 @@ class StateSerdeTest {
                 .doesNotContain("sealed");
     }
 
+    @Test
+    void serviceConfigRecordShouldRoundTripUnderAKeyOfItsOwnAndLeaveTheOtherKeysAsTheyWere() {
+        byte[] key = StateSerde.key(StateKey.config("mirror.replication.throttled.rate"));
+        byte[] value = StateSerde.value(new ServiceConfigRecord(StateSerde.FORMAT_VERSION, "2097152"));
+
+        assertThat(new String(key, StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "{\"v\":1,\"kind\":\"config\",\"mirror\":\"\",\"name\":\"mirror.replication.throttled.rate\"}");
+        assertThat(StateSerde.readKey(key)).isEqualTo(StateKey.config("mirror.replication.throttled.rate"));
+        assertThat(StateSerde.readServiceConfig(value).value()).isEqualTo("2097152");
+        // compaction keeps the newest value per key's bytes: the keys written before this kind existed are unchanged
+        assertThat(new String(StateSerde.key(StateKey.partition("m1", "t", 3)), StandardCharsets.UTF_8))
+                .isEqualTo("{\"v\":1,\"kind\":\"partition\",\"mirror\":\"m1\",\"topic\":\"t\",\"partition\":3}");
+        assertThatThrownBy(() ->
+                        StateSerde.readServiceConfig("{\"v\":2,\"value\":\"1\"}".getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(StateFormatException.class)
+                .hasMessageContaining("config value has format version 2");
+    }
+
     private static final String K1 = "k1:" + java.util.Base64.getEncoder().encodeToString(new byte[32]);
     private static final String K2 = "k2:"
             + java.util.Base64.getEncoder()

@@ -1,0 +1,141 @@
+package io.clustermirror.fetch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
+
+import io.clustermirror.mirror.MirrorPartition;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.apache.kafka.clients.MockClient;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.SimpleRecord;
+import org.apache.kafka.common.requests.FetchMetadata;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.utils.MockTime;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fetch loop under the replication budget, on kafka-clients' {@link MockClient} and a fake clock that only its
+ * polls move (each poll advances it by its timeout): a Fetch asks for what the budget grants, the next waits until
+ * the bytes that came back are paid for, and the loop's poll does not sleep past that moment.
+ */
+class DataPlaneThrottleTest {
+
+    private static final int MiB = 1 << 20;
+    private static final Node BROKER = new Node(1, "localhost", 9092);
+    private static final MirrorPartition PARTITION = new MirrorPartition("orders", 0);
+    private static final Uuid TOPIC_ID = Uuid.randomUuid();
+    private static final ClusterView SOURCE = new ClusterView(
+            "source-cluster",
+            List.of(BROKER),
+            Map.of(new TopicPartition("orders", 0), BROKER),
+            Map.of("orders", TOPIC_ID),
+            Map.of(TOPIC_ID, "orders"));
+
+    private final MockTime time = new MockTime(0, 0, 0);
+    private final MockClient sourceNetwork = new MockClient(time);
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+    private MirrorFetcher fetcher;
+
+    private record Sent(long atMs, int maxBytes) {}
+
+    @AfterEach
+    void close() {
+        if (fetcher != null) {
+            fetcher.close();
+        }
+        threads.shutdownNow();
+    }
+
+    @Test
+    void aFetchShouldAskForItsGrantAndTheNextWaitExactlyUntilTheBytesThatCameBackArePaidFor() throws Exception {
+        // Given 1 MiB/s, and a source whose first answer is one batch of 2 MiB, larger than the Fetch asked for
+        ReplicationThrottle throttle = new ReplicationThrottle(MiB, time);
+        List<Sent> sent = new CopyOnWriteArrayList<>();
+        sourceNetwork.advanceTimeDuringPoll(true);
+        MockClient.RequestMatcher record = body -> {
+            sent.add(new Sent(time.hiResClockMs(), ((FetchRequest) body).maxBytes()));
+            return true;
+        };
+        MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(new byte[2 * MiB]));
+        sourceNetwork.prepareResponse(record, answer(batch, 1));
+        sourceNetwork.prepareResponse(record, answer(MemoryRecords.EMPTY, 1));
+        Fetcher pooled = new Fetcher(0, WireNetwork.over("test", sourceNetwork), threads, null);
+        fetcher = dataPlane(pooled, throttle);
+
+        // When the partition is in it before the fetcher's first turn (no idle polls move the clock first)
+        fetcher.add(PARTITION, 0, -1);
+        pooled.start();
+
+        // Then the first Fetch asks for the grant (an empty bucket, not in debt: the least worth asking), not 16 MiB
+        await().atMost(Duration.ofSeconds(10)).until(() -> sent.size() == 2);
+        assertThat(sent.get(0)).isEqualTo(new Sent(0, MiB));
+        // and the next goes when the 2 MiB (and the batch's header bytes) are paid for at 1 MiB/s: 2 s later on the
+        // fake
+        // clock, to the millisecond, not at the next 100 ms poll of the fetcher, and not before
+        assertThat(sent.get(1).atMs()).isBetween(2000L, 2001L);
+        assertThat(sent.get(1).maxBytes()).isEqualTo(MiB);
+        // held back from the turn after the answer (which the fetcher's first poll, 100 ms on, brought) until then
+        assertThat(throttle.throttleTimeSeconds()).isCloseTo(1.9, within(0.01));
+    }
+
+    private static FetchResponse answer(MemoryRecords records, long highWatermark) {
+        LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> data = new LinkedHashMap<>();
+        data.put(
+                new TopicIdPartition(TOPIC_ID, new TopicPartition("orders", 0)),
+                new FetchResponseData.PartitionData()
+                        .setHighWatermark(highWatermark)
+                        .setLogStartOffset(0)
+                        .setRecords(records));
+        return FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID, data, List.of());
+    }
+
+    private static MirrorFetcher dataPlane(Fetcher pooled, ReplicationThrottle throttle) {
+        return new MirrorFetcher(
+                "m1",
+                "source-cluster",
+                pooled,
+                pooled.sourceClient("m1", "source", null, 60_000),
+                pooled.destinationClient("destination", 1000),
+                topics -> CompletableFuture.completedFuture(SOURCE),
+                topics -> CompletableFuture.completedFuture(ClusterView.empty()),
+                null,
+                new NoListener(),
+                1,
+                1000,
+                throttle);
+    }
+
+    private static final class NoListener implements DataPlane.Listener {
+        @Override
+        public void onFailed(MirrorPartition partition, String error) {}
+
+        @Override
+        public void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset) {}
+
+        @Override
+        public void onAppended(MirrorPartition partition, int records, int bytes) {}
+
+        @Override
+        public void onSourceClusterChanged(String actualClusterId) {}
+
+        @Override
+        public void onRequest(String api, boolean failed) {}
+    }
+}
