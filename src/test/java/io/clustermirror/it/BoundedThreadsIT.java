@@ -24,13 +24,17 @@ class BoundedThreadsIT extends ServiceIT {
 
     /** {@code mirror.worker.threads}' default: the instance's worker pool, whatever the number of mirrors. */
     private static final int WORKER_THREADS = 8;
+    /** {@code mirror.fetcher.threads}' default: the fetcher pool, every mirror's data plane. */
+    private static final int FETCHER_THREADS = 2;
     /**
-     * What may grow between no mirror and 40, none of it per mirror: the worker pool, one source Admin's network thread
-     * (every mirror reaches the same source the same way), the destination Admin built with the first mirror, and six
-     * for what grows on demand under the requests and idles on (Quarkus' executor threads, the Vert.x worker pool, the
-     * JIT's compiler threads).
+     * What may grow between no mirror and 40, none of it per mirror: the worker pool, the fetcher pool, one source
+     * Admin's network thread (every mirror reaches the same source the same way), the destination Admin built with the
+     * first mirror, the JDK's one CompletableFuture delay scheduler (metadata loads' timeouts), and six for what grows
+     * on demand under the requests and idles on (Quarkus' executor threads, the JIT's compiler threads).
      */
-    private static final int BOUND = WORKER_THREADS + 1 + 1 + 6;
+    private static final int BOUND = WORKER_THREADS + FETCHER_THREADS + 1 + 1 + 1 + 6;
+    /** What 30 more mirrors may add: only what grows on demand (the sync cycles' answers continue on Quarkus' pool). */
+    private static final int BOUND_FROM_TEN = 6;
 
     private static ServiceProcess service;
 
@@ -84,7 +88,11 @@ class BoundedThreadsIT extends ServiceIT {
         assertThat(namesWithForty.stream().filter(n -> n.startsWith("mirror-worker-")))
                 .as(report)
                 .hasSizeLessThanOrEqualTo(WORKER_THREADS);
+        assertThat(namesWithForty.stream().filter(n -> n.startsWith("cluster-mirror-fetcher-")))
+                .as(report)
+                .hasSizeLessThanOrEqualTo(FETCHER_THREADS);
         assertThat(forty - none).as(report).isLessThanOrEqualTo(BOUND);
+        assertThat(forty - ten).as(report).isLessThanOrEqualTo(BOUND_FROM_TEN);
     }
 
     /** Creates {@code count} more mirrors, each of a new one-partition topic with a few records, and waits until mirrored. */
