@@ -6,8 +6,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.Node;
@@ -45,7 +43,6 @@ final class AppendLoop {
 
     private final Pipeline pipeline;
     private final String mirror;
-    private final Pipeline.Views destinationViews;
     private final WireClient source;
     private final WireClient destination;
     private final DataPlane.Listener listener;
@@ -57,17 +54,14 @@ final class AppendLoop {
     private final LoopBackoff backoff;
     private final LoopBackoff recoveryBackoff;
     private long nextRecoveryAttemptMs;
-    /** The destination view being loaded, or null. */
-    private CompletableFuture<ClusterView> loading;
-
-    private long loadStarted = System.nanoTime() - Pipeline.REFRESH_SPACING_NANOS;
+    private final ViewLoads views;
 
     private long recoveryFailingSinceMs;
 
     AppendLoop(
             Pipeline pipeline, Pipeline.Views destinationViews, Admin destinationAdmin, TransactionRecovery recovery) {
         this.pipeline = pipeline;
-        this.destinationViews = destinationViews;
+        this.views = new ViewLoads(destinationViews);
         this.mirror = pipeline.mirror;
         this.source = pipeline.source;
         this.destination = pipeline.destination;
@@ -96,12 +90,8 @@ final class AppendLoop {
         if (backoff.waiting()) {
             return;
         }
-        if (pipeline.destinationRefresh
-                && loading == null
-                && System.nanoTime() - loadStarted >= Pipeline.REFRESH_SPACING_NANOS) {
+        if (views.start(pipeline.destinationRefresh, pipeline::topics)) {
             pipeline.destinationRefresh = false;
-            loadStarted = System.nanoTime();
-            loading = destinationViews.load(pipeline.topics()).toCompletableFuture();
             takeUpView(); // a view at hand (tests) is used at once
         }
         try {
@@ -119,17 +109,15 @@ final class AppendLoop {
     }
 
     private void takeUpView() {
-        if (loading == null || !loading.isDone()) {
-            return;
-        }
-        CompletableFuture<ClusterView> loaded = loading;
-        loading = null;
         try {
-            pipeline.destinationView = loaded.join();
-            backoff.succeeded();
-        } catch (RuntimeException e) {
+            ClusterView view = views.finished();
+            if (view != null) {
+                pipeline.destinationView = view;
+                backoff.succeeded();
+            }
+        } catch (Exception e) {
             pipeline.destinationRefresh = true;
-            backoff.failed(e instanceof CompletionException && e.getCause() instanceof Exception cause ? cause : e);
+            backoff.failed(e);
         }
     }
 

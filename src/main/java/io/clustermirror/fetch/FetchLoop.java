@@ -8,8 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.IsolationLevel;
@@ -56,16 +54,13 @@ final class FetchLoop {
     private final Pipeline pipeline;
     private final String mirror;
     private final String sourceClusterId;
-    private final Pipeline.Views sourceViews;
     private final WireClient source;
     private final WireClient destination;
     private final DataPlane.Listener listener;
     private final Map<TopicPartition, FetchPartition> partitions;
     private final FetchLanes lanes;
     /** The source view being loaded, or null. */
-    private CompletableFuture<ClusterView> loading;
-
-    private long loadStarted = System.nanoTime() - Pipeline.REFRESH_SPACING_NANOS;
+    private final ViewLoads views;
 
     private final LoopBackoff backoff;
     private final ReplicationThrottle throttle;
@@ -81,7 +76,7 @@ final class FetchLoop {
         this.pipeline = pipeline;
         this.mirror = pipeline.mirror;
         this.sourceClusterId = sourceClusterId;
-        this.sourceViews = sourceViews;
+        this.views = new ViewLoads(sourceViews);
         this.source = pipeline.source;
         this.destination = pipeline.destination;
         this.listener = pipeline.listener;
@@ -110,12 +105,8 @@ final class FetchLoop {
         if (backoff.waiting()) {
             return Long.MAX_VALUE;
         }
-        if (pipeline.sourceRefresh
-                && loading == null
-                && System.nanoTime() - loadStarted >= Pipeline.REFRESH_SPACING_NANOS) {
+        if (views.start(pipeline.sourceRefresh, pipeline::topics)) {
             pipeline.sourceRefresh = false;
-            loadStarted = System.nanoTime();
-            loading = sourceViews.load(pipeline.topics()).toCompletableFuture();
             takeUpView(); // a view at hand (tests) is used at once
         }
         try {
@@ -128,13 +119,11 @@ final class FetchLoop {
     }
 
     private void takeUpView() {
-        if (loading == null || !loading.isDone()) {
-            return;
-        }
-        CompletableFuture<ClusterView> loaded = loading;
-        loading = null;
         try {
-            ClusterView view = loaded.join();
+            ClusterView view = views.finished();
+            if (view == null) {
+                return;
+            }
             if (!sourceClusterId.equals(view.clusterId())) {
                 pipeline.sourceView = ClusterView.empty(); // nothing is fetched from another cluster
                 listener.onSourceClusterChanged(view.clusterId());
@@ -143,9 +132,9 @@ final class FetchLoop {
             }
             pipeline.sourceView = view;
             backoff.succeeded();
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
             pipeline.sourceRefresh = true;
-            backoff.failed(e instanceof CompletionException && e.getCause() instanceof Exception cause ? cause : e);
+            backoff.failed(e);
         }
     }
 

@@ -20,12 +20,6 @@ final class Pipeline {
 
     private static final Logger LOGGER = Logger.getLogger(Pipeline.class);
 
-    /**
-     * The least time between two metadata loads of a loop (kafka-clients' default {@code retry.backoff.ms}): a partition
-     * without a leader asks for one every round, which must not become a load every few milliseconds.
-     */
-    static final long REFRESH_SPACING_NANOS = 100_000_000L;
-
     final String mirror;
     final DataPlane.Listener listener;
     final WireClient source;

@@ -1,0 +1,48 @@
+package io.clustermirror.fetch;
+
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
+
+/**
+ * One loop's metadata loads: at most one under way, at least {@value #SPACING_MS} ms apart (kafka-clients' default
+ * {@code retry.backoff.ms}: a partition without a leader asks for a view every round, which must not become a load
+ * every few milliseconds), taken up by the loop in a later round. Owned by the loop's thread.
+ */
+final class ViewLoads {
+
+    static final long SPACING_MS = 100;
+
+    private final Pipeline.Views views;
+    private CompletableFuture<ClusterView> loading;
+    private long startedNanos = System.nanoTime() - SPACING_MS * 1_000_000;
+
+    ViewLoads(Pipeline.Views views) {
+        this.views = views;
+    }
+
+    /** Starts a load of {@code topics} when {@code wanted}, none is under way and the spacing allows; whether it did. */
+    boolean start(boolean wanted, Supplier<Set<String>> topics) {
+        if (!wanted || loading != null || System.nanoTime() - startedNanos < SPACING_MS * 1_000_000) {
+            return false;
+        }
+        startedNanos = System.nanoTime();
+        loading = views.load(topics.get()).toCompletableFuture();
+        return true;
+    }
+
+    /** The view of a load that has finished (once), or null while none has; throws what a failed load failed with. */
+    ClusterView finished() throws Exception {
+        if (loading == null || !loading.isDone()) {
+            return null;
+        }
+        CompletableFuture<ClusterView> loaded = loading;
+        loading = null;
+        try {
+            return loaded.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+        }
+    }
+}
