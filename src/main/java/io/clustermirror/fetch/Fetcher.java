@@ -170,7 +170,8 @@ final class Fetcher {
             return;
         }
         running = false;
-        LOGGER.errorf(cause, "%s died: every data plane on it ends, and the pool replaces it", name);
+        // each data plane on it logs its end with the cause, once
+        LOGGER.warnf("%s died (%s): its %d data planes end, and the pool replaces it", name, cause, attached.size());
         for (Rounds rounds : attached) {
             rounds.networkDied(name, cause);
             rounds.detached();

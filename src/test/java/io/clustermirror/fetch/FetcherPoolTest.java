@@ -1,0 +1,136 @@
+package io.clustermirror.fetch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.clustermirror.mirror.MirrorPartition;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.ClientResponse;
+import org.apache.kafka.clients.MockClient;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fetcher pool over kafka-clients' {@link MockClient}s: data planes go to the least loaded fetcher and share its
+ * thread, and a fetcher whose network client throws ends the data planes on it (with the reason) and is replaced.
+ */
+class FetcherPoolTest {
+
+    private static final Node BROKER = new Node(1, "localhost", 9092);
+    private static final Uuid TOPIC_ID = Uuid.randomUuid();
+    private static final ClusterView SOURCE = new ClusterView(
+            "source-cluster",
+            List.of(BROKER),
+            Map.of(new TopicPartition("orders", 0), BROKER),
+            Map.of("orders", TOPIC_ID),
+            Map.of(TOPIC_ID, "orders"));
+
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+    private final List<ThrowingClient> networks = new ArrayList<>();
+    private final List<MirrorFetcher> planes = new ArrayList<>();
+    private FetcherPool pool;
+
+    /** A MockClient whose poll throws once told to, as a network client in an unknown state does. */
+    private static final class ThrowingClient extends MockClient {
+        final AtomicBoolean broken = new AtomicBoolean();
+
+        ThrowingClient() {
+            super(Time.SYSTEM);
+        }
+
+        @Override
+        public List<ClientResponse> poll(long timeoutMs, long now) {
+            if (broken.get()) {
+                throw new IllegalStateException("simulated: correlation id mismatch");
+            }
+            return super.poll(Math.min(timeoutMs, 10), now);
+        }
+    }
+
+    @AfterEach
+    void close() {
+        planes.forEach(MirrorFetcher::close);
+        pool.close();
+        threads.shutdownNow();
+    }
+
+    private void startPool(int fetchers) {
+        pool = new FetcherPool(fetchers, id -> {
+            ThrowingClient network = new ThrowingClient();
+            networks.add(network);
+            return new Fetcher(id, WireNetwork.over("fetcher-" + id, network), threads, null);
+        });
+    }
+
+    private MirrorFetcher dataPlane(String mirror, DataPlaneLivenessTest.RecordingListener listener) {
+        Fetcher fetcher = pool.assign();
+        MirrorFetcher plane = new MirrorFetcher(
+                mirror,
+                "source-cluster",
+                fetcher,
+                fetcher.sourceClient(mirror, mirror + "-fetcher", null, 1000),
+                fetcher.destinationClient(mirror + "-appender", 1000),
+                topics -> CompletableFuture.completedFuture(SOURCE),
+                topics -> CompletableFuture.completedFuture(ClusterView.empty()),
+                null,
+                listener,
+                1,
+                1000,
+                new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
+        planes.add(plane);
+        return plane;
+    }
+
+    @Test
+    void dataPlanesShouldGoToTheLeastLoadedFetcher() {
+        startPool(2);
+        Fetcher first = pool.assign();
+        dataPlane("m1", new DataPlaneLivenessTest.RecordingListener());
+        dataPlane("m2", new DataPlaneLivenessTest.RecordingListener());
+        dataPlane("m3", new DataPlaneLivenessTest.RecordingListener());
+
+        // two fetchers for three data planes: 2 and 1 (ties go to the first)
+        Fetcher next = pool.assign();
+        assertThat(next).isNotSameAs(first);
+        assertThat(first.load()).isEqualTo(2);
+        assertThat(next.load()).isEqualTo(1);
+        assertThat(pool.size()).isEqualTo(2);
+    }
+
+    @Test
+    void aFetcherWhoseNetworkThrowsShouldEndItsDataPlanesWithTheReasonAndBeReplaced() {
+        startPool(1);
+        DataPlaneLivenessTest.RecordingListener listener = new DataPlaneLivenessTest.RecordingListener();
+        MirrorFetcher plane = dataPlane("m1", listener);
+        MirrorPartition partition = new MirrorPartition("orders", 0);
+        plane.add(partition, 0, -1);
+        Fetcher broken = pool.assign();
+
+        networks.get(0).broken.set(true);
+
+        assertThat(plane.death()).succeedsWithin(Duration.ofSeconds(10));
+        assertThat(listener.failures.get(partition))
+                .contains("the data plane's fetcher thread died")
+                .contains("network client failed")
+                .contains("simulated: correlation id mismatch");
+        assertThat(broken.stopped).succeedsWithin(Duration.ofSeconds(10));
+        Fetcher replacement = pool.assign();
+        assertThat(replacement).isNotSameAs(broken);
+        assertThat(replacement.running()).isTrue();
+        // and a new data plane runs on the new fetcher
+        DataPlaneLivenessTest.RecordingListener again = new DataPlaneLivenessTest.RecordingListener();
+        dataPlane("m1", again).add(partition, 0, -1);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> again.fetches.get() > 0);
+        assertThat(again.failures).isEmpty();
+    }
+}
