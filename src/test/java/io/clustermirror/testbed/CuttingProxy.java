@@ -11,20 +11,24 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A TCP proxy in front of one Kafka broker's client listener that cuts connections on demand, for fault tests of lost
- * answers: {@link #cut(Random)} closes one client connection abruptly, either at once (a reset, both directions) or
- * right after it has passed on the next Produce request: then the client gets a reset while the broker's side is
- * closed after the request, which the broker still reads and handles, so the batch lands and its answer is lost.
- * Requests are read frame by frame (to see their API key); answers are copied as they come. Give the broker this
- * proxy's port as its advertised client listener, so that every client connection goes through it.
+ * answers: {@link #cut(Random)} closes one client connection abruptly (a reset, both directions), either at once or
+ * when it carries the next Produce request. That request is then held back and handed to the broker later, on a
+ * connection of its own, as a request still queued on a busy broker is handled after its client has gone: the batch
+ * lands, its answer is lost, and it lands after whatever the client did meanwhile. Requests are read frame by frame (to
+ * see their API key); answers are copied as they come. Give the broker this proxy's port as its advertised client
+ * listener, so that every client connection goes through it.
  */
 public final class CuttingProxy implements AutoCloseable {
 
     private static final short PRODUCE = 0;
+    /** How late a held-back Produce reaches the broker, at most. */
+    private static final int MAX_LATE_MS = 500;
 
     /** One client connection and its connection to the broker. */
     private record Link(Socket client, Socket upstream, AtomicBoolean gone) {}
@@ -34,6 +38,7 @@ public final class CuttingProxy implements AutoCloseable {
     private final AtomicBoolean cutAfterNextProduce = new AtomicBoolean();
     private final AtomicInteger cuts = new AtomicInteger();
     private final AtomicInteger cutsAfterProduce = new AtomicInteger();
+    private final AtomicInteger lateProduces = new AtomicInteger();
     private volatile int upstreamPort = -1;
 
     public CuttingProxy() throws IOException {
@@ -68,13 +73,19 @@ public final class CuttingProxy implements AutoCloseable {
         }
     }
 
-    /** Connections cut so far, at a random moment and right after a Produce. */
+    /** Connections cut so far, at a random moment and at a Produce. */
     public int cuts() {
         return cuts.get() + cutsAfterProduce.get();
     }
 
+    /** Connections cut at a Produce, whose request was held back. */
     public int cutsAfterProduce() {
         return cutsAfterProduce.get();
+    }
+
+    /** Held-back Produce requests the broker has answered (the answers are dropped). */
+    public int lateProduces() {
+        return lateProduces.get();
     }
 
     /** No cut is waiting for a Produce any more. */
@@ -117,17 +128,36 @@ public final class CuttingProxy implements AutoCloseable {
                 ByteBuffer.wrap(frame).putInt(size);
                 in.readFully(frame, 4, size);
                 short apiKey = ByteBuffer.wrap(frame).getShort(4); // the request header's first field
-                out.write(frame);
-                out.flush();
                 if (apiKey == PRODUCE && cutAfterNextProduce.compareAndSet(true, false)) {
-                    abort(link.client());
-                    close(link); // the broker's side: the request before the end of the stream
+                    reset(link);
                     cutsAfterProduce.incrementAndGet();
+                    deliverLate(frame, ThreadLocalRandom.current().nextInt(MAX_LATE_MS + 1));
                     return;
                 }
+                out.write(frame);
+                out.flush();
             }
         } catch (IOException | RuntimeException e) {
             close(link);
+        }
+    }
+
+    /** Hands a request to the broker on a connection of its own after {@code delayMs}, and waits for its answer. */
+    private void deliverLate(byte[] frame, int delayMs) {
+        try {
+            Thread.sleep(delayMs);
+            try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), upstreamPort)) {
+                socket.setSoTimeout(30_000);
+                socket.getOutputStream().write(frame);
+                socket.getOutputStream().flush();
+                DataInputStream in = new DataInputStream(socket.getInputStream());
+                in.readFully(new byte[in.readInt()]);
+                lateProduces.incrementAndGet();
+            }
+        } catch (IOException e) {
+            // the broker is gone or did not answer: the request may or may not have been handled
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
