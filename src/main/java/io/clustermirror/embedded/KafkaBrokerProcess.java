@@ -19,9 +19,9 @@ import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
 
 /**
- * One single-node KRaft Kafka cluster (broker and controller in one process) run as a child JVM from
- * the Apache Kafka jars of Maven Central. Used by the embedded demo and by the integration tests,
- * which stop, restart and kill it for real. Its log goes to {@code <dataDir>/broker.log}.
+ * One single-node KRaft Kafka cluster (broker and controller in one process), or one node of a multi-node one
+ * ({@link Quorum}), run as a child JVM from the Apache Kafka jars of Maven Central. Used by the embedded demo and by the
+ * integration tests, which stop, restart and kill it for real. Its log goes to {@code <dataDir>/broker.log}.
  * Never part of a production deployment: the broker jars are not packaged.
  */
 public final class KafkaBrokerProcess implements AutoCloseable {
@@ -35,7 +35,24 @@ public final class KafkaBrokerProcess implements AutoCloseable {
     private final String classpath;
     private final Map<String, String> overrides;
     private final List<String> jvmOptions;
+    private final Quorum quorum;
     private Process process;
+
+    /**
+     * This process as one node (broker and controller) of a cluster of several, formatted with the shared cluster id
+     * and a static voter set. Clients reach it on its port, which it advertises as {@code advertisedPort} (a proxy's,
+     * say); brokers replicate over {@code internalPort} and controllers vote over the controller port, so traffic
+     * between the nodes never passes whatever stands in front of the client port. Topics default to a replication
+     * factor of {@code voters}' size, with one fewer in sync required.
+     *
+     * @param voters {@code controller.quorum.voters}: {@code id@host:controllerPort,...}
+     */
+    public record Quorum(String clusterId, int nodeId, String voters, int internalPort, int advertisedPort) {
+
+        int size() {
+            return voters.split(",").length;
+        }
+    }
 
     /** JVM options for quick start-up (tests, demo): small heap, C1 only. */
     public static final List<String> QUICK_START =
@@ -61,7 +78,21 @@ public final class KafkaBrokerProcess implements AutoCloseable {
             String classpath,
             Map<String, String> overrides,
             List<String> jvmOptions) {
+        this(name, dataDir, port, controllerPort, classpath, overrides, jvmOptions, null);
+    }
+
+    /** One node of a multi-node cluster ({@link Quorum}). */
+    public KafkaBrokerProcess(
+            String name,
+            Path dataDir,
+            int port,
+            int controllerPort,
+            String classpath,
+            Map<String, String> overrides,
+            List<String> jvmOptions,
+            Quorum quorum) {
         this.name = name;
+        this.quorum = quorum;
         this.dataDir = dataDir.toAbsolutePath();
         this.port = port;
         this.controllerPort = controllerPort;
@@ -195,6 +226,29 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         props.put("share.coordinator.state.topic.min.isr", "1");
         props.put("group.initial.rebalance.delay.ms", "0");
         props.put("log.cleaner.backoff.ms", "1000");
+        if (quorum != null) {
+            String replicas = String.valueOf(quorum.size());
+            String inSync = String.valueOf(Math.max(1, quorum.size() - 1));
+            props.put("node.id", String.valueOf(quorum.nodeId()));
+            props.remove("controller.quorum.bootstrap.servers");
+            props.put("controller.quorum.voters", quorum.voters());
+            props.put(
+                    "listeners",
+                    "CLIENT://localhost:" + port + ",INTERNAL://localhost:" + quorum.internalPort()
+                            + ",CONTROLLER://localhost:" + controllerPort);
+            props.put(
+                    "advertised.listeners",
+                    "CLIENT://localhost:" + quorum.advertisedPort() + ",INTERNAL://localhost:" + quorum.internalPort());
+            props.put("inter.broker.listener.name", "INTERNAL");
+            props.put("listener.security.protocol.map", "CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT");
+            props.put("default.replication.factor", replicas);
+            props.put("min.insync.replicas", inSync);
+            props.put("offsets.topic.replication.factor", replicas);
+            props.put("transaction.state.log.replication.factor", replicas);
+            props.put("transaction.state.log.min.isr", inSync);
+            props.put("share.coordinator.state.topic.replication.factor", replicas);
+            props.put("share.coordinator.state.topic.min.isr", inSync);
+        }
         props.putAll(overrides);
         return props.entrySet().stream()
                 .map(e -> e.getKey() + "=" + e.getValue())
@@ -203,19 +257,18 @@ public final class KafkaBrokerProcess implements AutoCloseable {
 
     private void format(Path properties) throws IOException {
         // share groups (KIP-932) on, so that share-group offset sync can be exercised
-        Process format = java(
-                List.of("-Xmx256m"),
-                List.of(
-                        "kafka.tools.StorageTool",
-                        "format",
-                        "--standalone",
-                        "--cluster-id=" + clusterId(),
-                        "-c",
-                        properties.toString(),
-                        "--feature",
-                        "share.version=1"),
-                dataDir.resolve("format.log"),
-                false);
+        // a single node bootstraps its own dynamic quorum; the nodes of a cluster share an id and a static voter set
+        List<String> args = new ArrayList<>(List.of("kafka.tools.StorageTool", "format"));
+        if (quorum == null) {
+            args.add("--standalone");
+        }
+        args.addAll(List.of(
+                "--cluster-id=" + (quorum == null ? randomClusterId() : quorum.clusterId()),
+                "-c",
+                properties.toString(),
+                "--feature",
+                "share.version=1"));
+        Process format = java(List.of("-Xmx256m"), args, dataDir.resolve("format.log"), false);
         try {
             if (!format.waitFor(120, TimeUnit.SECONDS) || format.exitValue() != 0) {
                 format.destroyForcibly();
@@ -232,7 +285,7 @@ public final class KafkaBrokerProcess implements AutoCloseable {
      * A random Kafka cluster id (base64url of a UUID, as kafka-storage.sh random-uuid prints). One in 64 starts
      * with '-', which kafka-storage's argument parser takes for an option unless it is passed as {@code --cluster-id=...}.
      */
-    private static String clusterId() {
+    public static String randomClusterId() {
         UUID uuid = UUID.randomUUID();
         java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(16);
         bytes.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());

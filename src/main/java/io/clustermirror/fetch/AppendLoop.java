@@ -1,8 +1,6 @@
 package io.clustermirror.fetch;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,22 +9,19 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.record.DefaultRecordBatch;
-import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
-import org.apache.kafka.common.utils.Utils;
 import org.jboss.logging.Logger;
 
 /**
  * The append side of a mirror's data plane, on its own thread: the fetched batches go to the destination leaders as
- * they are (one batch per partition per Produce, up to {@value #MAX_IN_FLIGHT_PER_PARTITION} in flight per partition
- * under the partition's own idempotent producer id), and every answer is checked: a batch lands at its source offset or
- * the partition stops. Lost answers reset the partition's pipeline; transactional batches go through
- * {@link TransactionReplay}. Removals finish here, once nothing of a partition is in flight.
+ * they are (one batch per partition per Produce, up to {@value #MAX_PRODUCE_REQUEST_BYTES} bytes of batches per
+ * request, up to {@value #MAX_IN_FLIGHT_PER_PARTITION} in flight per partition under the partition's own idempotent
+ * producer id), and every answer is checked: a batch lands at its source offset or the partition stops. Batches whose
+ * answers were lost are sent again as they are ({@link LostAnswers}); transactional batches go through
+ * {@link TransactionReplay}. Removals finish here, once nothing of a partition is in flight or unanswered.
  */
 final class AppendLoop {
 
@@ -40,6 +35,12 @@ final class AppendLoop {
     static final int CONNECTIONS_PER_BROKER = 2;
     /** How long the stop of a partition outside the data plane waits to read back the transactions left open on it. */
     private static final long LEFT_OPEN_WAIT_NANOS = 10_000_000_000L;
+    /**
+     * The bytes of batches one Produce request carries at most (a request always takes one): decisions §34. Unbounded,
+     * a request to a broker leading thousands of partitions could pass its {@code socket.request.max.bytes} (100 MiB),
+     * be dropped with the connection, and be built again.
+     */
+    static final int MAX_PRODUCE_REQUEST_BYTES = 1 << 20;
 
     private final Pipeline pipeline;
     private final String mirror;
@@ -51,6 +52,8 @@ final class AppendLoop {
     private final TransactionReplay replay;
     private final TransactionRecovery recovery;
     private final PipelineReset resets;
+    private final LostAnswers lostAnswers;
+    private final ProduceRounds produces;
     private final LoopBackoff backoff;
     private final LoopBackoff recoveryBackoff;
     private long nextRecoveryAttemptMs;
@@ -71,6 +74,9 @@ final class AppendLoop {
         this.replay = new TransactionReplay(mirror, destination, (int) timeoutMs, new ReplayHost());
         this.recovery = recovery;
         this.resets = new PipelineReset(pipeline, destinationAdmin);
+        this.lostAnswers = new LostAnswers(
+                pipeline, (leader, state, sent, request) -> send(leader, Map.of(state.tp, sent), request));
+        this.produces = new ProduceRounds(pipeline, MAX_PRODUCE_REQUEST_BYTES, MAX_IN_FLIGHT_PER_PARTITION, this::send);
         this.backoff = new LoopBackoff(mirror, "appender");
         this.recoveryBackoff = new LoopBackoff(mirror, "reading back its open destination transactions");
     }
@@ -99,7 +105,8 @@ final class AppendLoop {
             ensureIdentities();
             recoverTransactions();
             replay.replay(partitions.values());
-            sendProduces();
+            lostAnswers.sendDue(partitions.values());
+            produces.send(partitions.values());
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
@@ -135,16 +142,21 @@ final class AppendLoop {
                 continue;
             }
             boolean removing;
+            boolean failed;
             boolean reset;
             boolean abort;
             synchronized (state) {
                 removing = state.removing || state.failed;
+                failed = state.failed;
                 reset = state.resetPending;
                 abort = state.removing && state.abortOnRemove;
             }
+            boolean answered = state.unconfirmed.isEmpty();
             String blocked = state.blockedAndDrained();
-            if (blocked != null && !removing && !reset) {
+            if (blocked != null && !removing && !reset && answered) {
                 pipeline.fail(state, blocked);
+            } else if (removing && !failed && !answered && !lostAnswers.expired(state)) {
+                continue; // the removal waits for the retries: a batch still landing after it would be a stranger's
             } else if (removing) {
                 if (abort && state.leftOpenSince != 0 && state.transactions.recoveryNeeded) {
                     if (System.nanoTime() - state.leftOpenSince < LEFT_OPEN_WAIT_NANOS) {
@@ -160,7 +172,7 @@ final class AppendLoop {
                 }
                 partitions.remove(state.tp, state);
                 state.removed.complete(state.progress());
-            } else if (reset) {
+            } else if (reset && !state.transactions.settling()) {
                 resets.finish(state);
                 pipeline.appenderBeat = System.nanoTime();
             }
@@ -178,72 +190,6 @@ final class AppendLoop {
                 pipeline.appenderBeat = System.nanoTime(); // one blocking call per partition: each is progress
             }
         }
-    }
-
-    private void sendProduces() {
-        ClusterView view = pipeline.destinationView;
-        Map<Node, List<FetchPartition>> byNode = new HashMap<>();
-        for (FetchPartition state : partitions.values()) {
-            if (state.identity == null
-                    || state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION
-                    || state.transactionalInFlight()
-                    || !state.plainSendable()) {
-                continue;
-            }
-            Node leader = view.leaders().get(state.tp);
-            if (leader == null || !view.topicIds().containsKey(state.tp.topic())) {
-                pipeline.destinationRefresh = true;
-                continue;
-            }
-            // each partition pinned to one of the fetcher's connections to its leader
-            byNode.computeIfAbsent(
-                            destination.connection(leader, Utils.abs(state.tp.hashCode()) % CONNECTIONS_PER_BROKER),
-                            n -> new ArrayList<>())
-                    .add(state);
-        }
-        byNode.forEach((node, candidates) -> {
-            while (destination.ready(node)) {
-                Map<TopicPartition, FetchPartition.Sent> sent = new HashMap<>();
-                Map<String, ProduceRequestData.TopicProduceData> topics = new HashMap<>();
-                for (FetchPartition state : candidates) {
-                    if (state.inFlight.size() >= MAX_IN_FLIGHT_PER_PARTITION) {
-                        continue;
-                    }
-                    SourceBatch batch = state.pollPlain();
-                    if (batch == null) {
-                        continue;
-                    }
-                    ByteBuffer bytes = BatchRestamp.restampInPlace(batch, state.identity, state.nextSequence);
-                    state.nextSequence = DefaultRecordBatch.incrementSequence(state.nextSequence, batch.recordCount());
-                    FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
-                    state.inFlight.add(entry);
-                    sent.put(state.tp, entry);
-                    topics.computeIfAbsent(
-                                    state.tp.topic(),
-                                    t -> new ProduceRequestData.TopicProduceData()
-                                            .setName(t)
-                                            .setTopicId(view.topicIds().get(t)))
-                            .partitionData()
-                            .add(new ProduceRequestData.PartitionProduceData()
-                                    .setIndex(state.tp.partition())
-                                    .setRecords(MemoryRecords.readableRecords(bytes)));
-                }
-                if (sent.isEmpty()) {
-                    return;
-                }
-                ProduceRequestData.TopicProduceDataCollection collection =
-                        new ProduceRequestData.TopicProduceDataCollection();
-                topics.values().forEach(collection::add);
-                ProduceRequestData data = new ProduceRequestData()
-                        .setAcks((short) -1)
-                        .setTimeoutMs((int) Math.max(1000, timeoutMs / 2))
-                        .setTopicData(collection);
-                ProduceContext context = new ProduceContext(node, sent, view.topicNames());
-                listener.onRequest("produce", false);
-                destination.send(
-                        node, ProduceRequest.builder(data), response -> onProduceResponseGuarded(context, response));
-            }
-        });
     }
 
     /**
@@ -299,55 +245,87 @@ final class AppendLoop {
                 continue;
             }
             boolean appended = result != null && Errors.forCode(result.errorCode()) == Errors.NONE;
-            if (!appended) {
-                state.unconfirmed.put(sent.batch().baseOffset(), sent.batch());
-            }
             if (sent.generation() != state.generation) {
-                // dropped by a reset, but if it was appended it must still be where it belongs
+                // dropped by a reset, but if it was appended it must still be where it belongs; if not, the reset
+                // reads back whether it landed
                 if (appended && result.baseOffset() != sent.batch().baseOffset()) {
                     pipeline.fail(state, misplaced(sent.batch(), result.baseOffset()));
                 } else if (appended) {
                     confirmed(state, sent.batch());
+                } else {
+                    state.unconfirmed.put(sent.batch().baseOffset(), sent);
                 }
                 continue;
             }
             if (result == null) {
-                pipeline.requestReset(
+                if (failedRequest) {
+                    pipeline.destinationRefresh = true; // the broker may have gone, and its leaderships with it
+                }
+                lostAnswers.lost(
                         state,
+                        sent,
                         failedRequest
                                 ? "destination request to " + context.node() + " failed"
-                                : "no answer for partition");
+                                : "no answer for the partition");
                 continue;
             }
-            onAppended(state, sent.batch(), result);
+            onAnswered(state, sent, result);
         }
         if (wakeFetcher) {
             source.wakeup();
         }
     }
 
-    private void onAppended(
-            FetchPartition state, SourceBatch batch, ProduceResponseData.PartitionProduceResponse result) {
+    private void onAnswered(
+            FetchPartition state, FetchPartition.Sent sent, ProduceResponseData.PartitionProduceResponse result) {
+        SourceBatch batch = sent.batch();
         Errors error = Errors.forCode(result.errorCode());
-        if (error == Errors.NONE) {
-            if (result.baseOffset() != batch.baseOffset()) {
-                pipeline.fail(state, misplaced(batch, result.baseOffset()));
-                return;
+        switch (ErrorRules.verdict(error, earlierUnsettled(state, batch))) {
+            case APPENDED -> {
+                // a copy of a batch that did land is answered with the original's offset: the same check holds
+                if (result.baseOffset() != batch.baseOffset()) {
+                    pipeline.fail(
+                            state,
+                            misplaced(batch, result.baseOffset())
+                                    + (state.unconfirmed.containsKey(batch.baseOffset())
+                                            ? " (it was sent again after a lost answer: the destination no longer had"
+                                                    + " the producer state to recognise it, see producer.id.expiration.ms)"
+                                            : ""));
+                } else {
+                    confirmed(state, batch);
+                }
             }
-            confirmed(state, batch);
-        } else if (ErrorRules.needsNewIdentity(error) || ErrorRules.retriable(error)) {
-            pipeline.requestReset(state, error.name());
-        } else {
-            String message = result.errorMessage() == null ? error.message() : result.errorMessage();
-            pipeline.fail(
-                    state,
-                    "destination refused source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "]: "
-                            + error.name() + " (" + message + ")");
+            case RETRY -> {
+                if (ErrorRules.staleMetadata(error)) {
+                    pipeline.destinationRefresh = true;
+                }
+                lostAnswers.lost(state, sent, error.name());
+            }
+            case RESET -> {
+                state.unconfirmed.put(batch.baseOffset(), sent); // it may have landed: the reset reads it back
+                if (ErrorRules.needsNewProducerId(error) && sent.transactionalId() == null) {
+                    state.identity = null;
+                }
+                pipeline.requestReset(state, error.name());
+            }
+            case FAIL -> {
+                String message = result.errorMessage() == null ? error.message() : result.errorMessage();
+                pipeline.fail(
+                        state,
+                        "destination refused source batch [" + batch.baseOffset() + ".." + batch.lastOffset() + "]: "
+                                + error.name() + " (" + message + ")");
+            }
         }
     }
 
+    /** Whether a batch sent before {@code batch} is still unanswered or waits for its retry. */
+    private static boolean earlierUnsettled(FetchPartition state, SourceBatch batch) {
+        return state.unconfirmed.lowerKey(batch.baseOffset()) != null
+                || state.inFlight.stream().anyMatch(s -> s.batch().baseOffset() < batch.baseOffset());
+    }
+
     private void confirmed(FetchPartition state, SourceBatch batch) {
-        state.unconfirmed.remove(batch.baseOffset());
+        lostAnswers.acknowledged(state, batch);
         if (batch.lastOffset() + 1 > state.ackedEnd) {
             state.ackedEnd = batch.lastOffset() + 1;
             if (batch.partitionLeaderEpoch() >= 0) { // fillers carry none
@@ -362,6 +340,13 @@ final class AppendLoop {
                 + "] was appended at destination offset "
                 + destinationOffset + " instead of " + batch.baseOffset()
                 + ": the destination was written by another producer (or lost data); mirroring stopped";
+    }
+
+    /** Sends a Produce whose batches ({@code sent}, by partition) are in flight; its answer is checked here. */
+    private void send(Node node, Map<TopicPartition, FetchPartition.Sent> sent, ProduceRequest.Builder request) {
+        ProduceContext context = new ProduceContext(node, sent, pipeline.destinationView.topicNames());
+        listener.onRequest("produce", false);
+        destination.send(node, request, response -> onProduceResponseGuarded(context, response));
     }
 
     // ---------------------------------------------------------------- transactions (DESIGN §4.2)
@@ -393,7 +378,7 @@ final class AppendLoop {
             recoveryBackoff.report(e);
             if (now - recoveryFailingSinceMs > 4 * timeoutMs) {
                 recovering.stream()
-                        .filter(state -> TransactionReplay.replayed(state.peekQueue()))
+                        .filter(state -> TransactionReplay.replayed(state.peekQueue()) || state.transactions.settling())
                         .forEach(state -> pipeline.fail(
                                 state,
                                 "the destination transactions open on this partition cannot be read back (ListTransactions, DescribeTransactions, "
@@ -427,10 +412,7 @@ final class AppendLoop {
 
         @Override
         public void send(Node leader, FetchPartition state, FetchPartition.Sent entry, ProduceRequest.Builder request) {
-            ProduceContext context =
-                    new ProduceContext(leader, Map.of(state.tp, entry), pipeline.destinationView.topicNames());
-            listener.onRequest("produce", false);
-            destination.send(leader, request, response -> onProduceResponseGuarded(context, response));
+            AppendLoop.this.send(leader, Map.of(state.tp, entry), request);
         }
 
         @Override

@@ -1,25 +1,39 @@
 package io.clustermirror.fetch;
 
 import java.util.Set;
+import org.apache.kafka.common.errors.InvalidMetadataException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.protocol.Errors;
 
 /**
  * How the data plane treats an error code a broker answered for one partition: kafka-clients' own rule decides what
- * retrying cures, not a list of ours; only the producer-identity errors, for which the library has no rule, are named.
+ * retrying cures, not a list of ours; only the producer-state errors, for which the library has no rule, are named.
  */
 final class ErrorRules {
 
+    /** What becomes of a batch, once its answer (or its lost answer) is in. */
+    enum Verdict {
+        /** Appended: it must sit at its source offset. */
+        APPENDED,
+        /**
+         * Sent again as it is (same producer id, epoch and sequence), in order, once nothing of the partition is in
+         * flight: the destination keeps the last five batches of each producer and answers a copy of one with the
+         * original's offset, so the batch lands once whether or not the lost attempt landed (decisions §14).
+         */
+        RETRY,
+        /** Retrying in place cannot work (the destination lost or fenced the producer's state): the verified reset. */
+        RESET,
+        /** Retrying cannot cure it: the partition stops with the error as its reason. */
+        FAIL
+    }
+
     /**
-     * The destination no longer accepts the partition's producer id, epoch or sequence (expired, fenced, or out of
-     * step after a lost answer): the partition resumes from the destination's end under a new identity.
+     * The destination no longer knows the partition's producer (UNKNOWN_PRODUCER_ID, brokers before 2.5) or holds a
+     * newer epoch for it: a copy of a batch can no longer be told apart, so the partition resumes from the
+     * destination's end, read back, under a new producer id.
      */
-    private static final Set<Errors> NEW_IDENTITY = Set.of(
-            Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
-            Errors.UNKNOWN_PRODUCER_ID,
-            Errors.INVALID_PRODUCER_EPOCH,
-            Errors.PRODUCER_FENCED,
-            Errors.DUPLICATE_SEQUENCE_NUMBER);
+    private static final Set<Errors> PRODUCER_STATE_LOST =
+            Set.of(Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED);
 
     private ErrorRules() {}
 
@@ -34,8 +48,40 @@ final class ErrorRules {
         return error != Errors.CORRUPT_MESSAGE && error.exception() instanceof RetriableException;
     }
 
-    /** The partition's producer identity must be replaced before it can append again. */
-    static boolean needsNewIdentity(Errors error) {
-        return NEW_IDENTITY.contains(error);
+    /** The cluster's metadata must be read again before the retry (a new leader, topic id or epoch). */
+    static boolean staleMetadata(Errors error) {
+        return error.exception() instanceof InvalidMetadataException;
+    }
+
+    /**
+     * What the answer {@code error} for one batch means.
+     *
+     * <ul>
+     *   <li>OUT_OF_ORDER_SEQUENCE_NUMBER while an earlier batch of the partition is unanswered or waits for its retry:
+     *       that one has not landed yet, so this one could not follow it; both go again, in order. With every earlier
+     *       batch acknowledged, the destination lacks what it acknowledged (lost data) or the producer state (expired):
+     *       the verified reset judges.
+     *   <li>DUPLICATE_SEQUENCE_NUMBER (brokers before 1.0; 4.1 answers a copy of a batch it no longer keeps with
+     *       OUT_OF_ORDER_SEQUENCE_NUMBER): the batch landed, but nobody says where: the verified reset reads it back.
+     * </ul>
+     *
+     * @param earlierUnsettled whether a batch sent before this one is still in flight or waits for its retry
+     */
+    static Verdict verdict(Errors error, boolean earlierUnsettled) {
+        if (error == Errors.NONE) {
+            return Verdict.APPENDED;
+        }
+        if (error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER) {
+            return earlierUnsettled ? Verdict.RETRY : Verdict.RESET;
+        }
+        if (error == Errors.DUPLICATE_SEQUENCE_NUMBER || PRODUCER_STATE_LOST.contains(error)) {
+            return Verdict.RESET;
+        }
+        return retriable(error) ? Verdict.RETRY : Verdict.FAIL;
+    }
+
+    /** The reset must take a new producer id: the destination refuses the partition's (a bumped epoch would not do). */
+    static boolean needsNewProducerId(Errors error) {
+        return PRODUCER_STATE_LOST.contains(error);
     }
 }

@@ -12,8 +12,13 @@ import org.apache.kafka.common.TopicPartition;
  */
 final class FetchPartition {
 
-    /** One batch sent to the destination and not yet answered. */
-    record Sent(SourceBatch batch, int generation) {}
+    /**
+     * One batch sent to the destination, its bytes restamped with the producer id, epoch and sequence it is sent (and
+     * re-sent) under.
+     *
+     * @param transactionalId the replay producer's, for a transactional batch; null for an idempotent one
+     */
+    record Sent(SourceBatch batch, int generation, String transactionalId) {}
 
     /** What a Fetch request was built from, captured under the lock. */
     record FetchTicket(FetchPartition state, int generation, long fetchOffset, int lastFetchedEpoch, int maxBytes) {}
@@ -55,8 +60,17 @@ final class FetchPartition {
     long leftOpenSince;
     /** When the pending reset was requested (System.nanoTime), for giving up on an unreachable destination. */
     long resetRequestedAt;
-    /** Batches sent whose answer never came (disconnect, timeout, retriable error), by source base offset. */
-    final java.util.TreeMap<Long, SourceBatch> unconfirmed = new java.util.TreeMap<>();
+    /**
+     * Batches sent under the current producer identity whose answer was lost (disconnect, timeout, retriable error), by
+     * source base offset: re-sent as they are, in order, until each is acknowledged; read back by a reset.
+     */
+    final java.util.TreeMap<Long, Sent> unconfirmed = new java.util.TreeMap<>();
+    /** When the first of {@link #unconfirmed} lost its answer (System.nanoTime), for bounding the retries. */
+    long retryingSince;
+    /** Retries sent since then, for the back-off between them. */
+    int retries;
+    /** When the next retry may go (System.nanoTime). */
+    long retryNotBefore;
     /** The destination transactions replaying this partition's source transactions. */
     final PartitionTransactions transactions = new PartitionTransactions();
 
@@ -146,9 +160,12 @@ final class FetchPartition {
         return sendable() && !TransactionReplay.replayed(queue.peek());
     }
 
-    /** The head of the queue, taken when the fast path may send it (one lock per batch on the hot path); else null. */
-    synchronized SourceBatch pollPlain() {
-        return plainSendable() ? pollQueue() : null;
+    /**
+     * The head of the queue, taken when the fast path may send it and it has at most {@code maxBytes} (one lock per
+     * batch on the hot path); else null.
+     */
+    synchronized SourceBatch pollPlain(int maxBytes) {
+        return plainSendable() && queue.peek().sizeInBytes() <= maxBytes ? pollQueue() : null;
     }
 
     DataPlane.Progress progress() {

@@ -44,6 +44,15 @@ final class PartitionTransactions {
         changed();
     }
 
+    /**
+     * A reset of the partition waits while this holds: a transaction of it was open when the reset was asked for, and
+     * its marker may be being written (EndTxn sent, its answer lost). The destination's end is read once the
+     * transactions are read back and none is completing, so a marker that lands late is never written twice.
+     */
+    boolean settling() {
+        return recoveryNeeded && !open().isEmpty();
+    }
+
     List<ReplayProducer> open() {
         return bySourceProducer.values().stream().filter(ReplayProducer::open).toList();
     }

@@ -69,7 +69,12 @@ final class Pipeline {
         return generations.incrementAndGet();
     }
 
-    /** Drops what is queued and in flight for the partition and resumes from the destination's log end with a new producer id. */
+    /**
+     * The fallback when batches cannot be sent again in place ({@link LostAnswers}): drops what is queued and in flight
+     * for the partition and resumes from the destination's log end, read back ({@link PipelineReset}), under the next
+     * epoch of its producer id. On the append thread. A transaction of the partition that is open may be writing its
+     * marker: the end is read only once the destination says it is done ({@link TransactionRecovery}).
+     */
     void requestReset(FetchPartition state, String reason) {
         synchronized (state) {
             if (state.resetPending || state.removing || state.failed) {
@@ -80,6 +85,9 @@ final class Pipeline {
             state.blocked = null;
             state.generation = nextGeneration();
             state.clearQueue();
+        }
+        if (!state.transactions.open().isEmpty()) {
+            state.transactions.recoveryNeeded = true;
         }
         destinationRefresh = true;
         LOGGER.infof("Mirror %s: %s pipeline reset (%s)", mirror, state.partition, reason);

@@ -9,9 +9,11 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.jboss.logging.Logger;
 
 /**
- * The end of a partition's pipeline reset (lost answers, a new leader, a fenced producer id), on the append thread
- * once nothing of the partition is in flight: the destination is read back, batches that landed without an answer
- * are accepted only if they are ours byte for byte, and fetching resumes at the destination's end.
+ * The end of a partition's pipeline reset, the fallback when its lost answers cannot be retried in place (the
+ * destination lost or fenced its producer state, or the retries ran out of time: decisions §14), on the append thread
+ * once nothing of the partition is in flight: the destination is read back, batches that landed without an answer are
+ * accepted only if they are ours byte for byte, and fetching resumes at the destination's end under the next epoch of
+ * the partition's producer id.
  */
 final class PipelineReset {
 
@@ -34,9 +36,9 @@ final class PipelineReset {
     }
 
     /**
-     * Nothing of the partition is in flight any more: the destination's end must be exactly what was
-     * acknowledged, then fetching goes on from there under a new producer id. Anything else (a batch that
-     * landed without an answer, a foreign write, data lost by the destination) is for LOG_TRUNCATION to judge.
+     * Nothing of the partition is in flight any more: the destination's end must be exactly what was acknowledged plus
+     * batches of ours that landed unanswered, then fetching goes on from there under the next epoch. Anything else (a
+     * foreign write, data lost by the destination) is for LOG_TRUNCATION to judge.
      */
     void finish(FetchPartition state) {
         long end;
@@ -87,10 +89,21 @@ final class PipelineReset {
             state.fetchedEpoch = state.lastEpoch;
             state.resetPending = false;
         }
-        state.identity = null;
+        // the same producer id under the next epoch, as kafka-clients' idempotent producer does (KIP-360): a batch
+        // of the old epoch still queued somewhere is refused once the new epoch has landed, where a new id would
+        // let it in
+        state.identity = nextEpoch(state.identity);
+        state.nextSequence = 0;
         state.transactions.recoveryNeeded = true;
         LOGGER.infof("Mirror %s: %s resumes at destination log end %d", mirror, state.partition, end);
         source.wakeup();
+    }
+
+    /** The identity's next epoch; null (a new producer id) when there is none or the epoch is used up. */
+    static ProducerIdentity nextEpoch(ProducerIdentity identity) {
+        return identity == null || identity.producerEpoch() >= Short.MAX_VALUE - 1
+                ? null
+                : new ProducerIdentity(identity.producerId(), (short) (identity.producerEpoch() + 1));
     }
 
     /**
@@ -110,7 +123,8 @@ final class PipelineReset {
                 if (batch.lastOffset() < offset || batch.baseOffset() >= end) {
                     continue;
                 }
-                SourceBatch ours = state.unconfirmed.get(batch.baseOffset());
+                FetchPartition.Sent sent = state.unconfirmed.get(batch.baseOffset());
+                SourceBatch ours = sent == null ? null : sent.batch();
                 if (ours == null || !RawFetch.sameContent(ours, batch)) {
                     return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset()
                             + "] is not the source batch sent "

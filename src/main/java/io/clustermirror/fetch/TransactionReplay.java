@@ -32,7 +32,7 @@ final class TransactionReplay {
 
         void fail(FetchPartition state, String error);
 
-        /** Drops what is queued and in flight and resumes from the destination's log end. */
+        /** Drops what is queued and in flight and resumes from the destination's log end, read back. */
         void reset(FetchPartition state, String reason);
 
         /** Sends a produce request of one batch of {@code state} and handles its answer like any other. */
@@ -65,6 +65,7 @@ final class TransactionReplay {
         for (FetchPartition state : partitions) {
             while (!state.transactions.recoveryNeeded
                     && state.inFlight.isEmpty()
+                    && state.unconfirmed.isEmpty() // a lost answer is sent again first (LostAnswers)
                     && state.sendable()
                     && replayed(state.peekQueue())) {
                 SourceBatch head = state.peekQueue();
@@ -100,7 +101,7 @@ final class TransactionReplay {
         }
         ByteBuffer bytes = BatchRestamp.restampInPlace(batch, producer.identity, producer.nextSequence);
         producer.nextSequence = DefaultRecordBatch.incrementSequence(producer.nextSequence, batch.recordCount());
-        FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation);
+        FetchPartition.Sent entry = new FetchPartition.Sent(batch, state.generation, producer.transactionalId);
         state.inFlight.add(entry);
         ProduceRequestData data = OneBatchProduce.request(
                 host.destinationView(), state.tp, bytes, producer.transactionalId, (int) Math.max(1000, timeoutMs / 2));

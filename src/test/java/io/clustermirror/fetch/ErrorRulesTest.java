@@ -2,16 +2,18 @@ package io.clustermirror.fetch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.fetch.ErrorRules.Verdict;
 import java.util.List;
 import org.apache.kafka.common.protocol.Errors;
 import org.junit.jupiter.api.Test;
 
-/** Which partition errors the data plane retries: kafka-clients' rule, and the producer-identity errors by name. */
+/** Which partition errors the data plane retries: kafka-clients' rule, and the producer-state errors by name. */
 class ErrorRulesTest {
 
     @Test
     void anUnknownServerErrorShouldNotBeRetried() {
         assertThat(ErrorRules.retriable(Errors.UNKNOWN_SERVER_ERROR)).isFalse();
+        assertThat(ErrorRules.verdict(Errors.UNKNOWN_SERVER_ERROR, false)).isEqualTo(Verdict.FAIL);
     }
 
     @Test
@@ -37,30 +39,54 @@ class ErrorRulesTest {
                 Errors.NOT_COORDINATOR);
 
         assertThat(transientErrors).allMatch(ErrorRules::retriable);
+        assertThat(transientErrors).allMatch(error -> ErrorRules.verdict(error, false) == Verdict.RETRY);
+        assertThat(ErrorRules.staleMetadata(Errors.NOT_LEADER_OR_FOLLOWER)).isTrue();
+        assertThat(ErrorRules.staleMetadata(Errors.NOT_ENOUGH_REPLICAS)).isFalse();
     }
 
     @Test
     void refusalsRetryingCannotCureShouldStopThePartition() {
-        assertThat(List.of(
-                        Errors.NONE,
-                        Errors.OFFSET_OUT_OF_RANGE,
-                        Errors.TOPIC_AUTHORIZATION_FAILED,
-                        Errors.MESSAGE_TOO_LARGE,
-                        Errors.INVALID_RECORD,
-                        Errors.CORRUPT_MESSAGE,
-                        Errors.INVALID_TXN_STATE))
-                .noneMatch(ErrorRules::retriable);
+        List<Errors> refusals = List.of(
+                Errors.OFFSET_OUT_OF_RANGE,
+                Errors.TOPIC_AUTHORIZATION_FAILED,
+                Errors.MESSAGE_TOO_LARGE,
+                Errors.INVALID_RECORD,
+                Errors.CORRUPT_MESSAGE,
+                Errors.INVALID_TXN_STATE);
+        assertThat(refusals).noneMatch(ErrorRules::retriable);
+        assertThat(ErrorRules.retriable(Errors.NONE)).isFalse();
+        assertThat(refusals).allMatch(error -> ErrorRules.verdict(error, true) == Verdict.FAIL);
     }
 
     @Test
-    void producerIdentityErrorsShouldAskForANewIdentityAndOthersShouldNot() {
-        assertThat(List.of(
-                        Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                        Errors.UNKNOWN_PRODUCER_ID,
-                        Errors.INVALID_PRODUCER_EPOCH,
-                        Errors.PRODUCER_FENCED,
-                        Errors.DUPLICATE_SEQUENCE_NUMBER))
-                .allMatch(ErrorRules::needsNewIdentity);
-        assertThat(ErrorRules.needsNewIdentity(Errors.NOT_LEADER_OR_FOLLOWER)).isFalse();
+    void anAnswerWithoutErrorShouldBeAnAppend() {
+        assertThat(ErrorRules.verdict(Errors.NONE, true)).isEqualTo(Verdict.APPENDED);
+    }
+
+    @Test
+    void outOfOrderBehindAnUnsettledBatchShouldBeRetriedInOrderAndOtherwiseReset() {
+        // an earlier batch has not landed yet: this one could not follow it, both go again
+        assertThat(ErrorRules.verdict(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, true))
+                .isEqualTo(Verdict.RETRY);
+        // everything before it acknowledged: the destination lacks what it acknowledged, or the producer state
+        assertThat(ErrorRules.verdict(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, false))
+                .isEqualTo(Verdict.RESET);
+        assertThat(ErrorRules.needsNewProducerId(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER))
+                .isFalse();
+    }
+
+    @Test
+    void lostOrFencedProducerStateShouldResetUnderANewProducerId() {
+        List<Errors> lost = List.of(Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED);
+        assertThat(lost).allMatch(error -> ErrorRules.verdict(error, true) == Verdict.RESET);
+        assertThat(lost).allMatch(ErrorRules::needsNewProducerId);
+        assertThat(ErrorRules.needsNewProducerId(Errors.NOT_LEADER_OR_FOLLOWER)).isFalse();
+    }
+
+    @Test
+    void aDuplicateWithoutItsOffsetShouldBeReadBackByTheReset() {
+        assertThat(ErrorRules.verdict(Errors.DUPLICATE_SEQUENCE_NUMBER, false)).isEqualTo(Verdict.RESET);
+        assertThat(ErrorRules.needsNewProducerId(Errors.DUPLICATE_SEQUENCE_NUMBER))
+                .isFalse();
     }
 }

@@ -89,7 +89,20 @@ public final class TestBed {
 
     /** A service process against another (plaintext) destination. */
     public ServiceProcess newPlainService(String name, KafkaBrokerProcess destination, Map<String, String> overrides) {
-        return new ServiceProcess(name, appDir, workDir, destination.bootstrapServers(), overrides);
+        return newPlainService(name, destination.bootstrapServers(), overrides);
+    }
+
+    /** A service process against the (plaintext) destination at {@code destinationBootstrap}, e.g. a replicated one. */
+    public ServiceProcess newPlainService(String name, String destinationBootstrap, Map<String, String> overrides) {
+        return new ServiceProcess(name, appDir, workDir, destinationBootstrap, overrides);
+    }
+
+    /**
+     * A KRaft cluster of {@code size} nodes (not started) behind one {@link CuttingProxy} per node: replication factor
+     * {@code size}, {@code size - 1} in sync, client traffic through the proxies only.
+     */
+    public ReplicatedCluster newReplicatedCluster(String name, int size) {
+        return new ReplicatedCluster(name, workDir.resolve(name), size, classpath);
     }
 
     /** SASL/PLAIN user "admin" (a super user) and an ordinary user "alice", on brokers with StandardAuthorizer. */
