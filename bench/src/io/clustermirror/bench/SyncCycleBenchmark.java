@@ -49,8 +49,12 @@ public final class SyncCycleBenchmark {
                             .get();
                 }
             }
-            try (BenchSupport.Service service =
-                    BenchSupport.startService(destination, root, "mirror.metadata.refresh.interval.ms=2000")) {
+            try (BenchSupport.Service service = BenchSupport.startService(
+                    destination,
+                    root,
+                    "mirror.metadata.refresh.interval.ms=2000",
+                    // its "prepared N destination topic(s) in M ms": the first cycle's start, apart
+                    "quarkus.log.category.\"io.clustermirror.coordinator.TopicStarts\".level=INFO")) {
                 service.post(
                         "/v1/mirrors",
                         "{\"name\":\"sync\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers()
@@ -84,6 +88,11 @@ public final class SyncCycleBenchmark {
                 }
                 if (firstCycleMs < 0) {
                     System.out.println("First sync cycle: not seen alone (more than one cycle between two polls)");
+                }
+                for (String line : java.nio.file.Files.readAllLines(root.resolve("service.log"))) {
+                    if (line.contains("destination topic(s) in")) {
+                        System.out.println("  of which " + line.substring(line.indexOf("prepared")));
+                    }
                 }
                 System.out.printf(
                         "All %,d topics discovered and MIRRORING after %.1f s%n",

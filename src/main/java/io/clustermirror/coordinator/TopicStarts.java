@@ -3,6 +3,7 @@ package io.clustermirror.coordinator;
 import com.google.re2j.Pattern;
 import io.clustermirror.fetch.DestinationTopics;
 import io.clustermirror.fetch.ForeignStateTopics;
+import io.clustermirror.fetch.TopicPreparation;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
@@ -166,7 +167,7 @@ final class TopicStarts {
         }
     }
 
-    private record PreparedTopics(Map<String, DestinationTopics.Prepared> ready, List<TopicOutcome> failed) {}
+    private record PreparedTopics(Map<String, TopicPreparation.Prepared> ready, List<TopicOutcome> failed) {}
 
     private PreparedTopics prepareTopics(
             Mirror mirror,
@@ -228,7 +229,7 @@ final class TopicStarts {
             }
             toPrepare.put(topic, candidate.mayAdopt());
         }
-        Map<String, DestinationTopics.Prepared> ready = new TreeMap<>();
+        Map<String, TopicPreparation.Prepared> ready = new TreeMap<>();
         try {
             // batched: a few requests per few hundred topics, not five per topic; a cancelled start begins no more
             // batches
@@ -236,7 +237,7 @@ final class TopicStarts {
                     .prepareAll(toPrepare, excludedProps, reserved::isReleased)
                     .values()
                     .forEach(outcome -> {
-                        if (outcome instanceof DestinationTopics.Prepared prepared) {
+                        if (outcome instanceof TopicPreparation.Prepared prepared) {
                             ready.put(prepared.topic(), prepared);
                         } else {
                             failed.add(refusal(outcome));
@@ -250,18 +251,18 @@ final class TopicStarts {
     }
 
     /** Why a topic whose destination topic could not be prepared is not started. */
-    static TopicOutcome refusal(DestinationTopics.Outcome outcome) {
+    static TopicOutcome refusal(TopicPreparation outcome) {
         String topic = outcome.topic();
-        if (outcome instanceof DestinationTopics.NotOnSource) {
+        if (outcome instanceof TopicPreparation.NotOnSource) {
             return TopicOutcome.error(
                     topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster");
         }
-        if (outcome instanceof DestinationTopics.Conflict conflict) {
+        if (outcome instanceof TopicPreparation.Conflict conflict) {
             return TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_EXISTS, conflict.reason());
         }
-        String reason = outcome instanceof DestinationTopics.Mismatch mismatch
+        String reason = outcome instanceof TopicPreparation.Mismatch mismatch
                 ? mismatch.reason()
-                : ((DestinationTopics.Failed) outcome).error().getMessage();
+                : ((TopicPreparation.Failed) outcome).error().getMessage();
         return TopicOutcome.error(
                 topic, MirrorError.INVALID_CONFIG, "could not prepare the destination topic: " + reason);
     }
@@ -300,7 +301,7 @@ final class TopicStarts {
         Map<MirrorPartition, PartitionStatus> changed = new TreeMap<>();
         Instant now = clock.instant();
         Map<MirrorPartition, PartitionStatus> current = host.allPartitions().getOrDefault(name, Map.of());
-        for (DestinationTopics.Prepared topic : prepared.ready().values()) {
+        for (TopicPreparation.Prepared topic : prepared.ready().values()) {
             int before = changed.size();
             for (int p = 0; p < topic.partitions(); p++) {
                 MirrorPartition partition = new MirrorPartition(topic.topic(), p);

@@ -1,11 +1,10 @@
 package io.clustermirror.fetch;
 
-import io.clustermirror.fetch.DestinationTopics.Conflict;
-import io.clustermirror.fetch.DestinationTopics.Failed;
-import io.clustermirror.fetch.DestinationTopics.Mismatch;
-import io.clustermirror.fetch.DestinationTopics.NotOnSource;
-import io.clustermirror.fetch.DestinationTopics.Outcome;
-import io.clustermirror.fetch.DestinationTopics.Prepared;
+import io.clustermirror.fetch.TopicPreparation.Conflict;
+import io.clustermirror.fetch.TopicPreparation.Failed;
+import io.clustermirror.fetch.TopicPreparation.Mismatch;
+import io.clustermirror.fetch.TopicPreparation.NotOnSource;
+import io.clustermirror.fetch.TopicPreparation.Prepared;
 import io.clustermirror.mirror.OwnedTopicConfigs;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -101,7 +100,7 @@ final class DestinationTopicPlan {
     }
 
     /** Nothing is written for the topic: its outcome is known. */
-    record Settled(Outcome outcome) implements Step {}
+    record Settled(TopicPreparation outcome) implements Step {}
 
     /** One topic's answer from a batched request: its value, or the exception a request for it alone would have thrown. */
     record Answer<T>(T value, Exception error) {}
@@ -192,7 +191,7 @@ final class DestinationTopicPlan {
      * A creation that failed: empty when the topic goes on to its guard, as when someone else created it after it was
      * described and this mirror may adopt it (it keeps the configs it was created with then, as with a single topic).
      */
-    static Optional<Outcome> createFailed(Create create, Exception error) {
+    static Optional<TopicPreparation> createFailed(Create create, Exception error) {
         if (!causedBy(error, TopicExistsException.class)) {
             return Optional.of(new Failed(create.topic(), error));
         }
@@ -200,7 +199,7 @@ final class DestinationTopicPlan {
     }
 
     /** A guard ACL that could not be created: a destination without an authorizer has no guard, the offset check stays. */
-    static Outcome guardFailed(String topic, int partitions, Exception error) {
+    static TopicPreparation guardFailed(String topic, int partitions, Exception error) {
         return causedBy(error, SecurityDisabledException.class)
                 ? new Prepared(topic, partitions)
                 : new Failed(topic, error);

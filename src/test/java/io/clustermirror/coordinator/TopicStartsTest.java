@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.fetch.TopicPreparation;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
@@ -79,20 +80,20 @@ class TopicStartsTest {
     void aTopicThatCouldNotBePreparedShouldBeRefusedWithItsOwnErrorAndReason() {
         ExecutionException refused = new ExecutionException(new PolicyViolationException("no more partitions"));
 
-        assertThat(TopicStarts.refusal(new DestinationTopics.NotOnSource("a")))
+        assertThat(TopicStarts.refusal(new TopicPreparation.NotOnSource("a")))
                 .isEqualTo(TopicOutcome.error(
                         "a", MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster"));
-        assertThat(TopicStarts.refusal(new DestinationTopics.Conflict("b")))
+        assertThat(TopicStarts.refusal(new TopicPreparation.Conflict("b")))
                 .isEqualTo(TopicOutcome.error(
                         "b",
                         MirrorError.TOPIC_ALREADY_EXISTS,
                         new DestinationTopics.TopicConflictException("b").getMessage()));
-        assertThat(TopicStarts.refusal(new DestinationTopics.Mismatch("c", "destination topic c has 4 partitions")))
+        assertThat(TopicStarts.refusal(new TopicPreparation.Mismatch("c", "destination topic c has 4 partitions")))
                 .isEqualTo(TopicOutcome.error(
                         "c",
                         MirrorError.INVALID_CONFIG,
                         "could not prepare the destination topic: destination topic c has 4 partitions"));
-        assertThat(TopicStarts.refusal(new DestinationTopics.Failed("d", refused)))
+        assertThat(TopicStarts.refusal(new TopicPreparation.Failed("d", refused)))
                 .isEqualTo(TopicOutcome.error(
                         "d",
                         MirrorError.INVALID_CONFIG,

@@ -56,8 +56,8 @@ class DestinationTopicPlanTest {
     void anExistingDestinationTopicThatMayNotBeAdoptedShouldBeAConflictAndLeftUntouched() {
         Step step = plan(false, ok(3), ok(SOURCE_CONFIG), ok(3));
 
-        assertThat(step).isEqualTo(new Settled(new DestinationTopics.Conflict("t")));
-        assertThat(((DestinationTopics.Conflict) ((Settled) step).outcome()).reason())
+        assertThat(step).isEqualTo(new Settled(new TopicPreparation.Conflict("t")));
+        assertThat(((TopicPreparation.Conflict) ((Settled) step).outcome()).reason())
                 .isEqualTo(new DestinationTopics.TopicConflictException("t").getMessage());
     }
 
@@ -83,8 +83,8 @@ class DestinationTopicPlanTest {
         Step step = plan(true, ok(3), ok(SOURCE_CONFIG), ok(4));
 
         assertThat(step)
-                .isEqualTo(new Settled(new DestinationTopics.Mismatch(
-                        "t", "destination topic t has 4 partitions, the source only 3")));
+                .isEqualTo(new Settled(
+                        new TopicPreparation.Mismatch("t", "destination topic t has 4 partitions, the source only 3")));
     }
 
     @Test
@@ -93,7 +93,7 @@ class DestinationTopicPlanTest {
 
         Step step = plan(true, failed(unknown), failed(unknown), failed(wrapped(new TopicAuthorizationException("x"))));
 
-        assertThat(step).isEqualTo(new Settled(new DestinationTopics.NotOnSource("t")));
+        assertThat(step).isEqualTo(new Settled(new TopicPreparation.NotOnSource("t")));
     }
 
     @Test
@@ -101,18 +101,18 @@ class DestinationTopicPlanTest {
         Exception denied = wrapped(new TopicAuthorizationException("denied"));
 
         assertThat(plan(true, failed(denied), ok(SOURCE_CONFIG), ok(3)))
-                .isEqualTo(new Settled(new DestinationTopics.Failed("t", denied)));
+                .isEqualTo(new Settled(new TopicPreparation.Failed("t", denied)));
         assertThat(plan(true, ok(3), failed(denied), ok(3)))
-                .isEqualTo(new Settled(new DestinationTopics.Failed("t", denied)));
+                .isEqualTo(new Settled(new TopicPreparation.Failed("t", denied)));
         assertThat(plan(true, ok(3), ok(SOURCE_CONFIG), failed(denied)))
-                .isEqualTo(new Settled(new DestinationTopics.Failed("t", denied)));
+                .isEqualTo(new Settled(new TopicPreparation.Failed("t", denied)));
     }
 
     @Test
     void aSourceConfigWithoutMaxMessageBytesShouldFailTheTopicWithAReason() {
         Step step = plan(true, ok(3), ok(new Config(List.of())), ok(3));
 
-        DestinationTopics.Failed failed = (DestinationTopics.Failed) ((Settled) step).outcome();
+        TopicPreparation.Failed failed = (TopicPreparation.Failed) ((Settled) step).outcome();
         assertThat(failed.error()).hasMessage("the source did not report max.message.bytes of topic t");
     }
 
@@ -123,19 +123,19 @@ class DestinationTopicPlanTest {
         assertThat(DestinationTopicPlan.createFailed(new Create("t", 1, OWNED, true), exists))
                 .isEmpty();
         assertThat(DestinationTopicPlan.createFailed(new Create("t", 1, OWNED, false), exists))
-                .contains(new DestinationTopics.Conflict("t"));
+                .contains(new TopicPreparation.Conflict("t"));
         Exception refused = wrapped(new PolicyViolationException("no"));
         assertThat(DestinationTopicPlan.createFailed(new Create("t", 1, OWNED, true), refused))
-                .contains(new DestinationTopics.Failed("t", refused));
+                .contains(new TopicPreparation.Failed("t", refused));
     }
 
     @Test
     void aDestinationWithoutAnAuthorizerShouldLeaveTheTopicPreparedWithoutAGuard() {
         assertThat(DestinationTopicPlan.guardFailed("t", 3, wrapped(new SecurityDisabledException("off"))))
-                .isEqualTo(new DestinationTopics.Prepared("t", 3));
+                .isEqualTo(new TopicPreparation.Prepared("t", 3));
         Exception denied = wrapped(new TopicAuthorizationException("denied"));
         assertThat(DestinationTopicPlan.guardFailed("t", 3, denied))
-                .isEqualTo(new DestinationTopics.Failed("t", denied));
+                .isEqualTo(new TopicPreparation.Failed("t", denied));
     }
 
     @Test
