@@ -54,7 +54,9 @@ public final class SyncCycleBenchmark {
                     root,
                     "mirror.metadata.refresh.interval.ms=2000",
                     // its "prepared N destination topic(s) in M ms": the first cycle's start, apart
-                    "quarkus.log.category.\"io.clustermirror.coordinator.TopicStarts\".level=INFO")) {
+                    "quarkus.log.category.\"io.clustermirror.coordinator.TopicStarts\".level=INFO",
+                    // and each batch's requests, timed
+                    "quarkus.log.category.\"io.clustermirror.fetch.DestinationTopicBatch\".level=DEBUG")) {
                 service.post(
                         "/v1/mirrors",
                         "{\"name\":\"sync\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers()
@@ -90,8 +92,10 @@ public final class SyncCycleBenchmark {
                     System.out.println("First sync cycle: not seen alone (more than one cycle between two polls)");
                 }
                 for (String line : java.nio.file.Files.readAllLines(root.resolve("service.log"))) {
-                    if (line.contains("destination topic(s) in")) {
+                    if (line.contains("prepared ") && line.contains("destination topic(s) in")) {
                         System.out.println("  of which " + line.substring(line.indexOf("prepared")));
+                    } else if (line.contains("Prepared a batch of")) {
+                        System.out.println("    " + line.substring(line.indexOf("Prepared a batch of")));
                     }
                 }
                 System.out.printf(

@@ -59,6 +59,7 @@ final class DestinationTopicBatch {
         Map<String, TopicPreparation> outcomes = new HashMap<>();
         List<Create> creates = new ArrayList<>();
         List<Align> aligns = new ArrayList<>();
+        long started = System.nanoTime();
         for (Step step : describe(topics, mayAdopt, excludedProperties)) {
             if (step instanceof Create create) {
                 creates.add(create);
@@ -69,10 +70,14 @@ final class DestinationTopicBatch {
                 outcomes.put(outcome.topic(), outcome);
             }
         }
+        long described = System.nanoTime();
         Map<String, Integer> toGuard = new TreeMap<>(); // topic -> partitions
         List<Align> toAlter = createAndGrow(creates, aligns, toGuard, outcomes);
+        long created = System.nanoTime();
         alterOwned(toAlter, toGuard, outcomes);
+        long aligned = System.nanoTime();
         guardAll(toGuard, outcomes);
+        long guarded = System.nanoTime();
         Map<String, Integer> written = new HashMap<>();
         creates.stream()
                 .filter(c -> outcomes.get(c.topic()) instanceof Prepared)
@@ -81,7 +86,23 @@ final class DestinationTopicBatch {
                 .filter(a -> a.grows() && outcomes.get(a.topic()) instanceof Prepared)
                 .forEach(a -> written.put(a.topic(), a.partitions()));
         awaitVisible(written);
+        LOGGER.debugf(
+                "Prepared a batch of %d destination topic(s) (%d to create, %d existing) in %d ms: described in %d, "
+                        + "created and grown in %d, aligned in %d, guarded in %d, served after %d more",
+                topics.size(),
+                creates.size(),
+                aligns.size(),
+                millis(started, System.nanoTime()),
+                millis(started, described),
+                millis(described, created),
+                millis(created, aligned),
+                millis(aligned, guarded),
+                millis(guarded, System.nanoTime()));
         return outcomes;
+    }
+
+    private static long millis(long from, long to) {
+        return TimeUnit.NANOSECONDS.toMillis(to - from);
     }
 
     /** What each topic needs, from one description of both clusters' topics and one of the source's configs, at once. */
