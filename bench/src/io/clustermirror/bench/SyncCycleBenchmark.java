@@ -38,7 +38,17 @@ public final class SyncCycleBenchmark {
                     newTopics.add(new NewTopic(String.format("sync.t%04d", i), 1, (short) 1)
                             .configs(Map.of("retention.ms", "86400000")));
                 }
+                long creating = System.nanoTime();
                 admin.createTopics(newTopics).all().get();
+                double created = (System.nanoTime() - creating) / 1e9;
+                Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> ends = new java.util.HashMap<>();
+                newTopics.forEach(t ->
+                        ends.put(new TopicPartition(t.name(), 0), org.apache.kafka.clients.admin.OffsetSpec.latest()));
+                admin.listOffsets(ends).all().get(); // retried by the Admin until the broker serves every partition
+                System.out.printf(
+                        "The source broker created them (one CreateTopics) in %.1f s and served them all after %.1f s: "
+                                + "what creating %,d topics costs a broker here%n",
+                        created, (System.nanoTime() - creating) / 1e9, topics);
                 for (int i = 0; i < topics; i += 100) {
                     Map<TopicPartition, OffsetAndMetadata> offsets = new java.util.HashMap<>();
                     for (int j = i; j < Math.min(topics, i + 100); j++) {
@@ -96,6 +106,8 @@ public final class SyncCycleBenchmark {
                         System.out.println("  of which " + line.substring(line.indexOf("prepared")));
                     } else if (line.contains("Prepared a batch of")) {
                         System.out.println("    " + line.substring(line.indexOf("Prepared a batch of")));
+                    } else if (line.contains("created or grown were served after")) {
+                        System.out.println("    then " + line.substring(line.lastIndexOf(") ") + 2));
                     }
                 }
                 System.out.printf(

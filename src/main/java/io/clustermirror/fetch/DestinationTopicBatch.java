@@ -35,7 +35,8 @@ import org.jboss.logging.Logger;
  * One batch of destination topics prepared together, {@link DestinationTopicPlan}'s rules carried out with one request
  * of each kind instead of five requests per topic one after the other: both clusters' topic descriptions and the source's
  * configs at once, then the creations and the partition increases at once, then the owned configs of the topics that
- * existed, then the guard ACLs, then one description (or a few) until the destination serves what was written. Each
+ * existed, then the guard ACLs; and, once for all batches, one description (or a few) until the destination serves what
+ * was written. Each
  * request's per-topic answers go back to their topic: one topic's failure fails no other. Blocking: a worker's.
  */
 final class DestinationTopicBatch {
@@ -52,9 +53,14 @@ final class DestinationTopicBatch {
         this.timeoutMs = timeoutMs;
     }
 
+    /**
+     * What a batch did: an outcome per topic, and the partitions of the topics it created or grew, which the destination
+     * may not serve yet ({@link #awaitServed}).
+     */
+    record Result(Map<String, TopicPreparation> outcomes, Map<String, Integer> written) {}
+
     /** Prepares at most {@link DestinationTopicPlan#MAX_TOPICS_PER_BATCH} topics together: an outcome for each. */
-    Map<String, TopicPreparation> prepare(
-            List<String> topics, Map<String, Boolean> mayAdopt, Collection<String> excludedProperties)
+    Result prepare(List<String> topics, Map<String, Boolean> mayAdopt, Collection<String> excludedProperties)
             throws InterruptedException {
         Map<String, TopicPreparation> outcomes = new HashMap<>();
         List<Create> creates = new ArrayList<>();
@@ -77,18 +83,9 @@ final class DestinationTopicBatch {
         alterOwned(toAlter, toGuard, outcomes);
         long aligned = System.nanoTime();
         guardAll(toGuard, outcomes);
-        long guarded = System.nanoTime();
-        Map<String, Integer> written = new HashMap<>();
-        creates.stream()
-                .filter(c -> outcomes.get(c.topic()) instanceof Prepared)
-                .forEach(c -> written.put(c.topic(), c.partitions()));
-        aligns.stream()
-                .filter(a -> a.grows() && outcomes.get(a.topic()) instanceof Prepared)
-                .forEach(a -> written.put(a.topic(), a.partitions()));
-        awaitVisible(written);
         LOGGER.debugf(
                 "Prepared a batch of %d destination topic(s) (%d to create, %d existing) in %d ms: described in %d, "
-                        + "created and grown in %d, aligned in %d, guarded in %d, served after %d more",
+                        + "created and grown in %d, aligned in %d, guarded in %d",
                 topics.size(),
                 creates.size(),
                 aligns.size(),
@@ -96,9 +93,15 @@ final class DestinationTopicBatch {
                 millis(started, described),
                 millis(described, created),
                 millis(created, aligned),
-                millis(aligned, guarded),
-                millis(guarded, System.nanoTime()));
-        return outcomes;
+                millis(aligned, System.nanoTime()));
+        Map<String, Integer> written = new HashMap<>();
+        creates.stream()
+                .filter(c -> outcomes.get(c.topic()) instanceof Prepared)
+                .forEach(c -> written.put(c.topic(), c.partitions()));
+        aligns.stream()
+                .filter(a -> a.grows() && outcomes.get(a.topic()) instanceof Prepared)
+                .forEach(a -> written.put(a.topic(), a.partitions()));
+        return new Result(outcomes, written);
     }
 
     private static long millis(long from, long to) {
@@ -231,8 +234,12 @@ final class DestinationTopicBatch {
      * LOG_TRUNCATION) would otherwise meet UNKNOWN_TOPIC_OR_PARTITION. Past one request timeout the topics are left as
      * prepared (they were created; their first users retry) with a WARN.
      */
-    private void awaitVisible(Map<String, Integer> partitionsByTopic) throws InterruptedException {
+    void awaitServed(Map<String, Integer> partitionsByTopic) throws InterruptedException {
+        if (partitionsByTopic.isEmpty()) {
+            return;
+        }
         Map<String, Integer> pending = new TreeMap<>(partitionsByTopic);
+        long started = System.nanoTime();
         long deadline = deadline();
         while (!pending.isEmpty() && System.currentTimeMillis() < deadline) {
             Map<String, KafkaFuture<TopicDescription>> described =
@@ -249,6 +256,9 @@ final class DestinationTopicBatch {
                 Thread.sleep(100);
             }
         }
+        LOGGER.debugf(
+                "%d destination topic(s) created or grown were served after %d ms",
+                partitionsByTopic.size() - pending.size(), millis(started, System.nanoTime()));
         if (!pending.isEmpty()) {
             LOGGER.warnf(
                     "%d destination topic(s) created or grown were not shown with every partition led within %d ms, "

@@ -109,8 +109,8 @@ public final class DestinationTopics {
      * Creates or aligns the destination topics, in batches of {@link DestinationTopicPlan#MAX_TOPICS_PER_BATCH}: a batch
      * is one request of each kind (the two clusters' topic descriptions and the source's configs at once, then the
      * creations and partition increases, then the owned configs of the topics that existed, then the guard ACLs), not
-     * five requests per topic one after the other. Every topic gets its own outcome, as {@link #prepare} would have
-     * given it: one topic's failure fails no other.
+     * five requests per topic one after the other; it answers once the destination serves the topics it created or grew.
+     * Every topic gets its own outcome, as {@link #prepare} would have given it: one topic's failure fails no other.
      *
      * @param mayAdoptByTopic the topics, each with whether an existing destination topic may be aligned and guarded
      * @param cancelled asked before each batch: once true, the batches not begun are left out of the answer
@@ -120,13 +120,18 @@ public final class DestinationTopics {
             Map<String, Boolean> mayAdoptByTopic, Collection<String> excludedProperties, BooleanSupplier cancelled)
             throws InterruptedException {
         Map<String, TopicPreparation> outcomes = new TreeMap<>();
+        Map<String, Integer> written = new HashMap<>();
         List<String> topics = List.copyOf(new TreeSet<>(mayAdoptByTopic.keySet()));
         for (List<String> batch : DestinationTopicPlan.requests(topics, t -> 1)) {
             if (cancelled.getAsBoolean()) {
                 break;
             }
-            outcomes.putAll(batches.prepare(batch, mayAdoptByTopic, excludedProperties));
+            DestinationTopicBatch.Result result = batches.prepare(batch, mayAdoptByTopic, excludedProperties);
+            outcomes.putAll(result.outcomes());
+            written.putAll(result.written());
         }
+        // once for all batches: a broker applies the next batch's creations while this one's requests are under way
+        batches.awaitServed(written);
         return outcomes;
     }
 
