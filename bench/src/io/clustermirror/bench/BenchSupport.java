@@ -70,6 +70,8 @@ final class BenchSupport {
                 "-Dmirror.http.auth.disabled=true",
                 "-Dkafka.bootstrap.servers=" + destination.bootstrapServers(),
                 "-Dmirror.state.topic.num.partitions=1",
+                // local brokers and a local port: the control plane runs open, as it must say so explicitly
+                "-Dmirror.http.auth.disabled=true",
                 "-Dquarkus.log.level=WARN"));
         for (String property : properties) {
             command.add("-D" + property);

@@ -3,6 +3,7 @@ package io.clustermirror.coordinator;
 import com.google.re2j.Pattern;
 import io.clustermirror.fetch.DestinationTopics;
 import io.clustermirror.fetch.ForeignStateTopics;
+import io.clustermirror.fetch.TopicPreparation;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
@@ -33,9 +34,10 @@ import org.jboss.logging.Logger;
 
 /**
  * StartMirrorTopics: the selection is checked (patterns bounded and compiled, the mirror's lists with the new ones
- * valid), planned ({@link StartPlan}), each candidate is reserved (overlapping starts of a topic have one winner) and
- * its destination topic prepared on the mirror's workers, then the new patterns and the partitions' LOG_TRUNCATION are
- * persisted on the coordinator thread, and LOG_TRUNCATION starts.
+ * valid), planned ({@link StartPlan}), each candidate is reserved (overlapping starts of a topic have one winner), the
+ * destination topics of the reserved ones are prepared together on the mirror's workers (in batches, {@link
+ * DestinationTopics#prepareAll}), then the new patterns and the partitions' LOG_TRUNCATION are persisted on the
+ * coordinator thread, and LOG_TRUNCATION starts.
  */
 final class TopicStarts {
 
@@ -116,9 +118,10 @@ final class TopicStarts {
                             .invoke(reserved::release);
                 })
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
-        // cancelled at the deadline: the topics it reserved are released (onTermination) and its worker reserves and
-        // prepares no more (a topic being prepared then may be left created on the destination); what it persisted
-        // stays
+        // cancelled at the deadline: the topics it reserved are released (onTermination) and its worker reserves no
+        // more
+        // and begins no further batch of preparations (the topics of the batch under way then may be left created on
+        // the destination); what it persisted stays
         return flows.bound(
                 start,
                 "start",
@@ -153,6 +156,10 @@ final class TopicStarts {
             return Taken.FOR_THIS_START;
         }
 
+        synchronized boolean isReleased() {
+            return released;
+        }
+
         synchronized void release() {
             released = true;
             starting.removeAll(topics);
@@ -160,7 +167,7 @@ final class TopicStarts {
         }
     }
 
-    private record PreparedTopics(Map<String, DestinationTopics.Prepared> ready, List<TopicOutcome> failed) {}
+    private record PreparedTopics(Map<String, TopicPreparation.Prepared> ready, List<TopicOutcome> failed) {}
 
     private PreparedTopics prepareTopics(
             Mirror mirror,
@@ -183,11 +190,11 @@ final class TopicStarts {
                 mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic, host.allPartitions());
         List<String> excludedProps = mirror.config()
                 .list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
-        Map<String, DestinationTopics.Prepared> ready = new TreeMap<>();
         List<TopicOutcome> failed = new ArrayList<>(plan.refusals().stream()
                 .map(r -> TopicOutcome.error(r.topic(), r.error(), r.reason()))
                 .toList());
         Map<String, ForeignStateTopics.Verdict> verdicts = stateTopicVerdicts(mirror.name(), plan);
+        Map<String, Boolean> toPrepare = new TreeMap<>(); // topic -> may adopt an existing destination topic
         for (StartPlan.Candidate candidate : plan.candidates()) {
             String topic = candidate.topic();
             ForeignStateTopics.Verdict verdict =
@@ -220,25 +227,44 @@ final class TopicStarts {
                         "another request is starting this topic right now"));
                 continue;
             }
-            try {
-                runtime.topics
-                        .prepare(topic, excludedProps, candidate.mayAdopt())
-                        .ifPresentOrElse(
-                                p -> ready.put(topic, p),
-                                () -> failed.add(TopicOutcome.error(
-                                        topic,
-                                        MirrorError.UNKNOWN_TOPIC_OR_PARTITION,
-                                        "topic does not exist on the source cluster")));
-            } catch (DestinationTopics.TopicConflictException e) {
-                failed.add(TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_EXISTS, e.getMessage()));
-            } catch (Exception e) {
-                failed.add(TopicOutcome.error(
-                        topic,
-                        MirrorError.INVALID_CONFIG,
-                        "could not prepare the destination topic: " + e.getMessage()));
-            }
+            toPrepare.put(topic, candidate.mayAdopt());
+        }
+        Map<String, TopicPreparation.Prepared> ready = new TreeMap<>();
+        try {
+            // batched: a few requests per few hundred topics, not five per topic; a cancelled start begins no more
+            // batches
+            runtime.topics
+                    .prepareAll(toPrepare, excludedProps, reserved::isReleased)
+                    .values()
+                    .forEach(outcome -> {
+                        if (outcome instanceof TopicPreparation.Prepared prepared) {
+                            ready.put(prepared.topic(), prepared);
+                        } else {
+                            failed.add(refusal(outcome));
+                        }
+                    });
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new MirrorException(MirrorError.REQUEST_TIMED_OUT, "interrupted while preparing destination topics");
         }
         return new PreparedTopics(ready, failed);
+    }
+
+    /** Why a topic whose destination topic could not be prepared is not started. */
+    static TopicOutcome refusal(TopicPreparation outcome) {
+        String topic = outcome.topic();
+        if (outcome instanceof TopicPreparation.NotOnSource) {
+            return TopicOutcome.error(
+                    topic, MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster");
+        }
+        if (outcome instanceof TopicPreparation.Conflict conflict) {
+            return TopicOutcome.error(topic, MirrorError.TOPIC_ALREADY_EXISTS, conflict.reason());
+        }
+        String reason = outcome instanceof TopicPreparation.Mismatch mismatch
+                ? mismatch.reason()
+                : ((TopicPreparation.Failed) outcome).error().getMessage();
+        return TopicOutcome.error(
+                topic, MirrorError.INVALID_CONFIG, "could not prepare the destination topic: " + reason);
     }
 
     /**
@@ -275,7 +301,7 @@ final class TopicStarts {
         Map<MirrorPartition, PartitionStatus> changed = new TreeMap<>();
         Instant now = clock.instant();
         Map<MirrorPartition, PartitionStatus> current = host.allPartitions().getOrDefault(name, Map.of());
-        for (DestinationTopics.Prepared topic : prepared.ready().values()) {
+        for (TopicPreparation.Prepared topic : prepared.ready().values()) {
             int before = changed.size();
             for (int p = 0; p < topic.partitions(); p++) {
                 MirrorPartition partition = new MirrorPartition(topic.topic(), p);

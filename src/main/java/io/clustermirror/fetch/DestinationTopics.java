@@ -1,24 +1,27 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.fetch.TopicPreparation.Conflict;
+import io.clustermirror.fetch.TopicPreparation.Failed;
+import io.clustermirror.fetch.TopicPreparation.Mismatch;
+import io.clustermirror.fetch.TopicPreparation.NotOnSource;
+import io.clustermirror.fetch.TopicPreparation.Prepared;
 import io.clustermirror.mirror.OwnedTopicConfigs;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
-import org.apache.kafka.clients.admin.NewPartitions;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
@@ -28,9 +31,6 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  * Blocking: call on a worker thread.
  */
 public final class DestinationTopics {
-
-    /** What the data plane needs to know about a prepared topic. */
-    public record Prepared(String topic, int partitions) {}
 
     /** The topic cannot be mirrored as asked (e.g. the destination has more partitions than the source). */
     public static final class TopicMismatchException extends Exception {
@@ -49,22 +49,27 @@ public final class DestinationTopics {
         private static final long serialVersionUID = 1L;
 
         public TopicConflictException(String topic) {
-            super(
-                    "destination topic " + topic
-                            + " already exists and was not created by this mirror; it was left untouched. "
-                            + "To mirror into it (it gets the read-only guard and the mirror-owned configs, and with "
-                            + "mirror.truncation.policy=recreate it may be deleted and recreated), start it again with \"adoptExisting\": true");
+            super(conflictReason(topic));
         }
+    }
+
+    static String conflictReason(String topic) {
+        return "destination topic " + topic
+                + " already exists and was not created by this mirror; it was left untouched. "
+                + "To mirror into it (it gets the read-only guard and the mirror-owned configs, and with "
+                + "mirror.truncation.policy=recreate it may be deleted and recreated), start it again with \"adoptExisting\": true";
     }
 
     private final Admin source;
     private final Admin destination;
     private final long timeoutMs;
+    private final DestinationTopicBatch batches;
 
     public DestinationTopics(Admin source, Admin destination, long timeoutMs) {
         this.source = source;
         this.destination = destination;
         this.timeoutMs = timeoutMs;
+        this.batches = new DestinationTopicBatch(source, destination, timeoutMs);
     }
 
     /** Source topic names (internal ones included; callers filter). */
@@ -75,7 +80,7 @@ public final class DestinationTopics {
     }
 
     /**
-     * Creates or aligns the destination topic; empty when the source has no such topic.
+     * Creates or aligns the destination topic; empty when the source has no such topic. {@link #prepareAll} of one topic.
      *
      * @param mayAdopt whether an existing destination topic may be aligned and guarded: the mirror created it (or
      *        adopted it before), or the operator said so; otherwise an existing topic is a {@link TopicConflictException}
@@ -83,58 +88,51 @@ public final class DestinationTopics {
      */
     public Optional<Prepared> prepare(String topic, Collection<String> excludedProperties, boolean mayAdopt)
             throws Exception {
-        Optional<TopicDescription> sourceTopic = describe(source, topic);
-        if (sourceTopic.isEmpty()) {
+        TopicPreparation outcome = prepareAll(Map.of(topic, mayAdopt), excludedProperties, () -> false)
+                .get(topic);
+        if (outcome instanceof Prepared prepared) {
+            return Optional.of(prepared);
+        }
+        if (outcome instanceof NotOnSource) {
             return Optional.empty();
         }
-        int partitions = sourceTopic.get().partitions().size();
-        Config sourceConfig = configs(source, topic);
-        Map<String, String> copied = new HashMap<>();
-        for (ConfigEntry entry : sourceConfig.entries()) {
-            if (entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG
-                    && !excludedProperties.contains(entry.name())
-                    && !OwnedTopicConfigs.NAMES.contains(entry.name())) {
-                copied.put(entry.name(), entry.value());
-            }
-        }
-        Map<String, String> owned = owned(sourceConfig);
-        Optional<TopicDescription> destinationTopic = describe(destination, topic);
-        if (destinationTopic.isPresent() && !mayAdopt) {
+        if (outcome instanceof Conflict) {
             throw new TopicConflictException(topic);
         }
-        if (destinationTopic.isEmpty()) {
-            Map<String, String> all = new HashMap<>(copied);
-            all.putAll(owned);
-            try {
-                destination
-                        .createTopics(
-                                List.of(new NewTopic(topic, Optional.of(partitions), Optional.empty()).configs(all)))
-                        .all()
-                        .get(timeoutMs, TimeUnit.MILLISECONDS);
-            } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
-                    throw e;
-                }
-                if (!mayAdopt) {
-                    throw new TopicConflictException(topic); // created by someone else since it was described
-                }
-            }
-        } else {
-            int existing = destinationTopic.get().partitions().size();
-            if (existing > partitions) {
-                throw new TopicMismatchException("destination topic " + topic + " has " + existing
-                        + " partitions, the source only " + partitions);
-            }
-            if (existing < partitions) {
-                destination
-                        .createPartitions(Map.of(topic, NewPartitions.increaseTo(partitions)))
-                        .all()
-                        .get(timeoutMs, TimeUnit.MILLISECONDS);
-            }
-            alter(topic, owned, Set.of());
+        if (outcome instanceof Mismatch mismatch) {
+            throw new TopicMismatchException(mismatch.reason());
         }
-        guard(topic, true);
-        return Optional.of(new Prepared(topic, partitions));
+        throw ((Failed) outcome).error();
+    }
+
+    /**
+     * Creates or aligns the destination topics, in batches of {@link DestinationTopicPlan#MAX_TOPICS_PER_BATCH}: a batch
+     * is one request of each kind (the two clusters' topic descriptions and the source's configs at once, then the
+     * creations and partition increases, then the owned configs of the topics that existed, then the guard ACLs), not
+     * five requests per topic one after the other; it answers once the destination serves the topics it created or grew.
+     * Every topic gets its own outcome, as {@link #prepare} would have given it: one topic's failure fails no other.
+     *
+     * @param mayAdoptByTopic the topics, each with whether an existing destination topic may be aligned and guarded
+     * @param cancelled asked before each batch: once true, the batches not begun are left out of the answer
+     * @return the outcome of each topic of the batches run, by topic
+     */
+    public Map<String, TopicPreparation> prepareAll(
+            Map<String, Boolean> mayAdoptByTopic, Collection<String> excludedProperties, BooleanSupplier cancelled)
+            throws InterruptedException {
+        Map<String, TopicPreparation> outcomes = new TreeMap<>();
+        Map<String, Integer> written = new HashMap<>();
+        List<String> topics = List.copyOf(new TreeSet<>(mayAdoptByTopic.keySet()));
+        for (List<String> batch : DestinationTopicPlan.requests(topics, t -> 1)) {
+            if (cancelled.getAsBoolean()) {
+                break;
+            }
+            DestinationTopicBatch.Result result = batches.prepare(batch, mayAdoptByTopic, excludedProperties);
+            outcomes.putAll(result.outcomes());
+            written.putAll(result.written());
+        }
+        // once for all batches: a broker applies the next batch's creations while this one's requests are under way
+        batches.awaitServed(written);
+        return outcomes;
     }
 
     /** Hands the topic back: the mirror-owned configs return to the source's values (or to defaults). */
@@ -163,7 +161,7 @@ public final class DestinationTopics {
      * authorizer, where enforcement cannot be had and the offset check is the only guard.
      */
     public boolean guard(String topic, boolean enforce) throws Exception {
-        org.apache.kafka.common.acl.AclBinding binding = SourceFence.binding(topic);
+        AclBinding binding = SourceFence.binding(topic);
         try {
             if (enforce) {
                 destination.createAcls(List.of(binding)).all().get(timeoutMs, TimeUnit.MILLISECONDS);
@@ -205,24 +203,10 @@ public final class DestinationTopics {
         }
     }
 
-    private static Map<String, String> owned(Config sourceConfig) {
-        Map<String, String> owned = new HashMap<>();
-        owned.put(TopicConfig.COMPRESSION_TYPE_CONFIG, "producer");
-        owned.put(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, "CreateTime");
-        owned.put(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, String.valueOf(Long.MAX_VALUE));
-        owned.put(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, String.valueOf(Long.MAX_VALUE));
-        owned.put(
-                TopicConfig.MAX_MESSAGE_BYTES_CONFIG,
-                sourceConfig.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value());
-        return owned;
-    }
-
     private void alter(String topic, Map<String, String> set, Set<String> delete) throws Exception {
-        List<AlterConfigOp> ops = new ArrayList<>();
-        set.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
-        delete.forEach(k -> ops.add(new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)));
         destination
-                .incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), ops))
+                .incrementalAlterConfigs(
+                        Map.of(DestinationTopicBatch.resource(topic), DestinationTopicBatch.ops(set, delete)))
                 .all()
                 .get(timeoutMs, TimeUnit.MILLISECONDS);
     }
@@ -242,10 +226,9 @@ public final class DestinationTopics {
     }
 
     private Config configs(Admin admin, String topic) throws Exception {
-        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        return admin.describeConfigs(List.of(resource))
+        return admin.describeConfigs(List.of(DestinationTopicBatch.resource(topic)))
                 .all()
                 .get(timeoutMs, TimeUnit.MILLISECONDS)
-                .get(resource);
+                .get(DestinationTopicBatch.resource(topic));
     }
 }

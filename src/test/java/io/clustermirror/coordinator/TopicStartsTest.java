@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.fetch.TopicPreparation;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
@@ -20,11 +22,16 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.apache.kafka.common.errors.PolicyViolationException;
 import org.junit.jupiter.api.Test;
 
-/** A start whose coordinator step never answers (a task dropped by a closing executor) ends at its deadline. */
+/**
+ * A start whose coordinator step never answers (a task dropped by a closing executor) ends at its deadline; a topic whose
+ * destination topic could not be prepared is refused with the error a single-topic start gave it.
+ */
 class TopicStartsTest {
 
     private static final Instant NOW = Instant.parse("2026-12-01T00:00:00Z");
@@ -67,6 +74,31 @@ class TopicStartsTest {
                         .counter()
                         .count())
                 .isEqualTo(1);
+    }
+
+    @Test
+    void aTopicThatCouldNotBePreparedShouldBeRefusedWithItsOwnErrorAndReason() {
+        ExecutionException refused = new ExecutionException(new PolicyViolationException("no more partitions"));
+
+        assertThat(TopicStarts.refusal(new TopicPreparation.NotOnSource("a")))
+                .isEqualTo(TopicOutcome.error(
+                        "a", MirrorError.UNKNOWN_TOPIC_OR_PARTITION, "topic does not exist on the source cluster"));
+        assertThat(TopicStarts.refusal(new TopicPreparation.Conflict("b")))
+                .isEqualTo(TopicOutcome.error(
+                        "b",
+                        MirrorError.TOPIC_ALREADY_EXISTS,
+                        new DestinationTopics.TopicConflictException("b").getMessage()));
+        assertThat(TopicStarts.refusal(new TopicPreparation.Mismatch("c", "destination topic c has 4 partitions")))
+                .isEqualTo(TopicOutcome.error(
+                        "c",
+                        MirrorError.INVALID_CONFIG,
+                        "could not prepare the destination topic: destination topic c has 4 partitions"));
+        assertThat(TopicStarts.refusal(new TopicPreparation.Failed("d", refused)))
+                .isEqualTo(TopicOutcome.error(
+                        "d",
+                        MirrorError.INVALID_CONFIG,
+                        "could not prepare the destination topic: "
+                                + "org.apache.kafka.common.errors.PolicyViolationException: no more partitions"));
     }
 
     /** The coordinator: the mirror exists, but a task handed to its thread never runs (as after shutdownNow). */

@@ -1,0 +1,301 @@
+package io.clustermirror.fetch;
+
+import io.clustermirror.fetch.DestinationTopicPlan.Align;
+import io.clustermirror.fetch.DestinationTopicPlan.Answer;
+import io.clustermirror.fetch.DestinationTopicPlan.Create;
+import io.clustermirror.fetch.DestinationTopicPlan.Settled;
+import io.clustermirror.fetch.DestinationTopicPlan.Step;
+import io.clustermirror.fetch.TopicPreparation.Failed;
+import io.clustermirror.fetch.TopicPreparation.Prepared;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.jboss.logging.Logger;
+
+/**
+ * One batch of destination topics prepared together, {@link DestinationTopicPlan}'s rules carried out with one request
+ * of each kind instead of five requests per topic one after the other: both clusters' topic descriptions and the source's
+ * configs at once, then the creations and the partition increases at once, then the owned configs of the topics that
+ * existed, then the guard ACLs; and, once for all batches, one description (or a few) until the destination serves what
+ * was written. Each
+ * request's per-topic answers go back to their topic: one topic's failure fails no other. Blocking: a worker's.
+ */
+final class DestinationTopicBatch {
+
+    private static final Logger LOGGER = Logger.getLogger(DestinationTopicBatch.class);
+
+    private final Admin source;
+    private final Admin destination;
+    private final long timeoutMs;
+
+    DestinationTopicBatch(Admin source, Admin destination, long timeoutMs) {
+        this.source = source;
+        this.destination = destination;
+        this.timeoutMs = timeoutMs;
+    }
+
+    /**
+     * What a batch did: an outcome per topic, and the partitions of the topics it created or grew, which the destination
+     * may not serve yet ({@link #awaitServed}).
+     */
+    record Result(Map<String, TopicPreparation> outcomes, Map<String, Integer> written) {}
+
+    /** Prepares at most {@link DestinationTopicPlan#MAX_TOPICS_PER_BATCH} topics together: an outcome for each. */
+    Result prepare(List<String> topics, Map<String, Boolean> mayAdopt, Collection<String> excludedProperties)
+            throws InterruptedException {
+        Map<String, TopicPreparation> outcomes = new HashMap<>();
+        List<Create> creates = new ArrayList<>();
+        List<Align> aligns = new ArrayList<>();
+        long started = System.nanoTime();
+        for (Step step : describe(topics, mayAdopt, excludedProperties)) {
+            if (step instanceof Create create) {
+                creates.add(create);
+            } else if (step instanceof Align align) {
+                aligns.add(align);
+            } else {
+                TopicPreparation outcome = ((Settled) step).outcome();
+                outcomes.put(outcome.topic(), outcome);
+            }
+        }
+        long described = System.nanoTime();
+        Map<String, Integer> toGuard = new TreeMap<>(); // topic -> partitions
+        List<Align> toAlter = createAndGrow(creates, aligns, toGuard, outcomes);
+        long created = System.nanoTime();
+        alterOwned(toAlter, toGuard, outcomes);
+        long aligned = System.nanoTime();
+        guardAll(toGuard, outcomes);
+        LOGGER.debugf(
+                "Prepared a batch of %d destination topic(s) (%d to create, %d existing) in %d ms: described in %d, "
+                        + "created and grown in %d, aligned in %d, guarded in %d",
+                topics.size(),
+                creates.size(),
+                aligns.size(),
+                millis(started, System.nanoTime()),
+                millis(started, described),
+                millis(described, created),
+                millis(created, aligned),
+                millis(aligned, System.nanoTime()));
+        Map<String, Integer> written = new HashMap<>();
+        creates.stream()
+                .filter(c -> outcomes.get(c.topic()) instanceof Prepared)
+                .forEach(c -> written.put(c.topic(), c.partitions()));
+        aligns.stream()
+                .filter(a -> a.grows() && outcomes.get(a.topic()) instanceof Prepared)
+                .forEach(a -> written.put(a.topic(), a.partitions()));
+        return new Result(outcomes, written);
+    }
+
+    private static long millis(long from, long to) {
+        return TimeUnit.NANOSECONDS.toMillis(to - from);
+    }
+
+    /** What each topic needs, from one description of both clusters' topics and one of the source's configs, at once. */
+    private List<Step> describe(
+            List<String> topics, Map<String, Boolean> mayAdopt, Collection<String> excludedProperties)
+            throws InterruptedException {
+        Map<String, KafkaFuture<TopicDescription>> sourceTopics =
+                source.describeTopics(topics).topicNameValues();
+        Map<ConfigResource, KafkaFuture<Config>> sourceConfigs = source.describeConfigs(
+                        topics.stream().map(DestinationTopicBatch::resource).toList())
+                .values();
+        Map<String, KafkaFuture<TopicDescription>> destinationTopics =
+                destination.describeTopics(topics).topicNameValues();
+        long deadline = deadline();
+        List<Step> steps = new ArrayList<>();
+        for (String topic : topics) {
+            steps.add(DestinationTopicPlan.plan(
+                    topic,
+                    mayAdopt.get(topic),
+                    answer(sourceTopics.get(topic).thenApply(d -> d.partitions().size()), deadline),
+                    answer(sourceConfigs.get(resource(topic)), deadline),
+                    answer(
+                            destinationTopics
+                                    .get(topic)
+                                    .thenApply(d -> d.partitions().size()),
+                            deadline),
+                    excludedProperties));
+        }
+        return steps;
+    }
+
+    /**
+     * Creates the missing topics and grows the existing ones that have fewer partitions than the source, at once. The
+     * created topics go on to their guard; the existing ones that did not fail are returned, to be aligned.
+     */
+    private List<Align> createAndGrow(
+            List<Create> creates,
+            List<Align> aligns,
+            Map<String, Integer> toGuard,
+            Map<String, TopicPreparation> outcomes)
+            throws InterruptedException {
+        Map<String, KafkaFuture<Void>> created = new HashMap<>();
+        for (List<Create> request : DestinationTopicPlan.requests(creates, Create::records)) {
+            created.putAll(destination
+                    .createTopics(request.stream()
+                            .map(c -> new NewTopic(c.topic(), Optional.of(c.partitions()), Optional.empty())
+                                    .configs(c.configs()))
+                            .toList())
+                    .values());
+        }
+        Map<String, KafkaFuture<Void>> grown = new HashMap<>();
+        List<Align> growing = aligns.stream().filter(Align::grows).toList();
+        for (List<Align> request : DestinationTopicPlan.requests(growing, Align::newPartitions)) {
+            Map<String, NewPartitions> increases = new HashMap<>();
+            request.forEach(a -> increases.put(a.topic(), NewPartitions.increaseTo(a.partitions())));
+            grown.putAll(destination.createPartitions(increases).values());
+        }
+        long deadline = deadline();
+        for (Create create : creates) {
+            Exception error = answer(created.get(create.topic()), deadline).error();
+            Optional<TopicPreparation> failed =
+                    error == null ? Optional.empty() : DestinationTopicPlan.createFailed(create, error);
+            failed.ifPresentOrElse(
+                    f -> outcomes.put(create.topic(), f), () -> toGuard.put(create.topic(), create.partitions()));
+        }
+        List<Align> toAlter = new ArrayList<>();
+        for (Align align : aligns) {
+            Exception error =
+                    align.grows() ? answer(grown.get(align.topic()), deadline).error() : null;
+            if (error == null) {
+                toAlter.add(align);
+            } else {
+                outcomes.put(align.topic(), new Failed(align.topic(), error));
+            }
+        }
+        return toAlter;
+    }
+
+    /** Sets the owned configs on the existing topics; those aligned go on to their guard. */
+    private void alterOwned(List<Align> toAlter, Map<String, Integer> toGuard, Map<String, TopicPreparation> outcomes)
+            throws InterruptedException {
+        Map<ConfigResource, KafkaFuture<Void>> altered = new HashMap<>();
+        for (List<Align> request :
+                DestinationTopicPlan.requests(toAlter, a -> a.owned().size())) {
+            Map<ConfigResource, Collection<AlterConfigOp>> ops = new HashMap<>();
+            request.forEach(a -> ops.put(resource(a.topic()), ops(a.owned(), Set.of())));
+            altered.putAll(destination.incrementalAlterConfigs(ops).values());
+        }
+        long deadline = deadline();
+        for (Align align : toAlter) {
+            Exception error =
+                    answer(altered.get(resource(align.topic())), deadline).error();
+            if (error == null) {
+                toGuard.put(align.topic(), align.partitions());
+            } else {
+                outcomes.put(align.topic(), new Failed(align.topic(), error));
+            }
+        }
+    }
+
+    /** The read-only guard of each topic ({@link #guard}); the topics guarded, or without an authorizer, are prepared. */
+    private void guardAll(Map<String, Integer> toGuard, Map<String, TopicPreparation> outcomes)
+            throws InterruptedException {
+        Map<AclBinding, KafkaFuture<Void>> guarded = new HashMap<>();
+        for (List<String> request : DestinationTopicPlan.requests(List.copyOf(toGuard.keySet()), t -> 1)) {
+            guarded.putAll(destination
+                    .createAcls(request.stream().map(SourceFence::binding).toList())
+                    .values());
+        }
+        long deadline = deadline();
+        for (Map.Entry<String, Integer> topic : toGuard.entrySet()) {
+            Exception error = answer(guarded.get(SourceFence.binding(topic.getKey())), deadline)
+                    .error();
+            outcomes.put(
+                    topic.getKey(),
+                    error == null
+                            ? new Prepared(topic.getKey(), topic.getValue())
+                            : DestinationTopicPlan.guardFailed(topic.getKey(), topic.getValue(), error));
+        }
+    }
+
+    /**
+     * Waits until the destination's metadata shows the created and grown topics with every partition led, as Kafka
+     * Streams' InternalTopicManager does after its CreateTopics: the controller answers once the records are committed,
+     * a broker serves the topic once it has applied them, and what comes next (the sync cycle's config and offset steps,
+     * LOG_TRUNCATION) would otherwise meet UNKNOWN_TOPIC_OR_PARTITION. Past one request timeout the topics are left as
+     * prepared (they were created; their first users retry) with a WARN.
+     */
+    void awaitServed(Map<String, Integer> partitionsByTopic) throws InterruptedException {
+        if (partitionsByTopic.isEmpty()) {
+            return;
+        }
+        Map<String, Integer> pending = new TreeMap<>(partitionsByTopic);
+        long started = System.nanoTime();
+        long deadline = deadline();
+        while (!pending.isEmpty() && System.currentTimeMillis() < deadline) {
+            Map<String, KafkaFuture<TopicDescription>> described =
+                    destination.describeTopics(List.copyOf(pending.keySet())).topicNameValues();
+            for (Map.Entry<String, KafkaFuture<TopicDescription>> topic : described.entrySet()) {
+                Answer<TopicDescription> answer = answer(topic.getValue(), deadline);
+                boolean unknown = answer.error() != null
+                        && DestinationTopicPlan.causedBy(answer.error(), UnknownTopicOrPartitionException.class);
+                if (!unknown && (answer.error() != null || led(answer.value(), pending.get(topic.getKey())))) {
+                    pending.remove(topic.getKey()); // shown, or not ours to wait for (an error other than unknown)
+                }
+            }
+            if (!pending.isEmpty()) {
+                Thread.sleep(100);
+            }
+        }
+        LOGGER.debugf(
+                "%d destination topic(s) created or grown were served after %d ms",
+                partitionsByTopic.size() - pending.size(), millis(started, System.nanoTime()));
+        if (!pending.isEmpty()) {
+            LOGGER.warnf(
+                    "%d destination topic(s) created or grown were not shown with every partition led within %d ms, "
+                            + "e.g. %s; their first users retry",
+                    pending.size(), timeoutMs, pending.keySet().iterator().next());
+        }
+    }
+
+    private static boolean led(TopicDescription description, int partitions) {
+        return description.partitions().size() >= partitions
+                && description.partitions().stream().allMatch(p -> p.leader() != null);
+    }
+
+    private <T> Answer<T> answer(KafkaFuture<T> future, long deadline) throws InterruptedException {
+        try {
+            return new Answer<>(
+                    future.get(Math.max(0, deadline - System.currentTimeMillis()), TimeUnit.MILLISECONDS), null);
+        } catch (ExecutionException e) {
+            return new Answer<>(null, e);
+        } catch (TimeoutException e) {
+            return new Answer<>(null, new TimeoutException("no answer within " + timeoutMs + " ms"));
+        }
+    }
+
+    /** When the requests sent together now must have answered: one request timeout, as for a single request. */
+    private long deadline() {
+        return System.currentTimeMillis() + timeoutMs;
+    }
+
+    static List<AlterConfigOp> ops(Map<String, String> set, Set<String> delete) {
+        List<AlterConfigOp> ops = new ArrayList<>();
+        set.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
+        delete.forEach(k -> ops.add(new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)));
+        return ops;
+    }
+
+    static ConfigResource resource(String topic) {
+        return new ConfigResource(ConfigResource.Type.TOPIC, topic);
+    }
+}
