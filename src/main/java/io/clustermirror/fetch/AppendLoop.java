@@ -16,7 +16,7 @@ import org.apache.kafka.common.requests.ProduceResponse;
 import org.jboss.logging.Logger;
 
 /**
- * The append side of a mirror's data plane, on its own thread: the fetched batches go to the destination leaders as
+ * The append side of a mirror's data plane, as rounds on its fetcher's thread: the fetched batches go to the destination leaders as
  * they are (one batch per partition per Produce, up to {@value #MAX_PRODUCE_REQUEST_BYTES} bytes of batches per
  * request, up to {@value #MAX_IN_FLIGHT_PER_PARTITION} in flight per partition under the partition's own idempotent
  * producer id), and every answer is checked: a batch lands at its source offset or the partition stops. Batches whose

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.IsolationLevel;
@@ -86,9 +87,15 @@ final class FetchLoop {
         this.throttle = throttle;
     }
 
-    /** A Fetch in flight: its lane, what each partition in it was fetched from, the bytes the throttle granted it. */
+    /**
+     * A Fetch in flight: its lane, what each partition in it was fetched from, the bytes the throttle granted it (and
+     * the budget holds for it), whether that has been settled.
+     */
     private record FetchContext(
-            FetchLanes.Lane lane, Map<TopicPartition, FetchPartition.FetchTicket> tickets, int maxBytes) {}
+            FetchLanes.Lane lane,
+            Map<TopicPartition, FetchPartition.FetchTicket> tickets,
+            int maxBytes,
+            AtomicBoolean settled) {}
 
     /**
      * One round on the fetcher's thread: takes up a loaded view of the source (a new load when one was asked for and none
@@ -197,21 +204,40 @@ final class FetchLoop {
                 tickets.values().forEach(t -> t.state().fetchDone());
                 return;
             }
-            FetchSessionHandler.FetchRequestData data = session.build();
-            // Fetch v12 is the newest that works without topic ids (sources before 2.8)
-            short maxVersion = data.canUseTopicIds() ? ApiKeys.FETCH.latestVersion() : (short) 12;
-            FetchRequest.Builder request = FetchRequest.Builder.forConsumer(
-                            maxVersion, FETCH_MAX_WAIT_MS, 1, data.toSend())
-                    .isolationLevel(IsolationLevel.READ_UNCOMMITTED)
-                    .setMaxBytes(maxBytes)
-                    .metadata(data.metadata())
-                    .removed(data.toForget())
-                    .replaced(data.toReplace());
-            lane.inFlight = true;
-            FetchContext context = new FetchContext(lane, tickets, maxBytes);
-            listener.onRequest("fetch", false);
-            source.send(lane.node, request, response -> onFetchResponseGuarded(context, response));
+            FetchContext context = new FetchContext(lane, tickets, maxBytes, new AtomicBoolean());
+            // the answer's bytes are held against the instance's budget until they are queued (at most a grant each)
+            pipeline.budget.add(maxBytes);
+            try {
+                FetchSessionHandler.FetchRequestData data = session.build();
+                // Fetch v12 is the newest that works without topic ids (sources before 2.8)
+                short maxVersion = data.canUseTopicIds() ? ApiKeys.FETCH.latestVersion() : (short) 12;
+                FetchRequest.Builder request = FetchRequest.Builder.forConsumer(
+                                maxVersion, FETCH_MAX_WAIT_MS, 1, data.toSend())
+                        .isolationLevel(IsolationLevel.READ_UNCOMMITTED)
+                        .setMaxBytes(maxBytes)
+                        .metadata(data.metadata())
+                        .removed(data.toForget())
+                        .replaced(data.toReplace());
+                lane.inFlight = true;
+                listener.onRequest("fetch", false);
+                source.send(lane.node, request, response -> onFetchResponseGuarded(context, response));
+            } catch (RuntimeException e) {
+                // nothing went out: the grant, the budget and the partitions are free again, the session starts anew
+                settle(context, 0);
+                lane.inFlight = false;
+                lane.session.handleError(e);
+                tickets.values().forEach(t -> t.state().fetchDone());
+                throw e;
+            }
         });
+    }
+
+    /** Once per Fetch: the throttle is charged what came back, and the budget's hold on the answer ends. */
+    private void settle(FetchContext context, long received) {
+        if (context.settled().compareAndSet(false, true)) {
+            throttle.settle(context.maxBytes(), received);
+            pipeline.budget.release(context.maxBytes());
+        }
     }
 
     /**
@@ -222,6 +248,7 @@ final class FetchLoop {
         try {
             onFetchResponse(context, response);
         } catch (RuntimeException e) {
+            settle(context, 0);
             context.lane().inFlight = false;
             context.lane().session.handleError(e);
             String reason = "handling the Fetch response of source broker " + context.lane().broker + " failed: " + e;
@@ -241,7 +268,7 @@ final class FetchLoop {
         context.tickets().values().forEach(t -> t.state().fetchDone());
         boolean failed = response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null;
         long received = failed ? 0 : receivedBytes((FetchResponse) response.responseBody());
-        throttle.settle(context.maxBytes(), received);
+        settle(context, received);
         if (failed) {
             listener.onRequest("fetch", true);
             lane.session.handleError(

@@ -6,8 +6,8 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The data plane's view of one partition. Fields under "guarded by this" are shared by the fetch and
- * append threads; the others belong to the append thread alone. A new instance is made each time a
+ * The data plane's view of one partition. Fields under "guarded by this" are shared by the fetcher's thread and the
+ * coordinator's (add, remove); the others belong to the append loop's rounds alone. A new instance is made each time a
  * partition enters the data plane, so responses to requests of an earlier instance are told apart by identity.
  */
 final class FetchPartition {

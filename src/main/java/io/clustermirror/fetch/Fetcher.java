@@ -59,6 +59,8 @@ final class Fetcher {
     private final AtomicInteger load = new AtomicInteger();
 
     private volatile boolean running = true;
+    /** Turns so far (fetcher thread only), for rotating which data plane goes first. */
+    private int turns;
     /** The thread of the turn under way, or null between turns (for interrupting a stuck data plane). */
     private volatile Thread current;
 
@@ -139,7 +141,12 @@ final class Fetcher {
                 command.run();
             }
             long pollMs = POLL_MS;
-            for (Rounds rounds : List.copyOf(attached)) {
+            // the first data plane of a turn fills the shared destination connections first: the first place goes round
+            List<Rounds> order = new ArrayList<>(attached);
+            if (!order.isEmpty()) {
+                java.util.Collections.rotate(order, -Math.floorMod(turns++, order.size()));
+            }
+            for (Rounds rounds : order) {
                 if (rounds.running()) {
                     pollMs = Math.min(pollMs, rounds.rounds());
                 }
@@ -170,11 +177,23 @@ final class Fetcher {
             return;
         }
         running = false;
+        // data planes still waiting to be attached end here too
+        for (Runnable command = commands.poll(); command != null; command = commands.poll()) {
+            try {
+                command.run();
+            } catch (RuntimeException e) {
+                LOGGER.debugf(e, "%s: a command failed while it stopped", name);
+            }
+        }
         // each data plane on it logs its end with the cause, once
         LOGGER.warnf("%s died (%s): its %d data planes end, and the pool replaces it", name, cause, attached.size());
         for (Rounds rounds : attached) {
-            rounds.networkDied(name, cause);
-            rounds.detached();
+            try {
+                rounds.networkDied(name, cause);
+                rounds.detached();
+            } catch (RuntimeException e) {
+                LOGGER.errorf(e, "%s: a data plane could not be told that it ended", name);
+            }
         }
         attached.clear();
         load.set(0);
@@ -190,6 +209,9 @@ final class Fetcher {
     private void closeNow() {
         if (stopped.isDone()) {
             return;
+        }
+        for (Runnable command = commands.poll(); command != null; command = commands.poll()) {
+            command.run(); // an attach still queued: the data plane is detached below like the others
         }
         for (Rounds rounds : attached) {
             rounds.detached();

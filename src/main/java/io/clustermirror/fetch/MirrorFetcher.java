@@ -33,6 +33,8 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
     private final WireClient source;
     private final FetchLoop fetchLoop;
     private final AppendLoop appendLoop;
+    /** The thread running this data plane's round now, or null: what a stuck check may interrupt. */
+    private volatile Thread inRound;
     /** Completes once the data plane has left its fetcher (closed or dead). */
     private final CompletableFuture<Void> detached = new CompletableFuture<>();
 
@@ -104,19 +106,24 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
 
     @Override
     public long rounds() {
-        long wait;
+        inRound = Thread.currentThread();
         try {
-            wait = fetchLoop.round();
-        } catch (Throwable t) {
-            pipeline.loopDied("fetcher", "died", t);
-            return Long.MAX_VALUE;
+            long wait;
+            try {
+                wait = fetchLoop.round();
+            } catch (Throwable t) {
+                pipeline.loopDied("fetcher", "died", t);
+                return Long.MAX_VALUE;
+            }
+            try {
+                appendLoop.round();
+            } catch (Throwable t) {
+                pipeline.loopDied("appender", "died", t);
+            }
+            return wait;
+        } finally {
+            inRound = null;
         }
-        try {
-            appendLoop.round();
-        } catch (Throwable t) {
-            pipeline.loopDied("appender", "died", t);
-        }
-        return wait;
     }
 
     @Override
@@ -126,7 +133,8 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
 
     @Override
     public void detached() {
-        appendLoop.detached();
+        appendLoop.detached(); // queued bytes back to the budget, waiters told
+        partitions.clear(); // nothing of a closed data plane is reported (lag gauges) any more
         source.close(); // this data plane's source connections (the destination ones are the fetcher's)
         detached.complete(null);
     }
@@ -164,11 +172,14 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         if (loop == null) {
             return false;
         }
-        Thread stuck = fetcher.current();
+        Thread stuck = inRound;
+        if (stuck == null && fetcher.current() != null) {
+            return false; // another data plane's round holds the fetcher's thread: that one is the stuck one
+        }
         pipeline.loopDied(
                 loop, "is stuck (no progress for over " + stuckAfterMs + " ms)", new StuckLoop(fetcher.name, stuck));
-        if (stuck != null) {
-            stuck.interrupt();
+        if (stuck != null && inRound == stuck) {
+            stuck.interrupt(); // only while it runs this data plane's round (racy by one round at worst)
         }
         return true;
     }
@@ -304,9 +315,11 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (Exception e) {
-                LOGGER.debugf("Mirror %s: the data plane had not left %s within 5 s", mirror, fetcher.name);
+                LOGGER.warnf(
+                        "Mirror %s: the data plane had not left %s within 5 s (a round of it is still under way); it "
+                                + "leaves once that round ends",
+                        mirror, fetcher.name);
             }
         }
-        partitions.clear(); // nothing of a closed data plane is reported (lag gauges) any more
     }
 }
