@@ -31,7 +31,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * up and in the middle half, CPU of the copier and of the brokers, the ratios against the ceiling with the issue's
  * targets, and draws the progress of every copier into {@code bench/results/catch-up.png}.
  *
- * <p>Run with {@code bench/catch-up.sh [records] [--two-mirrors] [--copiers=bare,mirror,copy,copy-tuned,mm2]}.
+ * <p>Run with {@code bench/catch-up.sh [records] [--two-mirrors] [--copiers=bare,mirror,copy,copy-tuned,mm2]
+ * [--service=key=value ...]}.
  */
 public final class CatchUpBenchmark {
 
@@ -98,6 +99,9 @@ public final class CatchUpBenchmark {
         }
     }
 
+    /** Settings the service runs with ({@code --service=key=value}, repeatable), printed with the figures. */
+    private static final List<String> SERVICE_PROPERTIES = new java.util.ArrayList<>();
+
     public static void main(String[] args) throws Exception {
         long records = 1_000_000;
         boolean twoMirrors = false;
@@ -105,6 +109,8 @@ public final class CatchUpBenchmark {
         for (String arg : args) {
             if (arg.equals("--two-mirrors")) {
                 twoMirrors = true;
+            } else if (arg.startsWith("--service=")) {
+                SERVICE_PROPERTIES.add(arg.substring("--service=".length()));
             } else if (arg.startsWith("--copiers=")) {
                 copiers = new LinkedHashSet<>(
                         List.of(arg.substring("--copiers=".length()).split(",")));
@@ -151,6 +157,9 @@ public final class CatchUpBenchmark {
             produce(destination.bootstrapServers(), List.of("warmup"), Math.min(records, 200_000), true);
             long logBytes = logBytes(source, List.of(TOPIC));
             System.out.printf("Backlog: %,d records, %,d log bytes%n", records, logBytes);
+            if (!SERVICE_PROPERTIES.isEmpty()) {
+                System.out.println("The service runs with " + String.join(", ", SERVICE_PROPERTIES));
+            }
 
             Runner runner = new Runner(source, destination, root, records);
             List<Result> results = new ArrayList<>();
@@ -277,7 +286,7 @@ public final class CatchUpBenchmark {
 
         Result mirror(long logBytes) throws Exception {
             try (BenchSupport.Service service =
-                    BenchSupport.startService(destination, root, "service", "-Xmx1g", List.of())) {
+                    BenchSupport.startService(destination, root, "service", "-Xmx1g", SERVICE_PROPERTIES)) {
                 createMirror(service, "bench");
                 return measureService("cluster-mirror, 1 mirror", service, List.of("bench"), List.of(TOPIC), logBytes);
             }
@@ -290,7 +299,10 @@ public final class CatchUpBenchmark {
                     root,
                     "service-pair",
                     "-Xmx1g",
-                    List.of("mirror.state.topic.name=__mirror_state_pair"))) {
+                    java.util.stream.Stream.concat(
+                                    java.util.stream.Stream.of("mirror.state.topic.name=__mirror_state_pair"),
+                                    SERVICE_PROPERTIES.stream())
+                            .toList())) {
                 createMirror(service, "pair-a");
                 createMirror(service, "pair-b");
                 return measureService(
