@@ -107,7 +107,8 @@ public final class SyncCycleBenchmark {
                     } else if (line.contains("Prepared a batch of")) {
                         System.out.println("    " + line.substring(line.indexOf("Prepared a batch of")));
                     } else if (line.contains("created or grown were served after")) {
-                        System.out.println("    then " + line.substring(line.lastIndexOf(") ") + 2));
+                        System.out.println("    then "
+                                + line.replaceFirst(".* (\\d+ destination topic\\(s\\) created or grown)", "$1"));
                     }
                 }
                 System.out.printf(
