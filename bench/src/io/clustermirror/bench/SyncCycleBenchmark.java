@@ -99,7 +99,10 @@ public final class SyncCycleBenchmark {
                     Thread.sleep(1000);
                 }
                 if (firstCycleMs < 0) {
-                    System.out.println("First sync cycle: not seen alone (more than one cycle between two polls)");
+                    System.out.printf(
+                            "First sync cycle: not seen alone (more than one cycle between two polls); the longest cycle "
+                                    + "so far, which is the first (the timer keeps its max for 2 minutes): %.1f s%n",
+                            timer(service)[2]);
                 }
                 for (String line : java.nio.file.Files.readAllLines(root.resolve("service.log"))) {
                     if (line.contains("prepared ") && line.contains("destination topic(s) in")) {
@@ -107,7 +110,8 @@ public final class SyncCycleBenchmark {
                     } else if (line.contains("Prepared a batch of")) {
                         System.out.println("    " + line.substring(line.indexOf("Prepared a batch of")));
                     } else if (line.contains("created or grown were served after")) {
-                        System.out.println("    then " + line.substring(line.lastIndexOf(") ") + 2));
+                        System.out.println("    then "
+                                + line.replaceFirst(".* (\\d+ destination topic\\(s\\) created or grown)", "$1"));
                     }
                 }
                 System.out.printf(

@@ -118,10 +118,9 @@ final class TopicStarts {
                             .invoke(reserved::release);
                 })
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
-        // cancelled at the deadline: the topics it reserved are released (onTermination) and its worker reserves no
-        // more
-        // and begins no further batch of preparations (the topics of the batch under way then may be left created on
-        // the destination); what it persisted stays
+        // cancelled at the deadline: the topics it reserved are released (onTermination), its worker reserves no more
+        // and begins no further batch of preparations (the batch under way may leave its topics created on the
+        // destination); what it persisted stays
         return flows.bound(
                 start,
                 "start",
@@ -231,8 +230,7 @@ final class TopicStarts {
         }
         Map<String, TopicPreparation.Prepared> ready = new TreeMap<>();
         try {
-            // batched: a few requests per few hundred topics, not five per topic; a cancelled start begins no more
-            // batches
+            // a few requests per batch of topics, not five per topic; a cancelled start begins no further batch
             runtime.topics
                     .prepareAll(toPrepare, excludedProps, reserved::isReleased)
                     .values()
