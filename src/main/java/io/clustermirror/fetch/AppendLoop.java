@@ -33,6 +33,8 @@ final class AppendLoop {
      * request per connection at a time, so no broker validates a fetcher's batches on one request thread alone.
      */
     static final int CONNECTIONS_PER_BROKER = 2;
+    /** The least time between two read-backs of the destination's open transactions while one is still completing. */
+    private static final long RECOVERY_SPACING_MS = 100;
     /** How long the stop of a partition outside the data plane waits to read back the transactions left open on it. */
     private static final long LEFT_OPEN_WAIT_NANOS = 10_000_000_000L;
     /**
@@ -175,6 +177,12 @@ final class AppendLoop {
             } else if (reset && !state.transactions.settling()) {
                 resets.finish(state);
                 pipeline.appenderBeat = System.nanoTime();
+            } else if (reset && System.nanoTime() - state.resetRequestedAt > 4_000_000L * timeoutMs) {
+                pipeline.fail(
+                        state,
+                        "after a pipeline reset, a destination transaction of this partition was still writing its marker "
+                                + (4 * timeoutMs) + " ms later (PREPARE_COMMIT or PREPARE_ABORT); its end is checked "
+                                + "again by LOG_TRUNCATION");
             }
         }
     }
@@ -368,6 +376,8 @@ final class AppendLoop {
             recovery.recover(recovering, pipeline.destinationView);
             recoveryBackoff.succeeded();
             recoveryFailingSinceMs = 0;
+            // a marker still being written is read again, but not every turn: ListTransactions covers the cluster
+            nextRecoveryAttemptMs = System.currentTimeMillis() + RECOVERY_SPACING_MS;
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
