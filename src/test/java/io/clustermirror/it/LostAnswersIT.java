@@ -1,6 +1,7 @@
 package io.clustermirror.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.testbed.CuttingProxy;
 import io.clustermirror.testbed.ReplicatedCluster;
@@ -12,8 +13,13 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -69,31 +75,60 @@ class LostAnswersIT extends ServiceIT {
         try (Admin admin = bed.sourceAdmin()) {
             Kafka.createTopic(admin, topic, PARTITIONS, Map.of());
         }
-        AtomicBoolean producing = new AtomicBoolean(true);
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        Thread producer = new Thread(() -> produceUntilStopped(topic, producing, sends), "live-producer");
-        producer.start();
-        startTopics(mirror, topic);
-        awaitAllPartitions(mirror, topic, "MIRRORING");
+        ScheduledExecutorService faults = Executors.newScheduledThreadPool(2);
+        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(
+                bed.source().bootstrapServers(), Map.of(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4"))) {
+            // ~2,000 records/s: 20 every 10 ms
+            AtomicInteger produced = new AtomicInteger();
+            ScheduledFuture<?> producing = faults.scheduleAtFixedRate(
+                    () -> produce(producer, topic, produced, sends), 0, 10, TimeUnit.MILLISECONDS);
+            startTopics(mirror, topic);
+            awaitAllPartitions(mirror, topic, "MIRRORING");
 
-        // When client connections to the destination's brokers are cut every 0.3-1.5 s for a while
-        Random random = new Random();
-        Set<String> failures = ConcurrentHashMap.newKeySet();
-        long until = System.nanoTime() + CUTTING.toNanos();
-        while (System.nanoTime() < until) {
-            destination
-                    .proxies()
-                    .get(random.nextInt(destination.proxies().size()))
-                    .cut(random);
-            Thread.sleep(300 + random.nextInt(1200));
-            noteFailures(mirror, topic, failures);
+            // When client connections to the destination's brokers are cut every 0.3-1.5 s for a while
+            Random random = new Random();
+            Set<String> failures = ConcurrentHashMap.newKeySet();
+            long until = System.nanoTime() + CUTTING.toNanos();
+            AtomicBoolean cutting = new AtomicBoolean(true);
+            faults.schedule(
+                    new Runnable() {
+                        @Override
+                        public void run() {
+                            if (System.nanoTime() >= until) {
+                                cutting.set(false);
+                                return;
+                            }
+                            try {
+                                destination
+                                        .proxies()
+                                        .get(random.nextInt(
+                                                destination.proxies().size()))
+                                        .cut(random);
+                                noteFailures(mirror, topic, failures);
+                            } finally {
+                                faults.schedule(this, 300 + random.nextInt(1200), TimeUnit.MILLISECONDS);
+                            }
+                        }
+                    },
+                    0,
+                    TimeUnit.MILLISECONDS);
+            await("the cutting window").atMost(CUTTING.plusSeconds(60)).untilFalse(cutting);
+            destination.proxies().forEach(CuttingProxy::stopCutting);
+            producing.cancel(false);
+            producer.flush();
+            synchronized (sends) {
+                for (Future<RecordMetadata> send : sends) {
+                    send.get(); // every record the test counts on is on the source
+                }
+            }
+            assertFaultsLeftNoTrace(mirror, topic, failures, sends.size());
+        } finally {
+            faults.shutdownNow();
         }
-        destination.proxies().forEach(CuttingProxy::stopCutting);
-        producing.set(false);
-        producer.join(Duration.ofSeconds(60).toMillis());
-        for (Future<RecordMetadata> send : sends) {
-            send.get(); // every record the test counts on is on the source
-        }
+    }
+
+    private void assertFaultsLeftNoTrace(String mirror, String topic, Set<String> failures, int sent) throws Exception {
 
         // Then no partition left MIRRORING meanwhile, and the mirror catches up, without divergence
         int cuts = destination.proxies().stream().mapToInt(CuttingProxy::cuts).sum();
@@ -114,7 +149,7 @@ class LostAnswersIT extends ServiceIT {
         // and the destination holds the source's records, each once, at its offset
         List<Kafka.Rec> sourceRecords = Kafka.readAll(bed.source().bootstrapServers(), topic);
         List<Kafka.Rec> destinationRecords = Kafka.readAll(destination.bootstrapServers(), topic);
-        assertThat(sourceRecords).hasSize(sends.size());
+        assertThat(sourceRecords).hasSize(sent);
         assertThat(destinationRecords).containsExactlyElementsOf(sourceRecords);
         // and the faults did happen: answers were lost, and batches sent again in place, never through a reset
         assertThat(cuts).isGreaterThanOrEqualTo(20);
@@ -126,28 +161,24 @@ class LostAnswersIT extends ServiceIT {
                 .doesNotContain("pipeline reset");
     }
 
-    /** Records with keys, headers and timestamps at ~2,000/s over the partitions, until told to stop. */
-    private static void produceUntilStopped(String topic, AtomicBoolean producing, List<Future<RecordMetadata>> sends) {
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(
-                bed.source().bootstrapServers(), Map.of(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4"))) {
-            for (int i = 0; producing.get(); i++) {
-                ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(
-                        topic,
-                        null,
-                        System.currentTimeMillis() - i % 1000,
-                        ("key-" + (i % 500)).getBytes(),
-                        ("value-" + i + "-" + "x".repeat(i % 200)).getBytes());
-                record.headers().add("i", Integer.toString(i).getBytes());
-                synchronized (sends) {
-                    sends.add(producer.send(record));
-                }
-                if (i % 20 == 19) {
-                    Thread.sleep(10);
-                }
+    /** 20 records with keys, headers and timestamps over the partitions (one tick of the live producer). */
+    private static void produce(
+            KafkaProducer<byte[], byte[]> producer,
+            String topic,
+            AtomicInteger produced,
+            List<Future<RecordMetadata>> sends) {
+        for (int n = 0; n < 20; n++) {
+            int i = produced.getAndIncrement();
+            ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(
+                    topic,
+                    null,
+                    System.currentTimeMillis() - i % 1000,
+                    ("key-" + (i % 500)).getBytes(),
+                    ("value-" + i + "-" + "x".repeat(i % 200)).getBytes());
+            record.headers().add("i", Integer.toString(i).getBytes());
+            synchronized (sends) {
+                sends.add(producer.send(record));
             }
-            producer.flush();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 

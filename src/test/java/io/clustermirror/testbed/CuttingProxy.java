@@ -11,7 +11,10 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -39,6 +42,13 @@ public final class CuttingProxy implements AutoCloseable {
     private final AtomicInteger cuts = new AtomicInteger();
     private final AtomicInteger cutsAfterProduce = new AtomicInteger();
     private final AtomicInteger lateProduces = new AtomicInteger();
+    /** Where held-back Produce requests wait for their late delivery. */
+    private final ScheduledExecutorService late = Executors.newScheduledThreadPool(4, r -> {
+        Thread thread = new Thread(r, "cutting-proxy-late");
+        thread.setDaemon(true);
+        return thread;
+    });
+
     private volatile int upstreamPort = -1;
 
     public CuttingProxy() throws IOException {
@@ -144,20 +154,19 @@ public final class CuttingProxy implements AutoCloseable {
 
     /** Hands a request to the broker on a connection of its own after {@code delayMs}, and waits for its answer. */
     private void deliverLate(byte[] frame, int delayMs) {
-        try {
-            Thread.sleep(delayMs);
-            try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), upstreamPort)) {
-                socket.setSoTimeout(30_000);
-                socket.getOutputStream().write(frame);
-                socket.getOutputStream().flush();
-                DataInputStream in = new DataInputStream(socket.getInputStream());
-                in.readFully(new byte[in.readInt()]);
-                lateProduces.incrementAndGet();
-            }
+        late.schedule(() -> deliver(frame), delayMs, TimeUnit.MILLISECONDS);
+    }
+
+    private void deliver(byte[] frame) {
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), upstreamPort)) {
+            socket.setSoTimeout(30_000);
+            socket.getOutputStream().write(frame);
+            socket.getOutputStream().flush();
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            in.readFully(new byte[in.readInt()]);
+            lateProduces.incrementAndGet();
         } catch (IOException e) {
             // the broker is gone or did not answer: the request may or may not have been handled
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 
@@ -209,6 +218,7 @@ public final class CuttingProxy implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        late.shutdownNow();
         server.close();
         links.forEach(CuttingProxy::close);
     }
