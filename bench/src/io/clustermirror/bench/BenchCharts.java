@@ -1,5 +1,6 @@
 package io.clustermirror.bench;
 
+import java.awt.Color;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -41,7 +42,7 @@ final class BenchCharts {
         styler.setLegendPosition(Styler.LegendPosition.InsideSE);
         styler.setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
         styler.setYAxisLogarithmic(logY);
-        styler.setChartBackgroundColor(java.awt.Color.WHITE);
+        styler.setChartBackgroundColor(Color.WHITE);
         series.forEach((name, xy) -> {
             if (xy[0].length > 0) {
                 chart.addSeries(name, xy[0], xy[1]).setMarker(SeriesMarkers.NONE);

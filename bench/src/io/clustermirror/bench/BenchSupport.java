@@ -1,16 +1,22 @@
 package io.clustermirror.bench;
 
 import io.clustermirror.embedded.KafkaBrokerProcess;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 
@@ -81,7 +87,7 @@ final class BenchSupport {
                 Path.of("target", "quarkus-app", "quarkus-run.jar")
                         .toAbsolutePath()
                         .toString()));
-        java.nio.file.Files.createDirectories(root);
+        Files.createDirectories(root);
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(root.resolve(name + ".log").toFile())
@@ -153,7 +159,7 @@ final class BenchSupport {
      */
     static Process launchCopier(Path log, String heap, String mainClass, String... args) throws Exception {
         String classpath = KafkaBrokerProcess.classpathFrom(Path.of("target", "kafka-broker.classpath"))
-                + java.io.File.pathSeparator
+                + File.pathSeparator
                 + Path.of("target", "test-classes").toAbsolutePath();
         List<String> command = new ArrayList<>(List.of(java(), heap, "-cp", classpath, mainClass));
         command.addAll(List.of(args));
@@ -165,10 +171,10 @@ final class BenchSupport {
      * once when that is null).
      */
     static Process launch(List<String> command, Path log, String ready) throws Exception {
-        java.nio.file.Files.createDirectories(log.toAbsolutePath().getParent());
+        Files.createDirectories(log.toAbsolutePath().getParent());
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        var lines = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream()));
-        var out = java.nio.file.Files.newBufferedWriter(log);
+        var lines = new BufferedReader(new InputStreamReader(process.getInputStream()));
+        var out = Files.newBufferedWriter(log);
         CompletableFuture<Void> seen = new CompletableFuture<>();
         Thread drain = new Thread(
                 () -> {
@@ -182,7 +188,7 @@ final class BenchSupport {
                                 seen.complete(null);
                             }
                         }
-                    } catch (java.io.IOException e) {
+                    } catch (IOException e) {
                         seen.completeExceptionally(e);
                     }
                     seen.completeExceptionally(new IllegalStateException("it ended before it was ready"));
@@ -194,7 +200,7 @@ final class BenchSupport {
             return process;
         }
         try {
-            seen.get(180, java.util.concurrent.TimeUnit.SECONDS);
+            seen.get(180, TimeUnit.SECONDS);
         } catch (Exception e) {
             process.destroyForcibly();
             throw new IllegalStateException("copier not ready; see " + log, e);

@@ -12,7 +12,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -100,7 +103,7 @@ public final class CatchUpBenchmark {
     }
 
     /** Settings the service runs with ({@code --service=key=value}, repeatable), printed with the figures. */
-    private static final List<String> SERVICE_PROPERTIES = new java.util.ArrayList<>();
+    private static final List<String> SERVICE_PROPERTIES = new ArrayList<>();
 
     public static void main(String[] args) throws Exception {
         long records = 1_000_000;
@@ -299,9 +302,7 @@ public final class CatchUpBenchmark {
                     root,
                     "service-pair",
                     "-Xmx1g",
-                    java.util.stream.Stream.concat(
-                                    java.util.stream.Stream.of("mirror.state.topic.name=__mirror_state_pair"),
-                                    SERVICE_PROPERTIES.stream())
+                    Stream.concat(Stream.of("mirror.state.topic.name=__mirror_state_pair"), SERVICE_PROPERTIES.stream())
                             .toList())) {
                 createMirror(service, "pair-a");
                 createMirror(service, "pair-b");
@@ -523,8 +524,7 @@ public final class CatchUpBenchmark {
         long bytes = 0;
         for (String topic : topics) {
             try (var dirs = Files.list(broker.logDir())) {
-                for (Path dir : dirs.filter(
-                                d -> d.getFileName().toString().matches(java.util.regex.Pattern.quote(topic) + "-\\d+"))
+                for (Path dir : dirs.filter(d -> d.getFileName().toString().matches(Pattern.quote(topic) + "-\\d+"))
                         .toList()) {
                     try (var files = Files.list(dir)) {
                         for (Path f :
@@ -567,7 +567,7 @@ public final class CatchUpBenchmark {
                 sum += admin.listOffsets(request).all().get().values().stream()
                         .mapToLong(i -> i.offset())
                         .sum();
-            } catch (java.util.concurrent.ExecutionException e) {
+            } catch (ExecutionException e) {
                 // not created yet, or its leader not known yet
             }
         }

@@ -1,5 +1,6 @@
 package io.clustermirror.bench;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -23,7 +24,7 @@ public final class ConsumerProducerCopy {
 
     private ConsumerProducerCopy() {}
 
-    public static void main(String[] args) throws java.io.IOException {
+    public static void main(String[] args) throws IOException {
         String source = args[0];
         String destination = args[1];
         String topic = args[2];

@@ -1,13 +1,18 @@
 package io.clustermirror.bench;
 
 import io.clustermirror.embedded.KafkaBrokerProcess;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
@@ -41,16 +46,15 @@ public final class SyncCycleBenchmark {
                 long creating = System.nanoTime();
                 admin.createTopics(newTopics).all().get();
                 double created = (System.nanoTime() - creating) / 1e9;
-                Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> ends = new java.util.HashMap<>();
-                newTopics.forEach(t ->
-                        ends.put(new TopicPartition(t.name(), 0), org.apache.kafka.clients.admin.OffsetSpec.latest()));
+                Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+                newTopics.forEach(t -> ends.put(new TopicPartition(t.name(), 0), OffsetSpec.latest()));
                 admin.listOffsets(ends).all().get(); // retried by the Admin until the broker serves every partition
                 System.out.printf(
                         "The source broker created them (one CreateTopics) in %.1f s and served them all after %.1f s: "
                                 + "what creating %,d topics costs a broker here%n",
                         created, (System.nanoTime() - creating) / 1e9, topics);
                 for (int i = 0; i < topics; i += 100) {
-                    Map<TopicPartition, OffsetAndMetadata> offsets = new java.util.HashMap<>();
+                    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
                     for (int j = i; j < Math.min(topics, i + 100); j++) {
                         offsets.put(new TopicPartition(String.format("sync.t%04d", j), 0), new OffsetAndMetadata(0));
                     }
@@ -77,7 +81,7 @@ public final class SyncCycleBenchmark {
                 while (true) {
                     String body = service.get("/v1/mirrors/sync");
                     if (firstCycleMs < 0) {
-                        java.util.regex.Matcher sync = java.util.regex.Pattern.compile(
+                        Matcher sync = Pattern.compile(
                                         "\"lastCycleMs\":(\\d+),\"errors\":\\[(.*?)\\],\"groupsSkippedActive\".*?\"cycles\":(\\d+)")
                                 .matcher(body);
                         if (sync.find() && Long.parseLong(sync.group(3)) == 1) {
@@ -104,7 +108,7 @@ public final class SyncCycleBenchmark {
                                     + "so far, which is the first (the timer keeps its max for 2 minutes): %.1f s%n",
                             timer(service)[2]);
                 }
-                for (String line : java.nio.file.Files.readAllLines(root.resolve("service.log"))) {
+                for (String line : Files.readAllLines(root.resolve("service.log"))) {
                     if (line.contains("prepared ") && line.contains("destination topic(s) in")) {
                         System.out.println("  of which " + line.substring(line.indexOf("prepared")));
                     } else if (line.contains("Prepared a batch of")) {
@@ -130,7 +134,7 @@ public final class SyncCycleBenchmark {
     }
 
     private static long mirroring(String body) {
-        return java.util.regex.Pattern.compile("\"MIRRORING\":(\\d+)")
+        return Pattern.compile("\"MIRRORING\":(\\d+)")
                 .matcher(body)
                 .results()
                 .mapToLong(m -> Long.parseLong(m.group(1)))

@@ -12,6 +12,7 @@ import io.clustermirror.mirror.MirrorException;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
@@ -98,7 +99,7 @@ public class ProblemMapper {
         if (e instanceof MirrorException mirror) {
             return mirror(mirror, request);
         }
-        if (e instanceof java.util.concurrent.RejectedExecutionException) {
+        if (e instanceof RejectedExecutionException) {
             // the mirror's runtime was dropped (its data plane ended) while this request used it: a new one is built
             return respond(
                     MirrorError.COORDINATOR_NOT_AVAILABLE,

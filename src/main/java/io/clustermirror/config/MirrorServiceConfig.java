@@ -6,6 +6,7 @@ import io.smallrye.config.WithName;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 
 /**
@@ -79,7 +80,7 @@ public interface MirrorServiceConfig {
          * precedence; deleting that one returns to this.
          */
         @WithName("throttled.rate")
-        java.util.OptionalLong throttledRate();
+        OptionalLong throttledRate();
     }
 
     interface Flow {

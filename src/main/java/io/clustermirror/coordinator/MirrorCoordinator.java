@@ -1,6 +1,8 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.fetch.FetchBudget;
+import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.fetch.ForeignStateTopics;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceClusterProbe;
@@ -129,13 +131,13 @@ public class MirrorCoordinator {
      * The instance's fetcher pool: {@code mirror.fetcher.threads} fetchers turning on a named Vert.x worker pool of as
      * many threads (so a turn always finds a thread; its blocked-thread check warns past the stuck-loop limit).
      */
-    private io.clustermirror.fetch.FetcherPool fetcherPool(Vertx vertx) {
+    private FetcherPool fetcherPool(Vertx vertx) {
         int threads = config.fetcherThreads();
-        io.clustermirror.fetch.FetchBudget budget = new io.clustermirror.fetch.FetchBudget(config.fetcherBufferBytes());
+        FetchBudget budget = new FetchBudget(config.fetcherBufferBytes());
         metrics.registerFetchBudget(budget::queued, budget.limit());
         WorkerExecutor workers = vertx.createSharedWorkerExecutor(
                 "cluster-mirror-fetcher", threads, stuckAfterMs(), TimeUnit.MILLISECONDS);
-        return new io.clustermirror.fetch.FetcherPool(
+        return new FetcherPool(
                 threads,
                 task -> workers.executeBlocking(
                         () -> {

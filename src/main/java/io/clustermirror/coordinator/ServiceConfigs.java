@@ -7,6 +7,7 @@ import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.ServiceConfigEntry;
 import io.clustermirror.mirror.ServiceConfigRules;
 import io.smallrye.mutiny.Uni;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.jboss.logging.Logger;
@@ -32,7 +33,7 @@ public final class ServiceConfigs {
     /** @throws IllegalArgumentException when the application config holds a value the setting does not take */
     ServiceConfigs(MirrorCoordinator coordinator, MirrorServiceConfig config, MirrorMetrics metrics) {
         this.coordinator = coordinator;
-        Map<String, String> configured = new java.util.HashMap<>();
+        Map<String, String> configured = new HashMap<>();
         config.replication()
                 .throttledRate()
                 .ifPresent(rate -> configured.put(ServiceConfigRules.REPLICATION_THROTTLED_RATE, Long.toString(rate)));

@@ -1,11 +1,14 @@
 package io.clustermirror.fetch;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -74,7 +77,7 @@ public record ClusterView(
                                 .exceptionallyCompose(e -> unwrap(e) instanceof UnknownTopicOrPartitionException
                                         ? CompletableFuture.completedFuture(null)
                                         : CompletableFuture.failedFuture(unwrap(e)))));
-        List<CompletableFuture<?>> all = new java.util.ArrayList<>(described.values());
+        List<CompletableFuture<?>> all = new ArrayList<>(described.values());
         all.add(nodes);
         all.add(clusterId);
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
@@ -84,7 +87,7 @@ public record ClusterView(
                     Map<String, Uuid> ids = new HashMap<>();
                     described.values().stream()
                             .map(CompletableFuture::join)
-                            .filter(java.util.Objects::nonNull)
+                            .filter(Objects::nonNull)
                             .forEach(description -> {
                                 ids.put(description.name(), description.topicId());
                                 description.partitions().forEach(p -> {
@@ -103,7 +106,7 @@ public record ClusterView(
     }
 
     private static Throwable unwrap(Throwable e) {
-        return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+        return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
     /** Topic names by id, built once per view: every Fetch and Produce response needs it. */

@@ -2,6 +2,7 @@ package io.clustermirror.fetch;
 
 import io.clustermirror.mirror.MirrorPartition;
 import java.util.ArrayDeque;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 
@@ -64,7 +65,7 @@ final class FetchPartition {
      * Batches sent under the current producer identity whose answer was lost (disconnect, timeout, retriable error), by
      * source base offset: re-sent as they are, in order, until each is acknowledged; read back by a reset.
      */
-    final java.util.TreeMap<Long, Sent> unconfirmed = new java.util.TreeMap<>();
+    final TreeMap<Long, Sent> unconfirmed = new TreeMap<>();
     /** When the first of {@link #unconfirmed} lost its answer (System.nanoTime), for bounding the retries. */
     long retryingSince;
     /** Retries sent since then, for the back-off between them. */

@@ -1,6 +1,7 @@
 package io.clustermirror.fetch;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -9,6 +10,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.common.network.ChannelBuilder;
+import org.apache.kafka.common.utils.Utils;
 import org.jboss.logging.Logger;
 
 /**
@@ -51,7 +54,7 @@ final class Fetcher {
     final FetchBudget budget;
 
     private final Executor executor;
-    private final org.apache.kafka.common.network.ChannelBuilder destinationChannels;
+    private final ChannelBuilder destinationChannels;
     private final AtomicInteger sourceGroups = new AtomicInteger();
     private final Queue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private final List<Rounds> attached = new ArrayList<>();
@@ -144,7 +147,7 @@ final class Fetcher {
             // the first data plane of a turn fills the shared destination connections first: the first place goes round
             List<Rounds> order = new ArrayList<>(attached);
             if (!order.isEmpty()) {
-                java.util.Collections.rotate(order, -Math.floorMod(turns++, order.size()));
+                Collections.rotate(order, -Math.floorMod(turns++, order.size()));
             }
             for (Rounds rounds : order) {
                 if (rounds.running()) {
@@ -219,7 +222,7 @@ final class Fetcher {
         attached.clear();
         network.close();
         if (destinationChannels != null) {
-            org.apache.kafka.common.utils.Utils.closeQuietly(destinationChannels, name);
+            Utils.closeQuietly(destinationChannels, name);
         }
         stopped.complete(null);
     }

@@ -14,8 +14,10 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -94,7 +96,7 @@ public class KafkaClients {
         return props;
     }
 
-    private Admin watched(String clientId, java.util.function.Supplier<Admin> factory) {
+    private Admin watched(String clientId, Supplier<Admin> factory) {
         Admin admin = SelfHealingAdmin.create(clientId, factory, (client, reason) -> metrics.clientReplaced(client));
         SelfHealingAdmin handler = SelfHealingAdmin.of(admin);
         admins.add(handler);
@@ -106,7 +108,7 @@ public class KafkaClients {
     public List<String> clientFailures() {
         return admins.stream()
                 .map(SelfHealingAdmin::failure)
-                .filter(java.util.Objects::nonNull)
+                .filter(Objects::nonNull)
                 .sorted()
                 .toList();
     }

@@ -1,5 +1,6 @@
 package io.clustermirror.kafka;
 
+import java.security.NoSuchAlgorithmException;
 import java.security.Security;
 import java.util.List;
 import java.util.Locale;
@@ -8,6 +9,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.SslConfigs;
 
@@ -81,12 +83,12 @@ final class SourceSettingRules {
 
     /** The JVM's default TLS parameters, read once. */
     private static final class SslDefaults {
-        static final javax.net.ssl.SSLParameters PARAMETERS = supportedParameters();
+        static final SSLParameters PARAMETERS = supportedParameters();
 
-        private static javax.net.ssl.SSLParameters supportedParameters() {
+        private static SSLParameters supportedParameters() {
             try {
                 return SSLContext.getDefault().getSupportedSSLParameters();
-            } catch (java.security.NoSuchAlgorithmException e) {
+            } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException("This JVM has no default TLS context", e);
             }
         }

@@ -3,6 +3,7 @@ package io.clustermirror.kafka;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.RegexList;
 import io.clustermirror.mirror.SourceAllowlist;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -75,7 +76,7 @@ final class SourceSettingsCheck {
                         throw invalid(
                                 name,
                                 "names a class the Kafka client would instantiate ('"
-                                        + io.clustermirror.mirror.RegexList.abbreviate(className)
+                                        + RegexList.abbreviate(className)
                                         + "'); only the classes listed in mirror.source.allowed.classes may be named");
                     }
                 }

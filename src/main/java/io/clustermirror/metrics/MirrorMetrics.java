@@ -5,6 +5,7 @@ import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
@@ -34,10 +35,8 @@ public class MirrorMetrics {
     private final MeterRegistry registry;
     private final Counter stateWritesOk;
     private final Counter stateWritesFailed;
-    private final java.util.Map<FetcherKey, FetcherMeters> fetcherMeters =
-            new java.util.concurrent.ConcurrentHashMap<>();
-    private final java.util.Map<String, DataPlaneMeters> dataPlaneMeters =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<FetcherKey, FetcherMeters> fetcherMeters = new ConcurrentHashMap<>();
+    private final Map<String, DataPlaneMeters> dataPlaneMeters = new ConcurrentHashMap<>();
     private final Map<String, MirrorGaugeSources> gaugeSources = new ConcurrentHashMap<>();
     private final MultiGauge partitionLag;
 
@@ -55,7 +54,7 @@ public class MirrorMetrics {
                 .description(
                         "Lag of each partition in a data plane, in records (source high watermark minus destination end)")
                 .register(registry);
-        io.micrometer.core.instrument.FunctionCounter.builder(
+        FunctionCounter.builder(
                         "cluster.mirror.pattern.compilations",
                         this,
                         ignored -> io.clustermirror.mirror.RegexList.compilations())
@@ -82,8 +81,7 @@ public class MirrorMetrics {
                 .description("mirror.replication.throttled.rate in force: bytes per second fetched by all mirrors of "
                         + "this instance together (9223372036854775807: unlimited)")
                 .register(registry);
-        io.micrometer.core.instrument.FunctionCounter.builder(
-                        "cluster.mirror.replication.throttle.time", throttle, throttleTimeSeconds)
+        FunctionCounter.builder("cluster.mirror.replication.throttle.time", throttle, throttleTimeSeconds)
                 .baseUnit("seconds")
                 .description("Time Fetches to the sources waited for the replication budget (overlapping waits once)")
                 .register(registry);

@@ -2,6 +2,7 @@ package io.clustermirror.mirror;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -77,7 +78,7 @@ public final class ServiceConfigRules {
     public static List<ServiceConfigEntry> describe(Map<String, String> dynamic, Map<String, String> statics) {
         return Arrays.stream(Setting.values())
                 .map(s -> resolve(s.name, dynamic, statics))
-                .sorted(java.util.Comparator.comparing(ServiceConfigEntry::name))
+                .sorted(Comparator.comparing(ServiceConfigEntry::name))
                 .toList();
     }
 

@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -356,7 +357,7 @@ public final class MirrorStateStore implements AutoCloseable {
         }
         try {
             producer.beginTransaction();
-            List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
+            List<Future<?>> sends = new ArrayList<>();
             for (Entry entry : entries) {
                 sends.add(producer.send(new ProducerRecord<>(
                         topic,
@@ -365,7 +366,7 @@ public final class MirrorStateStore implements AutoCloseable {
                         entry.value())));
             }
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(writeTimeoutMs);
-            for (java.util.concurrent.Future<?> send : sends) { // one deadline for the write, not one per record
+            for (Future<?> send : sends) { // one deadline for the write, not one per record
                 send.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             }
             producer.commitTransaction();

@@ -30,6 +30,10 @@ import java.util.concurrent.Executor;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.jboss.logmanager.formatters.PatternFormatter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -463,12 +467,10 @@ class PartitionLifecycleTest {
     }
 
     /** The lifecycle's FAILED lines as "LEVEL message", captured from its logger (JBoss LogManager is the JUL manager). */
-    private static final class LogCapture extends java.util.logging.Handler implements AutoCloseable {
-        private final java.util.logging.Logger logger =
-                java.util.logging.Logger.getLogger(PartitionLifecycle.class.getName());
+    private static final class LogCapture extends Handler implements AutoCloseable {
+        private final Logger logger = Logger.getLogger(PartitionLifecycle.class.getName());
         private final List<String> lines = Collections.synchronizedList(new ArrayList<>());
-        private final org.jboss.logmanager.formatters.PatternFormatter format =
-                new org.jboss.logmanager.formatters.PatternFormatter("%p %s");
+        private final PatternFormatter format = new PatternFormatter("%p %s");
 
         LogCapture() {
             logger.addHandler(this);
@@ -479,7 +481,7 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public void publish(java.util.logging.LogRecord record) {
+        public void publish(LogRecord record) {
             String line = format.format(record);
             if (line.contains(" FAILED")) {
                 lines.add(line);

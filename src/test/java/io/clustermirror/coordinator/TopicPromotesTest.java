@@ -16,7 +16,9 @@ import io.clustermirror.sync.SyncReport;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Uni;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -40,9 +42,9 @@ class TopicPromotesTest {
             host,
             thread,
             new MirrorMetrics(new SimpleMeterRegistry()),
-            Clock.fixed(NOW, java.time.ZoneOffset.UTC),
+            Clock.fixed(NOW, ZoneOffset.UTC),
             1000,
-            new FlowDeadlines(new MirrorMetrics(new SimpleMeterRegistry()), java.time.Duration.ofSeconds(30)));
+            new FlowDeadlines(new MirrorMetrics(new SimpleMeterRegistry()), Duration.ofSeconds(30)));
 
     @AfterEach
     void stop() {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.fetch.DestinationTopics;
+import io.clustermirror.fetch.ForeignStateTopics;
 import io.clustermirror.fetch.TopicPreparation;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
@@ -43,7 +44,7 @@ class TopicStartsTest {
             host,
             new MirrorConfigRules(Set.of(), Set.of()),
             "__mirror_state",
-            new io.clustermirror.fetch.ForeignStateTopics(
+            new ForeignStateTopics(
                     () -> {
                         throw new AssertionError("this start adopts no destination topic");
                     },

@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.MockClient;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
@@ -155,7 +156,7 @@ class DataPlaneLivenessTest {
 
     static final class RecordingListener implements DataPlane.Listener {
         final Map<MirrorPartition, String> failures = new ConcurrentHashMap<>();
-        final java.util.concurrent.atomic.AtomicInteger fetches = new java.util.concurrent.atomic.AtomicInteger();
+        final AtomicInteger fetches = new AtomicInteger();
         volatile FetchAction onFetch = failed -> {};
 
         @Override

@@ -8,6 +8,7 @@ import io.clustermirror.fetch.DestinationTopicPlan.Create;
 import io.clustermirror.fetch.DestinationTopicPlan.Settled;
 import io.clustermirror.fetch.DestinationTopicPlan.Step;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -46,7 +47,7 @@ class DestinationTopicPlanTest {
     void aTopicMissingOnTheDestinationShouldBeCreatedWithTheSourcesConfigsAndTheOwnedOnes() {
         Step step = plan(false, ok(3), ok(SOURCE_CONFIG), failed(new UnknownTopicOrPartitionException("no")));
 
-        Map<String, String> expected = new java.util.HashMap<>(OWNED);
+        Map<String, String> expected = new HashMap<>(OWNED);
         expected.put("retention.ms", "86400000"); // set on the source, not excluded, not owned
         assertThat(step).isEqualTo(new Create("t", 3, expected, false));
         assertThat(((Create) step).records()).isEqualTo(1 + 3 + 6);

@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.clustermirror.mirror.MirrorPartition;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -23,6 +25,7 @@ import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
+import org.apache.kafka.common.requests.FetchMetadata;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.utils.Time;
@@ -199,7 +202,7 @@ class FetchLanesTest {
     void theFirstPlaceOfAFullFetchShouldGoRound() {
         List<Integer> partitions = List.of(0, 1, 2, 3);
         FetchLoop loop = loopWith(1, partitions);
-        Set<TopicPartition> firsts = new java.util.HashSet<>();
+        Set<TopicPartition> firsts = new HashSet<>();
         for (int i = 0; i < partitions.size(); i++) {
             turn(loop);
             ClientRequest fetch = network.requests().peek();
@@ -254,7 +257,7 @@ class FetchLanesTest {
         return builder(request).fetchData();
     }
 
-    private static org.apache.kafka.common.requests.FetchMetadata metadata(ClientRequest request) {
+    private static FetchMetadata metadata(ClientRequest request) {
         return builder(request).metadata();
     }
 
@@ -264,7 +267,7 @@ class FetchLanesTest {
      */
     private static FetchResponse response(ClientRequest request, int sessionId, Map<Integer, Long> recordsFrom) {
         LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> data = new LinkedHashMap<>();
-        Set<Integer> answered = new java.util.TreeSet<>(recordsFrom.keySet());
+        Set<Integer> answered = new TreeSet<>(recordsFrom.keySet());
         if (metadata(request).isFull()) {
             fetchData(request).keySet().forEach(tp -> answered.add(tp.partition()));
         }

@@ -17,6 +17,7 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -130,7 +131,7 @@ class FetcherPoolTest {
         // and a new data plane runs on the new fetcher
         DataPlaneLivenessTest.RecordingListener again = new DataPlaneLivenessTest.RecordingListener();
         dataPlane("m1", again).add(partition, 0, -1);
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> again.fetches.get() > 0);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> again.fetches.get() > 0);
         assertThat(again.failures).isEmpty();
     }
 }

@@ -36,6 +36,7 @@ import org.apache.kafka.common.requests.InitProducerIdResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.utils.Time;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -94,10 +95,10 @@ class LostAnswersTest {
         assertThat(produced)
                 .extracting(Produced::producerId, Produced::epoch, Produced::baseSequence)
                 .containsExactly(
-                        org.assertj.core.groups.Tuple.tuple(PRODUCER_ID, EPOCH, 0),
-                        org.assertj.core.groups.Tuple.tuple(PRODUCER_ID, EPOCH, 3),
-                        org.assertj.core.groups.Tuple.tuple(PRODUCER_ID, EPOCH, 0),
-                        org.assertj.core.groups.Tuple.tuple(PRODUCER_ID, EPOCH, 3));
+                        Tuple.tuple(PRODUCER_ID, EPOCH, 0),
+                        Tuple.tuple(PRODUCER_ID, EPOCH, 3),
+                        Tuple.tuple(PRODUCER_ID, EPOCH, 0),
+                        Tuple.tuple(PRODUCER_ID, EPOCH, 3));
         assertThat(produced.get(3).confirmedBefore())
                 .as("the second retry goes once the first is confirmed")
                 .isEqualTo(1);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.clustermirror.mirror.MirrorPartition;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.MockClient;
@@ -16,6 +17,7 @@ import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 
 /** The fast path's Produce requests: one batch per partition, a byte cap a request passes only with a single batch. */
@@ -83,11 +85,9 @@ class ProduceRoundsTest {
     /** {@code count} partitions led by one broker and pinned to the same one of its connections. */
     private List<FetchPartition> partitions(int count, int batchesEach, int recordBytes) {
         List<FetchPartition> partitions = new ArrayList<>();
-        Map<TopicPartition, Node> leaders = new java.util.HashMap<>();
+        Map<TopicPartition, Node> leaders = new HashMap<>();
         for (int p = 0; partitions.size() < count; p++) {
-            if (org.apache.kafka.common.utils.Utils.abs(new TopicPartition("orders", p).hashCode())
-                            % AppendLoop.CONNECTIONS_PER_BROKER
-                    != 0) {
+            if (Utils.abs(new TopicPartition("orders", p).hashCode()) % AppendLoop.CONNECTIONS_PER_BROKER != 0) {
                 continue;
             }
             FetchPartition state = new FetchPartition(new MirrorPartition("orders", p), 0, -1, 1);

@@ -3,6 +3,7 @@ package io.clustermirror.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.embedded.KafkaBrokerProcess;
 import io.clustermirror.testbed.CorruptingProxy;
 import io.clustermirror.testbed.ServiceProcess;
 import io.restassured.RestAssured;
@@ -11,6 +12,7 @@ import io.restassured.specification.RequestSpecification;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -28,7 +30,7 @@ import org.junit.jupiter.api.Test;
 class FetcherCountIT extends ServiceIT {
 
     private static CorruptingProxy proxy;
-    private static io.clustermirror.embedded.KafkaBrokerProcess source;
+    private static KafkaBrokerProcess source;
     private static ServiceProcess threeFetchers;
 
     @BeforeAll
@@ -126,7 +128,7 @@ class FetcherCountIT extends ServiceIT {
         String metrics = apiOf(service).get("/q/metrics").then().extract().asString();
         Pattern line = Pattern.compile("cluster_mirror_fetcher_bytes_total\\{([^}]*)} ([0-9.E]+)");
         Matcher m = line.matcher(metrics);
-        java.util.TreeSet<String> fetchers = new java.util.TreeSet<>();
+        TreeSet<String> fetchers = new TreeSet<>();
         while (m.find()) {
             Map<String, String> tags = Pattern.compile(",")
                     .splitAsStream(m.group(1))

@@ -18,7 +18,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.stream.IntStream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -217,8 +219,8 @@ class HardeningIT extends ServiceIT {
         String busy = uniqueName("busy");
         createMirror(busy);
         java.util.concurrent.ExecutorService clients = java.util.concurrent.Executors.newFixedThreadPool(20);
-        List<java.util.concurrent.Future<String>> patches = new ArrayList<>();
-        List<java.util.concurrent.Future<?>> hangUps = new ArrayList<>();
+        List<Future<String>> patches = new ArrayList<>();
+        List<Future<?>> hangUps = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             String policy = i % 2 == 0 ? "recreate" : "fail";
             patches.add(clients.submit(() -> {
@@ -249,10 +251,10 @@ class HardeningIT extends ServiceIT {
             }));
         }
         try {
-            org.awaitility.Awaitility.await("40 PATCHes answered and 300 requests sent and hung up")
+            Awaitility.await("40 PATCHes answered and 300 requests sent and hung up")
                     .atMost(Duration.ofSeconds(90))
-                    .until(() -> patches.stream().allMatch(java.util.concurrent.Future::isDone)
-                            && hangUps.stream().allMatch(java.util.concurrent.Future::isDone));
+                    .until(() -> patches.stream().allMatch(Future::isDone)
+                            && hangUps.stream().allMatch(Future::isDone));
         } finally {
             clients.shutdownNow();
         }
@@ -282,7 +284,7 @@ class HardeningIT extends ServiceIT {
         // and the log was captured: the lines the service writes for these requests are in it (an audit line for each
         // PATCH and for the last 404, which came after every hung-up request, and each applied change), so whatever
         // the hung-up requests logged is in it too; and it holds none of the errors of answers nobody waited for
-        org.awaitility.Awaitility.await("the service's log holds the lines of these requests")
+        Awaitility.await("the service's log holds the lines of these requests")
                 .atMost(Duration.ofSeconds(10))
                 .untilAsserted(() -> {
                     String log = bed.service().log().substring(logMark);

@@ -6,10 +6,12 @@ import io.clustermirror.testbed.TestBed;
 import io.restassured.http.ContentType;
 import io.restassured.response.ValidatableResponse;
 import io.restassured.specification.RequestSpecification;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -99,14 +101,14 @@ abstract class ServiceIT {
         props.put("bootstrap.servers", bed.destination().bootstrapServers());
         props.put("isolation.level", "read_uncommitted");
         props.put("enable.auto.commit", false);
-        java.util.concurrent.atomic.AtomicLong count = new java.util.concurrent.atomic.AtomicLong();
+        AtomicLong count = new AtomicLong();
         com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
         try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(
                 props,
                 new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
                 new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
             // a count of a partial read would be wrong: the read fails the test when it cannot reach the end
-            Kafka.readToEnd(consumer, mark, java.time.Duration.ofSeconds(30), record -> {
+            Kafka.readToEnd(consumer, mark, Duration.ofSeconds(30), record -> {
                 if (mirror.equals(json.readTree(record.key()).path("mirror").asText(null))) {
                     count.incrementAndGet();
                 }
@@ -142,7 +144,7 @@ abstract class ServiceIT {
     /** Waits until every partition of the topic is in {@code state}. */
     static void awaitAllPartitions(String mirror, String topic, String state) {
         org.awaitility.Awaitility.await(topic + " all " + state)
-                .atMost(java.time.Duration.ofSeconds(30))
+                .atMost(Duration.ofSeconds(30))
                 .until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
                         .allMatch(state::equals));
     }
@@ -176,8 +178,8 @@ abstract class ServiceIT {
     /** Waits until every partition of the topic is MIRRORING with the destination at the source's end. */
     static void awaitConverged(String mirror, String topic) {
         org.awaitility.Awaitility.await("mirror " + mirror + " topic " + topic + " converged")
-                .atMost(java.time.Duration.ofSeconds(120))
-                .pollInterval(java.time.Duration.ofMillis(500))
+                .atMost(Duration.ofSeconds(120))
+                .pollInterval(Duration.ofMillis(500))
                 .untilAsserted(() -> {
                     var partitions = describeTopic(mirror, topic).getList("partitions", Map.class);
                     org.assertj.core.api.Assertions.assertThat(partitions)
@@ -196,8 +198,8 @@ abstract class ServiceIT {
     /** Waits until some partition of the topic is in {@code state}; returns that partition's description. */
     static Map<?, ?> awaitPartitionState(String mirror, String topic, String state) {
         return org.awaitility.Awaitility.await(topic + " " + state)
-                .atMost(java.time.Duration.ofSeconds(60))
-                .pollInterval(java.time.Duration.ofMillis(300))
+                .atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(300))
                 .until(
                         () -> describeTopic(mirror, topic).getList("partitions", Map.class).stream()
                                 .filter(p -> state.equals(p.get("state")))

@@ -11,7 +11,9 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
@@ -128,19 +130,17 @@ class StateEncryptionIT extends ServiceIT {
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bed.destination().bootstrapServers());
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        java.util.concurrent.atomic.AtomicReference<JsonNode> latest =
-                new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<JsonNode> latest = new AtomicReference<>();
         try (KafkaConsumer<byte[], byte[]> consumer =
                 new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            Kafka.readToEnd(
-                    consumer, java.util.List.of(new TopicPartition(STATE, 0)), Duration.ofSeconds(30), record -> {
-                        JsonNode key = AccessMatrix.JSON.readTree(record.key());
-                        if ("mirror".equals(key.path("kind").asText())
-                                && mirror.equals(key.path("mirror").asText())
-                                && record.value() != null) {
-                            latest.set(AccessMatrix.JSON.readTree(record.value()));
-                        }
-                    });
+            Kafka.readToEnd(consumer, List.of(new TopicPartition(STATE, 0)), Duration.ofSeconds(30), record -> {
+                JsonNode key = AccessMatrix.JSON.readTree(record.key());
+                if ("mirror".equals(key.path("kind").asText())
+                        && mirror.equals(key.path("mirror").asText())
+                        && record.value() != null) {
+                    latest.set(AccessMatrix.JSON.readTree(record.value()));
+                }
+            });
         }
         assertThat(latest.get()).as("record of " + mirror).isNotNull();
         return latest.get();

@@ -8,6 +8,7 @@ import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,7 +33,7 @@ class StopOutsideDataPlaneIT extends ServiceIT {
         writeOneRecordPerPartition(bed.source().bootstrapServers(), topic, "source");
         writeOneRecordPerPartition(bed.destination().bootstrapServers(), topic, "elsewhere");
         startTopicsAdopting(mirror, topic);
-        org.awaitility.Awaitility.await(topic + " all FAILED")
+        Awaitility.await(topic + " all FAILED")
                 .atMost(Duration.ofSeconds(90))
                 .until(() -> describeTopic(mirror, topic).getList("partitions.state").stream()
                         .allMatch("FAILED"::equals));

@@ -11,11 +11,13 @@ import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
@@ -246,7 +248,7 @@ class ThrottleIT extends ServiceIT {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw new IllegalStateException(e.getCause());
         }
     }
@@ -268,7 +270,7 @@ class ThrottleIT extends ServiceIT {
                 Kafka.producer(bed.source().bootstrapServers(), config)) {
             List<Future<?>> sends = new ArrayList<>();
             for (int i = 0; i < BACKLOG_MiB * 1024; i++) {
-                byte[] value = java.util.Arrays.copyOfRange(noise, i % MiB, i % MiB + 1024);
+                byte[] value = Arrays.copyOfRange(noise, i % MiB, i % MiB + 1024);
                 sends.add(producer.send(new ProducerRecord<>(topic, i % 4, null, value)));
             }
             producer.flush();

@@ -7,6 +7,7 @@ import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import java.util.Map;
 import java.util.Set;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -32,8 +33,8 @@ class SourceSettingsCheckTest {
         assertThatThrownBy(() ->
                         SourceSettingsCheck.check(Map.of("bootstrap.servers", "localhost:9092", key, value), Set.of()))
                 .isInstanceOfSatisfying(MirrorException.class, e -> {
-                    org.assertj.core.api.Assertions.assertThat(e.error()).isEqualTo(MirrorError.INVALID_CONFIG);
-                    org.assertj.core.api.Assertions.assertThat(e.field()).isEqualTo("config." + key);
+                    Assertions.assertThat(e.error()).isEqualTo(MirrorError.INVALID_CONFIG);
+                    Assertions.assertThat(e.field()).isEqualTo("config." + key);
                 });
     }
 

@@ -8,6 +8,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -128,7 +129,7 @@ public final class CorruptingProxy implements AutoCloseable {
         if (length == 0xffff || 10 + length > request.length) {
             return "";
         }
-        return new String(request, 10, length, java.nio.charset.StandardCharsets.UTF_8);
+        return new String(request, 10, length, StandardCharsets.UTF_8);
     }
 
     private static void closeQuietly(Socket socket) {

@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,6 +17,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The packaged service ({@code target/quarkus-app/quarkus-run.jar}) run as its own process, the way
@@ -125,16 +128,16 @@ public final class ServiceProcess implements AutoCloseable {
             Process dump = new ProcessBuilder(jcmd.toString(), String.valueOf(process.pid()), "Thread.print")
                     .redirectErrorStream(true)
                     .start();
-            String out = new String(dump.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            String out = new String(dump.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!dump.waitFor(60, TimeUnit.SECONDS) || dump.exitValue() != 0) {
                 throw new IllegalStateException("jcmd Thread.print of " + name + " failed:\n" + out);
             }
             // a Java thread's entry starts with its quoted name and id: "mirror-worker-1" #52 daemon prio=5 ...
             // (the JVM's own threads, GC and VM, have no id and are not Java threads)
-            java.util.regex.Pattern entry = java.util.regex.Pattern.compile("^\"(.*)\" #\\d+ ");
+            Pattern entry = Pattern.compile("^\"(.*)\" #\\d+ ");
             return out.lines()
                     .map(entry::matcher)
-                    .filter(java.util.regex.Matcher::find)
+                    .filter(Matcher::find)
                     .map(m -> m.group(1))
                     .toList();
         } catch (IOException e) {
