@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Test;
 /** The offset-preserving data plane on the two real clusters: DESIGN §4, issue 3's must-show list. */
 class DataPlaneIT extends ServiceIT {
 
+    private static final String THROTTLE = "/v1/config/mirror.replication.throttled.rate";
+
     @Test
     void backlogShouldLandAtIdenticalOffsetsInIdenticalBatches() throws Exception {
         // Given: 3 topics x 4 partitions, 108,000 keyed records with headers, written with every codec by idempotent
@@ -196,20 +198,26 @@ class DataPlaneIT extends ServiceIT {
         Kafka.produce(bed.source().bootstrapServers(), topic, 100_000, "lz4", "c1");
         AtomicBoolean producing = new AtomicBoolean(true);
         CompletableFuture<Void> producer = backgroundProducer(topic, producing, "c2");
-        startTopics(mirror, topic);
-        await().atMost(Duration.ofSeconds(60))
-                .until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 10_000);
+        // the instance copies at 1 MiB/s until the kill, so that it is mid-stream however fast the data plane is
+        api().body(Map.of("value", "1048576")).put(THROTTLE).then().statusCode(200);
+        try {
+            startTopics(mirror, topic);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> Kafka.total(Kafka.offsetsOf(bed.destination(), topic)) > 10_000);
 
-        // When: the service dies mid-stream and a new process takes over
-        long destinationAtKill = Kafka.total(Kafka.offsetsOf(bed.destination(), topic));
-        long sourceAtKill = Kafka.total(Kafka.offsetsOf(bed.source(), topic));
-        bed.service().kill();
-        bed.service().start();
+            // When: the service dies mid-stream and a new process takes over
+            long destinationAtKill = Kafka.total(Kafka.offsetsOf(bed.destination(), topic));
+            long sourceAtKill = Kafka.total(Kafka.offsetsOf(bed.source(), topic));
+            bed.service().kill();
+            bed.service().start();
+            assertThat(destinationAtKill).as("killed mid-stream").isLessThan(sourceAtKill);
+        } finally {
+            api().delete(THROTTLE).then().statusCode(200); // the new process applied it from the state
+        }
         producing.set(false);
         producer.join();
 
         // Then
-        assertThat(destinationAtKill).as("killed mid-stream").isLessThan(sourceAtKill);
         awaitConverged(mirror, topic);
         assertIdentical(topic);
     }
