@@ -1,21 +1,22 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
-import io.clustermirror.fetch.DestinationTopics;
 import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.fetch.LogTruncation;
 import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.fetch.ReplicationThrottle;
-import io.clustermirror.fetch.TailPreservation;
 import io.clustermirror.kafka.SourceAdmins;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PreservedTail;
+import io.clustermirror.topics.DestinationTopics;
+import io.clustermirror.topics.TailPreservation;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import org.apache.kafka.clients.admin.Admin;
@@ -99,7 +100,11 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
 
     @Override
     public List<PreservedTail> preserveDivergentTails(List<MirrorPartition> partitions) throws Exception {
-        return preservation.preserve(mirror.name(), truncation.divergentRanges(mirror.name(), partitions));
+        Map<MirrorPartition, TailPreservation.Tail> tails = new TreeMap<>();
+        truncation
+                .divergentRanges(mirror.name(), partitions)
+                .forEach((p, range) -> tails.put(p, new TailPreservation.Tail(range.from(), range.to())));
+        return preservation.preserve(mirror.name(), tails);
     }
 
     @Override

@@ -1,9 +1,9 @@
 package io.clustermirror.coordinator;
 
-import io.clustermirror.fetch.SourceFence;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.TopicPromotion;
+import io.clustermirror.topics.SourceFence;
 import io.smallrye.mutiny.Uni;
 import java.util.HashMap;
 import java.util.Map;

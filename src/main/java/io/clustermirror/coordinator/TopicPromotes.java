@@ -1,9 +1,6 @@
 package io.clustermirror.coordinator;
 
 import com.google.re2j.Pattern;
-import io.clustermirror.fetch.DrainCheck;
-import io.clustermirror.fetch.DrainCheck.Drain;
-import io.clustermirror.fetch.SourceFence;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorError;
@@ -14,6 +11,9 @@ import io.clustermirror.mirror.PartitionLag;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.sync.SyncReport;
+import io.clustermirror.topics.DrainCheck;
+import io.clustermirror.topics.DrainCheck.Drain;
+import io.clustermirror.topics.SourceFence;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.time.Clock;

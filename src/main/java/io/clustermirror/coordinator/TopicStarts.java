@@ -1,9 +1,6 @@
 package io.clustermirror.coordinator;
 
 import com.google.re2j.Pattern;
-import io.clustermirror.fetch.DestinationTopics;
-import io.clustermirror.fetch.ForeignStateTopics;
-import io.clustermirror.fetch.TopicPreparation;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
@@ -16,6 +13,9 @@ import io.clustermirror.mirror.RegexList;
 import io.clustermirror.mirror.StartPlan;
 import io.clustermirror.mirror.TopicNames;
 import io.clustermirror.mirror.TopicSelection;
+import io.clustermirror.topics.DestinationTopics;
+import io.clustermirror.topics.ForeignStateTopics;
+import io.clustermirror.topics.TopicPreparation;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.time.Clock;

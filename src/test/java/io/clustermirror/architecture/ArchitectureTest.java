@@ -16,7 +16,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The rooms and their arrows: {@code api -> coordinator -> {sync, fetch} -> {kafka, state} -> mirror}, with
+ * The rooms and their arrows: {@code api -> coordinator -> {sync, fetch} -> topics -> {kafka, state} -> mirror}, the
+ * coordinator also using {@code topics} (the destination topic, ACL and offset Admin work) directly, with
  * {@code config} (the service's settings) and {@code metrics} usable from every room, and {@code embedded} (dev mode's
  * local clusters) outside the service's own layering. No package cycles; no main class past the size rule.
  */
@@ -38,6 +39,8 @@ class ArchitectureTest {
                 .definedBy("io.clustermirror.sync..")
                 .layer("fetch")
                 .definedBy("io.clustermirror.fetch..")
+                .layer("topics")
+                .definedBy("io.clustermirror.topics..")
                 .layer("kafka")
                 .definedBy("io.clustermirror.kafka..")
                 .layer("state")
@@ -60,18 +63,20 @@ class ArchitectureTest {
                 .mayOnlyBeAccessedByLayers("coordinator", "api")
                 .whereLayer("fetch")
                 .mayOnlyBeAccessedByLayers("coordinator")
-                .whereLayer("kafka")
-                .mayOnlyBeAccessedByLayers("sync", "fetch", "coordinator", "api")
-                .whereLayer("state")
+                .whereLayer("topics")
                 .mayOnlyBeAccessedByLayers("sync", "fetch", "coordinator")
+                .whereLayer("kafka")
+                .mayOnlyBeAccessedByLayers("sync", "fetch", "topics", "coordinator", "api")
+                .whereLayer("state")
+                .mayOnlyBeAccessedByLayers("sync", "fetch", "topics", "coordinator")
                 .whereLayer("mirror")
                 .mayOnlyBeAccessedByLayers(
-                        "api", "coordinator", "sync", "fetch", "kafka", "state", "metrics", "embedded")
+                        "api", "coordinator", "sync", "fetch", "topics", "kafka", "state", "metrics", "embedded")
                 .whereLayer("metrics")
-                .mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch", "kafka")
+                .mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch", "topics", "kafka")
                 .whereLayer("config")
                 .mayOnlyBeAccessedByLayers(
-                        "api", "coordinator", "sync", "fetch", "kafka", "state", "metrics", "embedded")
+                        "api", "coordinator", "sync", "fetch", "topics", "kafka", "state", "metrics", "embedded")
                 .check(MAIN);
     }
 

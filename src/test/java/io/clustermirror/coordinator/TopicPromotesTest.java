@@ -3,7 +3,6 @@ package io.clustermirror.coordinator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.clustermirror.fetch.DrainCheck.Drain;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorError;
@@ -13,6 +12,7 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.sync.SyncReport;
+import io.clustermirror.topics.DrainCheck.Drain;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Uni;
 import java.time.Clock;

@@ -1,12 +1,12 @@
-package io.clustermirror.fetch;
+package io.clustermirror.topics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.clustermirror.fetch.DestinationTopicPlan.Align;
-import io.clustermirror.fetch.DestinationTopicPlan.Answer;
-import io.clustermirror.fetch.DestinationTopicPlan.Create;
-import io.clustermirror.fetch.DestinationTopicPlan.Settled;
-import io.clustermirror.fetch.DestinationTopicPlan.Step;
+import io.clustermirror.topics.DestinationTopicPlan.Align;
+import io.clustermirror.topics.DestinationTopicPlan.Answer;
+import io.clustermirror.topics.DestinationTopicPlan.Create;
+import io.clustermirror.topics.DestinationTopicPlan.Settled;
+import io.clustermirror.topics.DestinationTopicPlan.Step;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

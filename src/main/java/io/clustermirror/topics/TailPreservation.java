@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.topics;
 
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PreservedTail;
@@ -56,6 +56,12 @@ public final class TailPreservation {
         this.timeoutMs = timeoutMs;
     }
 
+    /**
+     * The records of a destination partition only it holds, offsets [from, to): what the divergence check found (a type
+     * of this room's own, so that the data plane's LOG_TRUNCATION may use this room and not the other way round).
+     */
+    public record Tail(long from, long to) {}
+
     public static String topicFor(String topic) {
         String name = PREFIX + topic;
         return name.length() <= 249 ? name : name.substring(0, 249);
@@ -65,8 +71,7 @@ public final class TailPreservation {
      * Copies each destination partition's records in its range into the preservation topic, with one consumer and one
      * producer for all of them; what it copied, per partition.
      */
-    public List<PreservedTail> preserve(String mirror, Map<MirrorPartition, LogTruncation.DivergentRange> ranges)
-            throws Exception {
+    public List<PreservedTail> preserve(String mirror, Map<MirrorPartition, Tail> ranges) throws Exception {
         if (ranges.isEmpty()) {
             return List.of();
         }

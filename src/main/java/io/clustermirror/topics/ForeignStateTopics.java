@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.topics;
 
 import io.clustermirror.state.StateSignature;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.topics;
 
 /**
  * How preparing one destination topic ended ({@link DestinationTopics#prepareAll}): each topic of a batch gets its own,

@@ -1,12 +1,12 @@
-package io.clustermirror.fetch;
+package io.clustermirror.topics;
 
-import io.clustermirror.fetch.DestinationTopicPlan.Align;
-import io.clustermirror.fetch.DestinationTopicPlan.Answer;
-import io.clustermirror.fetch.DestinationTopicPlan.Create;
-import io.clustermirror.fetch.DestinationTopicPlan.Settled;
-import io.clustermirror.fetch.DestinationTopicPlan.Step;
-import io.clustermirror.fetch.TopicPreparation.Failed;
-import io.clustermirror.fetch.TopicPreparation.Prepared;
+import io.clustermirror.topics.DestinationTopicPlan.Align;
+import io.clustermirror.topics.DestinationTopicPlan.Answer;
+import io.clustermirror.topics.DestinationTopicPlan.Create;
+import io.clustermirror.topics.DestinationTopicPlan.Settled;
+import io.clustermirror.topics.DestinationTopicPlan.Step;
+import io.clustermirror.topics.TopicPreparation.Failed;
+import io.clustermirror.topics.TopicPreparation.Prepared;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;

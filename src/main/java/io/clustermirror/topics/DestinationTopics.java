@@ -1,11 +1,11 @@
-package io.clustermirror.fetch;
+package io.clustermirror.topics;
 
-import io.clustermirror.fetch.TopicPreparation.Conflict;
-import io.clustermirror.fetch.TopicPreparation.Failed;
-import io.clustermirror.fetch.TopicPreparation.Mismatch;
-import io.clustermirror.fetch.TopicPreparation.NotOnSource;
-import io.clustermirror.fetch.TopicPreparation.Prepared;
 import io.clustermirror.mirror.OwnedTopicConfigs;
+import io.clustermirror.topics.TopicPreparation.Conflict;
+import io.clustermirror.topics.TopicPreparation.Failed;
+import io.clustermirror.topics.TopicPreparation.Mismatch;
+import io.clustermirror.topics.TopicPreparation.NotOnSource;
+import io.clustermirror.topics.TopicPreparation.Prepared;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
