@@ -11,22 +11,24 @@ import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.topics.OffsetLookup;
+import io.clustermirror.topics.OffsetLookup.Offsets;
 import io.clustermirror.topics.TailPreservation;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.TopicPartition;
 import org.jboss.logging.Logger;
 
@@ -213,8 +215,8 @@ final class MirrorRuntimes {
 
     /** Source high watermarks and destination log ends of the partitions (-1 where unknown); blocking, for a worker thread. */
     Map<MirrorPartition, PartitionOffsets> offsets(String mirror, Collection<MirrorPartition> partitions) {
-        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
-        partitions.forEach(p -> request.put(new TopicPartition(p.topic(), p.partition()), OffsetSpec.latest()));
+        Set<TopicPartition> request = new HashSet<>();
+        partitions.forEach(p -> request.add(new TopicPartition(p.topic(), p.partition())));
         Map<TopicPartition, Long> source = live(mirror)
                 .map(runtime -> latest(runtime.sourceAdmin, request))
                 .orElse(Map.of());
@@ -227,17 +229,18 @@ final class MirrorRuntimes {
         return result;
     }
 
-    private static Map<TopicPartition, Long> latest(Admin admin, Map<TopicPartition, OffsetSpec> request) {
+    /** The partitions' ends that could be read; one that could not stays unknown and fails no other. */
+    private static Map<TopicPartition, Long> latest(Admin admin, Set<TopicPartition> request) {
         Map<TopicPartition, Long> offsets = new HashMap<>();
         try {
-            admin.listOffsets(request)
-                    .all()
-                    .get(5, TimeUnit.SECONDS)
-                    .forEach((tp, info) -> offsets.put(tp, info.offset()));
+            Offsets listed = new OffsetLookup(admin, 5_000).latest(request);
+            listed.found().forEach((tp, info) -> offsets.put(tp, info.offset()));
+            listed.firstFailure()
+                    .ifPresent(e -> LOGGER.debugf(
+                            "Offsets of %d partition(s) not available: %s",
+                            listed.failed().size(), e.toString()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            LOGGER.debugf("Offsets not available: %s", e.toString());
         }
         return offsets;
     }

@@ -6,10 +6,13 @@ import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.clustermirror.sync.plan.ShareOffsetReadBack;
+import io.clustermirror.topics.OffsetLookup;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -26,6 +29,7 @@ import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -103,13 +107,22 @@ public final class AdminMetadata implements ClusterMetadata {
 
     @Override
     public Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions) {
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        partitions.forEach(p -> latest.put(tp(p), OffsetSpec.latest()));
-        return KafkaUni.of(admin.listOffsets(latest).all()).map(ends -> {
-            Map<MirrorPartition, Long> offsets = new HashMap<>();
-            ends.forEach((tp, info) -> offsets.put(new MirrorPartition(tp.topic(), tp.partition()), info.offset()));
-            return offsets;
-        });
+        Set<TopicPartition> tps = new HashSet<>();
+        partitions.forEach(p -> tps.add(tp(p)));
+        // all or nothing: a group offset is only ever clamped to an end that was read
+        return Uni.createFrom()
+                .completionStage(
+                        () -> new OffsetLookup(admin).list(tps, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED))
+                .emitOn(Infrastructure.getDefaultWorkerPool())
+                .chain(listed -> listed.firstFailure()
+                        .map(e -> Uni.createFrom().<Map<MirrorPartition, Long>>failure(e))
+                        .orElseGet(() -> {
+                            Map<MirrorPartition, Long> offsets = new HashMap<>();
+                            listed.found()
+                                    .forEach((tp, info) -> offsets.put(
+                                            new MirrorPartition(tp.topic(), tp.partition()), info.offset()));
+                            return Uni.createFrom().item(offsets);
+                        }));
     }
 
     @Override

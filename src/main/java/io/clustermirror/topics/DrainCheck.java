@@ -1,15 +1,19 @@
 package io.clustermirror.topics;
 
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.topics.OffsetLookup.Offsets;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -36,23 +40,26 @@ public final class DrainCheck {
     }
 
     private final Admin source;
-    private final Admin destination;
+    private final OffsetLookup sourceOffsets;
+    private final OffsetLookup destinationOffsets;
     private final long timeoutMs;
 
     public DrainCheck(Admin source, Admin destination, long timeoutMs) {
         this.source = source;
-        this.destination = destination;
+        this.sourceOffsets = new OffsetLookup(source, timeoutMs);
+        this.destinationOffsets = new OffsetLookup(destination, timeoutMs);
         this.timeoutMs = timeoutMs;
     }
 
+    /** Both clusters asked at once; any partition that could not be read fails the whole read (nothing is proven). */
     public Map<MirrorPartition, Drain> read(Collection<MirrorPartition> partitions) throws Exception {
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        partitions.forEach(p -> latest.put(new TopicPartition(p.topic(), p.partition()), OffsetSpec.latest()));
-        var sourceEnds = source.listOffsets(latest).all();
-        var destinationEnds = destination.listOffsets(latest).all();
-        var producers = source.describeProducers(latest.keySet()).all();
-        Map<TopicPartition, ListOffsetsResultInfo> from = sourceEnds.get(timeoutMs, TimeUnit.MILLISECONDS);
-        Map<TopicPartition, ListOffsetsResultInfo> to = destinationEnds.get(timeoutMs, TimeUnit.MILLISECONDS);
+        Set<TopicPartition> tps = new HashSet<>();
+        partitions.forEach(p -> tps.add(new TopicPartition(p.topic(), p.partition())));
+        var sourceEnds = sourceOffsets.list(tps, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
+        var destinationEnds = destinationOffsets.list(tps, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
+        var producers = source.describeProducers(tps).all();
+        Offsets from = sourceEnds.toCompletableFuture().get().orThrow();
+        Offsets to = destinationEnds.toCompletableFuture().get().orThrow();
         Map<TopicPartition, PartitionProducerState> open = producers.get(timeoutMs, TimeUnit.MILLISECONDS);
         Map<MirrorPartition, Drain> drains = new HashMap<>();
         for (MirrorPartition p : partitions) {
@@ -63,13 +70,13 @@ public final class DrainCheck {
                     .mapToLong(o -> o.getAsLong())
                     .min()
                     .orElse(-1);
-            ListOffsetsResultInfo sourceEnd = from.get(tp);
+            ListOffsetsResultInfo sourceEnd = from.found().get(tp);
             drains.put(
                     p,
                     new Drain(
                             sourceEnd.offset(),
                             sourceEnd.leaderEpoch().orElse(-1),
-                            to.get(tp).offset(),
+                            to.found().get(tp).offset(),
                             oldestOpen));
         }
         return drains;
