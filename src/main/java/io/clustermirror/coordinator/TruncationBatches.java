@@ -20,8 +20,9 @@ import java.util.function.Function;
  * workers; further batches queue there (decisions §36). Each answer comes back to the coordinator thread, to the
  * callback its check was submitted with, all of a batch's answers in one coordinator task.
  *
- * <p>Coordinator thread only: {@link #submit} queues, and the first submit of a task posts the flush that runs once
- * the task (and so every submit it makes) is over.
+ * <p>{@link #submit} queues (on the coordinator thread, where the lifecycle runs; a lock keeps a submit from another
+ * thread, as the unit tests make, from being lost), and the first submit after a flush posts the next flush, which runs
+ * once the coordinator's current task (and so every submit it makes) is over.
  */
 final class TruncationBatches {
 
@@ -30,7 +31,7 @@ final class TruncationBatches {
 
     private final CoordinatorThread thread;
     private final int maxBatch;
-    /** The checks submitted since the last flush, per runtime (one mirror each), in order. */
+    /** The checks submitted since the last flush, per runtime (one mirror each), in order (guarded by this). */
     private Map<MirrorParts, List<Pending>> pending = new IdentityHashMap<>();
 
     private record Pending(String mirror, PrefixCheck.Check check, Consumer<PrefixCheck.Answer> then) {}
@@ -46,15 +47,22 @@ final class TruncationBatches {
 
     /** Queues a check of the partition on the runtime's prefix check; {@code then} gets its answer on this thread. */
     void submit(String mirror, MirrorParts runtime, PrefixCheck.Check check, Consumer<PrefixCheck.Answer> then) {
-        if (pending.isEmpty()) {
+        boolean first;
+        synchronized (this) {
+            first = pending.isEmpty();
+            pending.computeIfAbsent(runtime, r -> new ArrayList<>()).add(new Pending(mirror, check, then));
+        }
+        if (first) {
             thread.run("LOG_TRUNCATION batches", this::flush);
         }
-        pending.computeIfAbsent(runtime, r -> new ArrayList<>()).add(new Pending(mirror, check, then));
     }
 
     private void flush() {
-        Map<MirrorParts, List<Pending>> due = pending;
-        pending = new IdentityHashMap<>();
+        Map<MirrorParts, List<Pending>> due;
+        synchronized (this) {
+            due = pending;
+            pending = new IdentityHashMap<>();
+        }
         due.forEach((runtime, checks) -> batches(checks, maxBatch).forEach(batch -> dispatch(runtime, batch)));
     }
 
