@@ -2,6 +2,7 @@ package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.LogTruncation;
+import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
@@ -13,6 +14,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 
@@ -66,6 +68,7 @@ final class PartitionLifecycle {
     private final TopicStops stops;
     private final MirrorHalts halts;
     private final TopicRecreation recreation;
+    private final TruncationBatches batches;
 
     PartitionLifecycle(
             Host host,
@@ -82,6 +85,7 @@ final class PartitionLifecycle {
         this.stops = new TopicStops(host, thread, this::settle, clock, flows);
         this.halts = new MirrorHalts(host, thread, metrics, this::resume);
         this.recreation = new TopicRecreation(host, thread, metrics, clock, this::truncate);
+        this.batches = new TruncationBatches(thread);
     }
 
     /** Stops the partitions (STOPPING to STOPPED): see {@link TopicStops}. */
@@ -100,7 +104,10 @@ final class PartitionLifecycle {
         progress.keySet().removeIf(key -> key.startsWith(mirror + "/"));
     }
 
-    /** Runs LOG_TRUNCATION for a partition on a worker; its outcome moves the partition on. */
+    /**
+     * Runs LOG_TRUNCATION for a partition on a worker, checked together with the others asked for in the same
+     * coordinator task ({@link TruncationBatches}); its outcome moves the partition on.
+     */
     void truncate(String name, MirrorPartition partition) {
         MirrorParts runtime = runtimeOrFail(name, partition);
         if (runtime == null) {
@@ -108,22 +115,34 @@ final class PartitionLifecycle {
         }
         int epoch = host.partitions(name).get(partition).stateEpoch();
         String key = name + "/" + partition;
-        runtime.dataPlane()
-                .whenGone(partition)
-                .thenRunAsync(
-                        () -> {
-                            LogTruncation.Outcome outcome;
-                            try {
-                                outcome = runtime.prefixCheck().run(name, partition, note -> progress.put(key, note));
-                            } catch (Exception e) {
-                                outcome = new LogTruncation.Unsupported("log truncation could not complete: " + e);
-                            }
-                            LogTruncation.Outcome result = outcome;
-                            thread.run(
-                                    "after LOG_TRUNCATION of " + partition,
-                                    () -> afterTruncation(name, partition, epoch, result));
-                        },
-                        runtime.workers());
+        whenGone(
+                runtime,
+                partition,
+                () -> batches.submit(
+                        name,
+                        runtime,
+                        PrefixCheck.Check.full(partition, note -> progress.put(key, note)),
+                        answer -> afterTruncation(
+                                name,
+                                partition,
+                                epoch,
+                                answer.failure() == null
+                                        ? answer.outcome()
+                                        : new LogTruncation.Unsupported(
+                                                "log truncation could not complete: " + answer.failure()))));
+    }
+
+    /**
+     * Runs {@code then} on the coordinator thread once the partition has left the data plane: at once (in this task, so
+     * that it joins this task's batch) when it is not in it.
+     */
+    private void whenGone(MirrorParts runtime, MirrorPartition partition, Runnable then) {
+        CompletableFuture<?> gone = runtime.dataPlane().whenGone(partition);
+        if (gone.isDone()) {
+            then.run();
+        } else {
+            gone.whenComplete((left, e) -> thread.run(partition + " left the data plane", then));
+        }
     }
 
     private void afterTruncation(String name, MirrorPartition partition, int epoch, LogTruncation.Outcome outcome) {
@@ -186,56 +205,47 @@ final class PartitionLifecycle {
         if (runtime == null) {
             return;
         }
-        runtime.dataPlane()
-                .whenGone(partition)
-                .thenRunAsync(
-                        () -> {
-                            LogTruncation.Outcome outcome;
-                            java.util.function.Consumer<String> note =
-                                    text -> progress.put(name + "/" + partition, text);
-                            try {
-                                outcome = epochEndOffset >= 0
-                                        ? runtime.prefixCheck().afterEpochFencing(name, partition, epochEndOffset, note)
-                                        : runtime.prefixCheck().run(name, partition, note);
-                            } catch (Exception e) {
-                                outcome = new LogTruncation.Unsupported("could not check the destination: " + e);
+        whenGone(
+                runtime,
+                partition,
+                () -> batches.submit(
+                        name,
+                        runtime,
+                        new PrefixCheck.Check(
+                                partition, epochEndOffset, text -> progress.put(name + "/" + partition, text)),
+                        answer -> {
+                            LogTruncation.Outcome checked = answer.failure() == null
+                                    ? answer.outcome()
+                                    : new LogTruncation.Unsupported(
+                                            "could not check the destination: " + answer.failure());
+                            PartitionStatus now = host.partitions(name).get(partition);
+                            if (halts.isHalted(name) || now == null || now.state() != waitingIn) {
+                                return; // moved on meanwhile
                             }
-                            LogTruncation.Outcome checked = outcome;
-                            thread.run(why + " of " + partition, () -> {
-                                PartitionStatus now = host.partitions(name).get(partition);
-                                if (halts.isHalted(name) || now == null || now.state() != waitingIn) {
-                                    return;
+                            if (checked instanceof LogTruncation.Ready ready) {
+                                if (waitingIn != MirrorPartitionState.MIRRORING) {
+                                    host.persistPartitions(
+                                            name,
+                                            Map.of(
+                                                    partition,
+                                                    now.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
+                                    LOGGER.infof(
+                                            "Mirror %s: %s MIRRORING again from offset %d after %s",
+                                            name, partition, ready.startOffset(), why);
                                 }
-                                if (checked instanceof LogTruncation.Ready ready) {
-                                    if (waitingIn != MirrorPartitionState.MIRRORING) {
-                                        host.persistPartitions(
-                                                name,
-                                                Map.of(
-                                                        partition,
-                                                        now.moveTo(
-                                                                MirrorPartitionState.MIRRORING,
-                                                                null,
-                                                                clock.instant())));
-                                        LOGGER.infof(
-                                                "Mirror %s: %s MIRRORING again from offset %d after %s",
-                                                name, partition, ready.startOffset(), why);
-                                    }
-                                    try {
-                                        host.runtime(name)
-                                                .dataPlane()
-                                                .add(partition, ready.startOffset(), ready.sourceEpoch());
-                                    } catch (IllegalStateException e) {
-                                        failPartition(
-                                                name, partition, why + ": could not mirror on: " + e.getMessage());
-                                    }
-                                } else if (checked instanceof LogTruncation.Diverged diverged) {
-                                    failPartition(name, partition, why + ": " + diverged.reason());
-                                } else if (checked instanceof LogTruncation.Unsupported unsupported) {
-                                    failPartition(name, partition, why + ": " + unsupported.reason());
+                                try {
+                                    host.runtime(name)
+                                            .dataPlane()
+                                            .add(partition, ready.startOffset(), ready.sourceEpoch());
+                                } catch (IllegalStateException e) {
+                                    failPartition(name, partition, why + ": could not mirror on: " + e.getMessage());
                                 }
-                            });
-                        },
-                        runtime.workers());
+                            } else if (checked instanceof LogTruncation.Diverged diverged) {
+                                failPartition(name, partition, why + ": " + diverged.reason());
+                            } else if (checked instanceof LogTruncation.Unsupported unsupported) {
+                                failPartition(name, partition, why + ": " + unsupported.reason());
+                            }
+                        }));
     }
 
     /**

@@ -1,12 +1,16 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.fetch.PrefixCheck.Answer;
+import io.clustermirror.fetch.PrefixCheck.Check;
 import io.clustermirror.mirror.MirrorPartition;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -15,6 +19,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
@@ -34,7 +39,9 @@ import org.jboss.logging.Logger;
  * LOG_TRUNCATION (DESIGN §4.3): makes the destination partition a prefix of the source, or says why it
  * cannot. An empty destination is aligned to the source log start with filler records and
  * DeleteRecords; a non-empty one is checked by content (its last batch against the source's batch at
- * the same offsets, either side possibly cleaned since: {@link BatchAgreement}). Blocking: runs on a worker thread, with its own connections.
+ * the same offsets, either side possibly cleaned since: {@link BatchAgreement}). The partitions that enter
+ * LOG_TRUNCATION together are checked together ({@link #check}), with one request per broker for each read. Blocking:
+ * runs on a worker thread, with connections of its own that it keeps for the next batch.
  */
 public final class LogTruncation implements PrefixCheck {
 
@@ -57,8 +64,10 @@ public final class LogTruncation implements PrefixCheck {
 
     private final Admin sourceAdmin;
     private final Admin destinationAdmin;
-    private final Map<String, ?> sourceConnection;
-    private final Map<String, ?> destinationConnection;
+    /** Makes a network client to the source (or the destination) under the given client id. */
+    private final Function<String, WireClient> sourceClients;
+
+    private final Function<String, WireClient> destinationClients;
     private final int timeoutMs;
     private final String expectedSourceClusterId;
 
@@ -77,11 +86,28 @@ public final class LogTruncation implements PrefixCheck {
             Map<String, ?> sourceConnection,
             Map<String, ?> destinationConnection,
             int timeoutMs) {
+        this(
+                expectedSourceClusterId,
+                sourceAdmin,
+                destinationAdmin,
+                id -> WireClient.create(id, sourceConnection, timeoutMs),
+                id -> WireClient.create(id, destinationConnection, timeoutMs),
+                timeoutMs);
+    }
+
+    /** With the given makers of network clients (unit tests give clients over kafka-clients' {@code MockClient}). */
+    LogTruncation(
+            String expectedSourceClusterId,
+            Admin sourceAdmin,
+            Admin destinationAdmin,
+            Function<String, WireClient> sourceClients,
+            Function<String, WireClient> destinationClients,
+            int timeoutMs) {
         this.expectedSourceClusterId = expectedSourceClusterId;
         this.sourceAdmin = sourceAdmin;
         this.destinationAdmin = destinationAdmin;
-        this.sourceConnection = sourceConnection;
-        this.destinationConnection = destinationConnection;
+        this.sourceClients = sourceClients;
+        this.destinationClients = destinationClients;
         this.timeoutMs = timeoutMs;
     }
 
@@ -90,83 +116,264 @@ public final class LogTruncation implements PrefixCheck {
      */
     @Override
     public Outcome run(String mirror, MirrorPartition partition, Consumer<String> progress) throws Exception {
-        TopicPartition tp = new TopicPartition(partition.topic(), partition.partition());
-        long sourceStart = offset(sourceAdmin, tp, OffsetSpec.earliest());
-        long sourceEnd = offset(sourceAdmin, tp, OffsetSpec.latest());
-        long destinationStart = offset(destinationAdmin, tp, OffsetSpec.earliest());
-        long destinationEnd = offset(destinationAdmin, tp, OffsetSpec.latest());
-        progress.accept("source [" + sourceStart + ", " + sourceEnd + "), destination [" + destinationStart + ", "
-                + destinationEnd + ")");
-        Clients clients = checkOut(mirror);
-        try {
-            WireClient source = clients.source();
-            WireClient destination = clients.destination();
-            ClusterView sourceView = view(sourceAdmin, source, tp);
-            if (expectedSourceClusterId != null && !expectedSourceClusterId.equals(sourceView.clusterId())) {
-                throw new IllegalStateException("the source answers with cluster id " + sourceView.clusterId()
-                        + ", not " + expectedSourceClusterId);
-            }
-            ClusterView destinationView = view(destinationAdmin, destination, tp);
-            if (destinationEnd == destinationStart) {
-                return alignEmpty(
-                        tp,
-                        sourceStart,
-                        sourceEnd,
-                        destinationEnd,
-                        source,
-                        sourceView,
-                        destination,
-                        destinationView,
-                        progress);
-            }
-            if (destinationEnd > sourceEnd) {
-                return new Diverged("destination log end " + destinationEnd + " is beyond the source high watermark "
-                        + sourceEnd
-                        + tail(
-                                divergence(
-                                        tp,
-                                        Math.max(sourceStart, destinationStart),
-                                        sourceEnd,
-                                        source,
-                                        sourceView,
-                                        destination,
-                                        destinationView),
-                                destinationEnd));
-            }
-            if (destinationEnd < sourceStart) {
-                return new Diverged("source deleted offsets [" + destinationEnd + ", " + sourceStart
-                        + ") before they were mirrored");
-            }
-            Optional<SourceBatch> last = RawFetch.batchAt(destination, destinationView, tp, destinationEnd - 1);
-            if (last.isEmpty() || last.get().lastOffset() != destinationEnd - 1) {
-                return new Diverged("cannot read the destination's last batch before offset " + destinationEnd);
-            }
-            Optional<SourceBatch> same =
-                    RawFetch.batchAt(source, sourceView, tp, last.get().baseOffset());
-            if (same.isEmpty() || !BatchAgreement.agrees(last.get(), same.get())) {
-                return new Diverged("destination batch [" + last.get().baseOffset() + ".."
-                        + last.get().lastOffset() + "] differs from the source at the same offsets"
-                        + tail(
-                                divergence(
-                                        tp,
-                                        Math.max(sourceStart, destinationStart),
-                                        destinationEnd,
-                                        source,
-                                        sourceView,
-                                        destination,
-                                        destinationView),
-                                destinationEnd));
-            }
-            progress.accept("destination is a prefix of the source up to " + destinationEnd);
-            // the epoch of the source batch that ends where the destination does; unknown when the source's cleaner
-            // removed it
-            int epoch = same.get().baseOffset() == last.get().baseOffset()
-                    ? same.get().partitionLeaderEpoch()
-                    : -1;
-            return new Ready(destinationEnd, epoch);
-        } finally {
-            checkIn(clients);
+        return alone(mirror, Check.full(partition, progress));
+    }
+
+    /** A batch of one: its failure is thrown, as before batching. */
+    private Outcome alone(String mirror, Check check) throws Exception {
+        Answer answer = check(mirror, List.of(check)).get(check.partition());
+        if (answer.failure() != null) {
+            throw answer.failure();
         }
+        return answer.outcome();
+    }
+
+    /**
+     * The checks of a batch of partitions with one read per cluster and broker for all of them (decisions §36): the
+     * four offset look-ups as one Admin call per spec (one ListOffsets per leader each), one view per cluster, the
+     * destination's last batches and the source's batches at the same offsets in one Fetch per leader. What needs a
+     * partition to itself stays per partition: filling an empty destination and the search for the first divergent
+     * offset of a destination that is not a prefix. The rules are {@link #run}'s, partition by partition.
+     */
+    @Override
+    public Map<MirrorPartition, Answer> check(String mirror, List<Check> checks) throws Exception {
+        Map<TopicPartition, Work> works = new LinkedHashMap<>();
+        for (Check check : checks) {
+            Work work = new Work(check);
+            if (works.putIfAbsent(work.tp, work) != null) {
+                throw new IllegalArgumentException(check.partition() + " is twice in one batch");
+            }
+        }
+        readOffsets(works);
+        for (Work work : open(works)) {
+            work.note("source [" + work.sourceStart + ", " + work.sourceEnd + "), destination [" + work.destinationStart
+                    + ", " + work.destinationEnd + ")");
+        }
+        if (!open(works).isEmpty()) {
+            Clients clients = checkOut(mirror);
+            try {
+                decide(works, clients.source(), clients.destination());
+            } finally {
+                checkIn(clients);
+            }
+        }
+        Map<MirrorPartition, Answer> answers = new LinkedHashMap<>();
+        works.values()
+                .forEach(w -> answers.put(
+                        w.check.partition(), w.failure != null ? Answer.failed(w.failure) : Answer.of(w.outcome)));
+        return answers;
+    }
+
+    /** One partition's check in a batch: what was read for it so far, and its outcome or failure once decided. */
+    private static final class Work {
+        final Check check;
+        final TopicPartition tp;
+        long sourceStart;
+        long sourceEnd;
+        long destinationStart;
+        long destinationEnd;
+        /** The destination's last batch (a non-empty destination) or the source's first batch (an empty one). */
+        Optional<SourceBatch> batch = Optional.empty();
+
+        Outcome outcome;
+        Exception failure;
+
+        Work(Check check) {
+            this.check = check;
+            this.tp = new TopicPartition(
+                    check.partition().topic(), check.partition().partition());
+        }
+
+        boolean open() {
+            return outcome == null && failure == null;
+        }
+
+        void note(String text) {
+            check.progress().accept(text);
+        }
+
+        /** The first failure of a read decides; later reads of a failed partition are not asked for. */
+        void fail(Exception e) {
+            if (open()) {
+                failure = e;
+            }
+        }
+    }
+
+    private static List<Work> open(Map<TopicPartition, Work> works) {
+        return works.values().stream().filter(Work::open).toList();
+    }
+
+    /**
+     * The four offsets of every partition. EPOCH_FENCING's check needs only the destination's end to find a
+     * destination holding what the source lost: that decides before the other look-ups' failures.
+     */
+    private void readOffsets(Map<TopicPartition, Work> works) {
+        List<OffsetSpec> specs = List.of(OffsetSpec.earliest(), OffsetSpec.latest());
+        var source = TruncationReads.offsets(sourceAdmin, works.keySet(), specs, timeoutMs);
+        var destination = TruncationReads.offsets(destinationAdmin, works.keySet(), specs, timeoutMs);
+        for (Work work : works.values()) {
+            TruncationReads.Read<Long> end = destination.get(specs.get(1)).get(work.tp);
+            long epochEnd = work.check.epochEndOffset();
+            if (epochEnd >= 0 && !end.failed() && end.value() > epochEnd) {
+                work.outcome = new Diverged("the destination holds offsets [" + epochEnd + ", " + end.value()
+                        + ") that the source no " + "longer has");
+                continue;
+            }
+            work.sourceStart = offset(work, source.get(specs.get(0)));
+            work.sourceEnd = offset(work, source.get(specs.get(1)));
+            work.destinationStart = offset(work, destination.get(specs.get(0)));
+            work.destinationEnd = offset(work, end);
+        }
+    }
+
+    private static long offset(Work work, Map<TopicPartition, TruncationReads.Read<Long>> reads) {
+        return offset(work, reads.get(work.tp));
+    }
+
+    private static long offset(Work work, TruncationReads.Read<Long> read) {
+        if (read.failed()) {
+            work.fail(read.failure());
+            return -1;
+        }
+        return read.value();
+    }
+
+    /** The checks of the partitions whose offsets are in, on one pair of clients. */
+    private void decide(Map<TopicPartition, Work> works, WireClient source, WireClient destination) throws Exception {
+        Set<String> topics = new TreeSet<>();
+        open(works).forEach(w -> topics.add(w.tp.topic()));
+        Map<String, Exception> failedTopics = new HashMap<>();
+        ClusterView sourceView = TruncationReads.view(sourceAdmin, topics, timeoutMs, failedTopics);
+        if (expectedSourceClusterId != null && !expectedSourceClusterId.equals(sourceView.clusterId())) {
+            IllegalStateException wrong = new IllegalStateException("the source answers with cluster id "
+                    + sourceView.clusterId() + ", not " + expectedSourceClusterId);
+            open(works).forEach(w -> w.fail(wrong));
+            return;
+        }
+        ClusterView destinationView = TruncationReads.view(destinationAdmin, topics, timeoutMs, failedTopics);
+        open(works).stream()
+                .filter(w -> failedTopics.containsKey(w.tp.topic()))
+                .forEach(w -> w.fail(failedTopics.get(w.tp.topic())));
+        // the first step of each, from its offsets: decided, or a batch to read
+        Map<TopicPartition, Long> sourceFirst = new LinkedHashMap<>();
+        Map<TopicPartition, Long> destinationLast = new LinkedHashMap<>();
+        List<Work> empty = new ArrayList<>();
+        for (Work w : open(works)) {
+            try {
+                if (w.destinationEnd == w.destinationStart) {
+                    if (w.destinationEnd > w.sourceStart) {
+                        w.outcome = new Diverged("the destination is empty but its log starts at " + w.destinationEnd
+                                + ", after the source log start " + w.sourceStart + "; it cannot be filled backwards");
+                    } else if (w.destinationEnd == w.sourceStart) {
+                        // the note describe shows for the step's outcome, not the offsets read before it
+                        w.note("destination is empty at the source log start " + w.sourceStart
+                                + ": mirroring starts there");
+                        w.outcome = new Ready(w.destinationEnd, -1);
+                    } else {
+                        empty.add(w);
+                        if (w.sourceStart < w.sourceEnd) {
+                            sourceFirst.put(w.tp, w.sourceStart);
+                        }
+                    }
+                } else if (w.destinationEnd > w.sourceEnd) {
+                    w.outcome = new Diverged("destination log end " + w.destinationEnd
+                            + " is beyond the source high watermark " + w.sourceEnd
+                            + tail(
+                                    divergence(
+                                            w.tp,
+                                            Math.max(w.sourceStart, w.destinationStart),
+                                            w.sourceEnd,
+                                            source,
+                                            sourceView,
+                                            destination,
+                                            destinationView),
+                                    w.destinationEnd));
+                } else if (w.destinationEnd < w.sourceStart) {
+                    w.outcome = new Diverged("source deleted offsets [" + w.destinationEnd + ", " + w.sourceStart
+                            + ") before they were mirrored");
+                } else {
+                    destinationLast.put(w.tp, w.destinationEnd - 1);
+                }
+            } catch (Exception e) {
+                w.fail(e);
+            }
+        }
+        read(works, source, sourceView, sourceFirst);
+        read(works, destination, destinationView, destinationLast);
+        alignEmpty(empty, source, sourceView, destination, destinationView);
+        // a non-empty destination: its last batch against the source's at the same offsets
+        Map<TopicPartition, Long> sourceSame = new LinkedHashMap<>();
+        for (TopicPartition tp : destinationLast.keySet()) {
+            Work w = works.get(tp);
+            if (!w.open()) {
+                continue;
+            }
+            if (w.batch.isEmpty() || w.batch.get().lastOffset() != w.destinationEnd - 1) {
+                w.outcome = new Diverged("cannot read the destination's last batch before offset " + w.destinationEnd);
+            } else {
+                sourceSame.put(tp, w.batch.get().baseOffset());
+            }
+        }
+        Map<TopicPartition, TruncationReads.Read<Optional<SourceBatch>>> same =
+                TruncationReads.batchesAt(source, sourceView, sourceSame);
+        for (TopicPartition tp : sourceSame.keySet()) {
+            Work w = works.get(tp);
+            if (same.get(tp).failed()) {
+                w.fail(same.get(tp).failure());
+                continue;
+            }
+            try {
+                w.outcome = compared(
+                        w, w.batch.get(), same.get(tp).value(), source, sourceView, destination, destinationView);
+            } catch (Exception e) {
+                w.fail(e);
+            }
+        }
+    }
+
+    /** The batches at the given offsets, one Fetch per leader, into each partition's work (or its failure). */
+    private static void read(
+            Map<TopicPartition, Work> works, WireClient client, ClusterView view, Map<TopicPartition, Long> offsets) {
+        TruncationReads.batchesAt(client, view, offsets).forEach((tp, read) -> {
+            Work w = works.get(tp);
+            if (read.failed()) {
+                w.fail(read.failure());
+            } else {
+                w.batch = read.value();
+            }
+        });
+    }
+
+    /** The outcome for a destination whose last batch is {@code last}, given the source's batch at its offsets. */
+    private Outcome compared(
+            Work w,
+            SourceBatch last,
+            Optional<SourceBatch> same,
+            WireClient source,
+            ClusterView sourceView,
+            WireClient destination,
+            ClusterView destinationView)
+            throws IOException {
+        if (same.isEmpty() || !BatchAgreement.agrees(last, same.get())) {
+            return new Diverged("destination batch [" + last.baseOffset() + ".." + last.lastOffset()
+                    + "] differs from the source at the same offsets"
+                    + tail(
+                            divergence(
+                                    w.tp,
+                                    Math.max(w.sourceStart, w.destinationStart),
+                                    w.destinationEnd,
+                                    source,
+                                    sourceView,
+                                    destination,
+                                    destinationView),
+                            w.destinationEnd));
+        }
+        w.note("destination is a prefix of the source up to " + w.destinationEnd);
+        // the epoch of the source batch that ends where the destination does; unknown when the source's cleaner
+        // removed it
+        int epoch = same.get().baseOffset() == last.baseOffset() ? same.get().partitionLeaderEpoch() : -1;
+        return new Ready(w.destinationEnd, epoch);
     }
 
     /** The destination's records the source does not have: offsets [from, to). */
@@ -268,35 +475,97 @@ public final class LogTruncation implements PrefixCheck {
                 + destinationEnd + ") that the source does not have";
     }
 
-    private Outcome alignEmpty(
-            TopicPartition tp,
-            long sourceStart,
-            long sourceEnd,
-            long destinationEnd,
+    /**
+     * Aligns empty destinations that start before the source's log start: filler records up to the source's first
+     * batch (and that batch, when the source log starts inside it), then DeleteRecords up to the source log start. The
+     * fills are per partition under one producer id for the batch (sequences are per partition); the cleanup policies
+     * are read in one DescribeConfigs and the DeleteRecords sent as one call.
+     */
+    private void alignEmpty(
+            List<Work> empty,
             WireClient source,
             ClusterView sourceView,
             WireClient destination,
-            ClusterView destinationView,
-            Consumer<String> progress)
+            ClusterView destinationView) {
+        Map<Work, Ready> aligned = new LinkedHashMap<>();
+        ProducerIdentity identity = null;
+        for (Work w : empty) {
+            if (!w.open()) {
+                continue;
+            }
+            try {
+                if (identity == null && fillTo(w) >= w.destinationEnd) {
+                    identity = destination.initProducerId(destinationView.anyNode());
+                }
+                Outcome filled = fill(w, identity, destination, destinationView);
+                if (filled instanceof Ready ready) {
+                    aligned.put(w, ready);
+                } else {
+                    w.outcome = filled;
+                }
+            } catch (Exception e) {
+                w.fail(e);
+            }
+        }
+        if (aligned.isEmpty()) {
+            return;
+        }
+        Map<String, TruncationReads.Read<Boolean>> compacted =
+                compactedOnly(aligned.keySet().stream().map(w -> w.tp.topic()).toList());
+        Map<TopicPartition, RecordsToDelete> deletions = new LinkedHashMap<>();
+        for (Work w : aligned.keySet()) {
+            TruncationReads.Read<Boolean> policy = compacted.get(w.tp.topic());
+            if (policy.failed()) {
+                w.fail(policy.failure());
+            } else if (policy.value()) {
+                LOGGER.infof(
+                        "%s: compacted topic, %d filler tombstones below %d stay until the cleaner removes them",
+                        w.tp, fillTo(w) - w.destinationEnd, w.sourceStart);
+            } else {
+                deletions.put(w.tp, RecordsToDelete.beforeOffset(w.sourceStart));
+            }
+        }
+        var deleted = deletions.isEmpty()
+                ? null
+                : destinationAdmin.deleteRecords(deletions).lowWatermarks();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        aligned.forEach((w, ready) -> {
+            if (!w.open()) {
+                return;
+            }
+            try {
+                if (deletions.containsKey(w.tp)) {
+                    deleted.get(w.tp).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                }
+                w.note("aligned to the source log start " + w.sourceStart);
+                w.outcome = ready;
+            } catch (Exception e) {
+                w.fail(e);
+            }
+        });
+    }
+
+    /** Where the fillers of an empty destination end: the source's first batch, or its log start without one. */
+    private static long fillTo(Work w) {
+        return w.batch.map(SourceBatch::baseOffset).orElse(w.sourceStart);
+    }
+
+    /**
+     * Fills one empty destination up to the source's first batch ({@code w.batch}); Ready once the fillers (and the
+     * first batch's part below the log start) are in, before DeleteRecords.
+     */
+    private Outcome fill(Work w, ProducerIdentity identity, WireClient destination, ClusterView destinationView)
             throws Exception {
-        if (destinationEnd > sourceStart) {
-            return new Diverged("the destination is empty but its log starts at " + destinationEnd
-                    + ", after the source log start " + sourceStart + "; it cannot be filled backwards");
-        }
-        if (destinationEnd == sourceStart) {
-            // the note describe shows for the step's outcome, not the offsets read before it
-            progress.accept("destination is empty at the source log start " + sourceStart + ": mirroring starts there");
-            return new Ready(destinationEnd, -1);
-        }
-        Optional<SourceBatch> first =
-                sourceStart < sourceEnd ? RawFetch.batchAt(source, sourceView, tp, sourceStart) : Optional.empty();
-        long fillTo = first.map(SourceBatch::baseOffset).orElse(sourceStart);
+        TopicPartition tp = w.tp;
+        Optional<SourceBatch> first = w.batch;
+        long sourceStart = w.sourceStart;
+        long destinationEnd = w.destinationEnd;
+        long fillTo = fillTo(w);
         if (fillTo < destinationEnd) {
             return new Diverged(
                     "source batch at " + fillTo + " starts before the destination log end " + destinationEnd);
         }
         Node leader = destinationView.leaders().get(tp);
-        ProducerIdentity identity = destination.initProducerId(destinationView.anyNode());
         int sequence = 0;
         long end = destinationEnd;
         SourceBatch full = null;
@@ -308,7 +577,7 @@ public final class LogTruncation implements PrefixCheck {
             append(destination, destinationView, leader, tp, fillers, end, identity, sequence);
             sequence = DefaultRecordBatch.incrementSequence(sequence, count);
             end += count;
-            progress.accept("aligning to the source log start " + sourceStart + ": " + end + " of " + fillTo
+            w.note("aligning to the source log start " + sourceStart + ": " + end + " of " + fillTo
                     + " offsets filled");
         }
         long startOffset = fillTo;
@@ -332,35 +601,36 @@ public final class LogTruncation implements PrefixCheck {
             startOffset = plan.nextOffset();
             sourceEpoch = first.get().partitionLeaderEpoch();
         }
-        if (compactedOnly(tp.topic())) {
-            LOGGER.infof(
-                    "%s: compacted topic, %d filler tombstones below %d stay until the cleaner removes them",
-                    tp, fillTo - destinationEnd, sourceStart);
-        } else {
-            destinationAdmin
-                    .deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(sourceStart)))
-                    .all()
-                    .get(timeoutMs, TimeUnit.MILLISECONDS);
-        }
-        progress.accept("aligned to the source log start " + sourceStart);
         return new Ready(startOffset, sourceEpoch);
     }
 
     /**
-     * Whether the destination topic is compacted without deletion, where brokers refuse DeleteRecords: read from the
-     * destination each time, since its policy follows the source's (metadata sync) and no cache survives a restart.
+     * Whether each destination topic is compacted without deletion, where brokers refuse DeleteRecords: read from the
+     * destination each time (one DescribeConfigs for all), since its policy follows the source's (metadata sync) and no
+     * cache survives a restart.
      */
-    private boolean compactedOnly(String topic) throws Exception {
-        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        String policy = destinationAdmin
-                .describeConfigs(List.of(resource))
-                .all()
-                .get(timeoutMs, TimeUnit.MILLISECONDS)
-                .get(resource)
-                .get(TopicConfig.CLEANUP_POLICY_CONFIG)
-                .value();
-        return policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT)
-                && !policy.contains(TopicConfig.CLEANUP_POLICY_DELETE);
+    private Map<String, TruncationReads.Read<Boolean>> compactedOnly(Collection<String> topics) {
+        Map<String, ConfigResource> resources = new TreeMap<>();
+        topics.forEach(t -> resources.put(t, new ConfigResource(ConfigResource.Type.TOPIC, t)));
+        var described = destinationAdmin.describeConfigs(resources.values()).values();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        Map<String, TruncationReads.Read<Boolean>> policies = new HashMap<>();
+        resources.forEach((topic, resource) -> {
+            try {
+                String policy = described
+                        .get(resource)
+                        .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                        .get(TopicConfig.CLEANUP_POLICY_CONFIG)
+                        .value();
+                policies.put(
+                        topic,
+                        TruncationReads.Read.of(policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT)
+                                && !policy.contains(TopicConfig.CLEANUP_POLICY_DELETE)));
+            } catch (Exception e) {
+                policies.put(topic, TruncationReads.Read.failed(e));
+            }
+        });
+        return policies;
     }
 
     private void append(
@@ -406,9 +676,8 @@ public final class LogTruncation implements PrefixCheck {
         return clients != null
                 ? clients
                 : new Clients(
-                        WireClient.create("cluster-mirror-" + mirror + "-truncation-src", sourceConnection, timeoutMs),
-                        WireClient.create(
-                                "cluster-mirror-" + mirror + "-truncation-dst", destinationConnection, timeoutMs));
+                        sourceClients.apply("cluster-mirror-" + mirror + "-truncation-src"),
+                        destinationClients.apply("cluster-mirror-" + mirror + "-truncation-dst"));
     }
 
     private synchronized void checkIn(Clients clients) {
@@ -431,10 +700,6 @@ public final class LogTruncation implements PrefixCheck {
         idle.clear();
     }
 
-    private ClusterView view(Admin admin, WireClient client, TopicPartition tp) throws Exception {
-        return view(admin, client, Set.of(tp.topic()));
-    }
-
     private ClusterView view(Admin admin, WireClient client, Set<String> topics) throws Exception {
         return ClusterView.load(admin, topics, timeoutMs);
     }
@@ -447,13 +712,7 @@ public final class LogTruncation implements PrefixCheck {
     @Override
     public Outcome afterEpochFencing(
             String mirror, MirrorPartition partition, long epochEndOffset, Consumer<String> progress) throws Exception {
-        long destinationEnd = offset(
-                destinationAdmin, new TopicPartition(partition.topic(), partition.partition()), OffsetSpec.latest());
-        if (destinationEnd > epochEndOffset) {
-            return new Diverged("the destination holds offsets [" + epochEndOffset + ", " + destinationEnd
-                    + ") that the source no " + "longer has");
-        }
-        return run(mirror, partition, progress);
+        return alone(mirror, new Check(partition, epochEndOffset, progress));
     }
 
     private Map<TopicPartition, Long> offsets(Admin admin, List<TopicPartition> tps, OffsetSpec spec) throws Exception {
@@ -466,9 +725,5 @@ public final class LogTruncation implements PrefixCheck {
                 .get(timeoutMs, TimeUnit.MILLISECONDS)
                 .forEach((tp, info) -> offsets.put(tp, info.offset()));
         return offsets;
-    }
-
-    private long offset(Admin admin, TopicPartition tp, OffsetSpec spec) throws Exception {
-        return offsets(admin, List.of(tp), spec).get(tp);
     }
 }

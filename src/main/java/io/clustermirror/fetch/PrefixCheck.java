@@ -1,6 +1,9 @@
 package io.clustermirror.fetch;
 
 import io.clustermirror.mirror.MirrorPartition;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -19,4 +22,58 @@ public interface PrefixCheck {
      */
     LogTruncation.Outcome afterEpochFencing(
             String mirror, MirrorPartition partition, long epochEndOffset, Consumer<String> progress) throws Exception;
+
+    /**
+     * One partition of a batch: the full check ({@code epochEndOffset} -1) or EPOCH_FENCING's (the source epoch's end).
+     */
+    record Check(MirrorPartition partition, long epochEndOffset, Consumer<String> progress) {
+
+        public static Check full(MirrorPartition partition, Consumer<String> progress) {
+            return new Check(partition, -1, progress);
+        }
+    }
+
+    /**
+     * One partition's answer in a batch: its outcome, or the exception that kept it from one (what {@link #run} would
+     * have thrown for it alone). Exactly one of the two is set.
+     */
+    record Answer(LogTruncation.Outcome outcome, Exception failure) {
+
+        public Answer {
+            if ((outcome == null) == (failure == null)) {
+                throw new IllegalArgumentException("an answer is an outcome or a failure");
+            }
+        }
+
+        public static Answer of(LogTruncation.Outcome outcome) {
+            return new Answer(outcome, null);
+        }
+
+        public static Answer failed(Exception failure) {
+            return new Answer(null, failure);
+        }
+    }
+
+    /**
+     * The checks of many partitions at once (distinct partitions), an answer for each: one partition's failure is its
+     * own answer, never the batch's. This default asks one partition at a time; {@link LogTruncation} reads the clusters
+     * once per batch and broker. Throws only when nothing could be checked at all.
+     */
+    default Map<MirrorPartition, Answer> check(String mirror, List<Check> checks) throws Exception {
+        Map<MirrorPartition, Answer> answers = new LinkedHashMap<>();
+        for (Check check : checks) {
+            try {
+                answers.put(
+                        check.partition(),
+                        Answer.of(
+                                check.epochEndOffset() >= 0
+                                        ? afterEpochFencing(
+                                                mirror, check.partition(), check.epochEndOffset(), check.progress())
+                                        : run(mirror, check.partition(), check.progress())));
+            } catch (Exception e) {
+                answers.put(check.partition(), Answer.failed(e));
+            }
+        }
+        return answers;
+    }
 }

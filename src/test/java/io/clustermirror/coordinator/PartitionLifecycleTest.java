@@ -421,6 +421,39 @@ class PartitionLifecycleTest {
         assertThat(host.status(U0).retryAttempt()).isEqualTo(1);
     }
 
+    @Test
+    void thePartitionsEnteringLogTruncationInOneCoordinatorTaskShouldBeCheckedAsOneBatch() {
+        host.put(T0, truncating());
+        host.put(T1, truncating());
+        host.put(U0, mirroring());
+        parts.answer(T0, new LogTruncation.Ready(1, 0));
+        parts.answer(T1, new LogTruncation.Ready(2, 0));
+        parts.answer(U0, new LogTruncation.Ready(3, 0));
+
+        // a restart's resumption: two in LOG_TRUNCATION, one MIRRORING to check before it mirrors on
+        thread.run("resume", () -> lifecycle.resume("m"));
+        drain();
+
+        assertThat(parts.batches).hasSize(1);
+        assertThat(parts.batches.get(0)).containsExactlyInAnyOrder(T0, T1, U0);
+        assertThat(parts.data.calls)
+                .containsExactlyInAnyOrder("add t-0 at 1 epoch 0", "add t-1 at 2 epoch 0", "add u-0 at 3 epoch 0");
+    }
+
+    @Test
+    void batchesShouldHoldAtMostTheirSizeAndAPartitionAskedForTwiceShouldGoToALaterOne() {
+        List<MirrorPartition> asked = new ArrayList<>();
+        for (int p = 0; p < 2_500; p++) {
+            asked.add(new MirrorPartition("big", p));
+        }
+        assertThat(TruncationBatches.batches(asked, TruncationBatches.MAX_BATCH, Function.identity()))
+                .extracting(List::size)
+                .containsExactly(1_000, 1_000, 500);
+
+        assertThat(TruncationBatches.batches(List.of(T0, T1, T0, U0, T0), 3, Function.identity()))
+                .containsExactly(List.of(T0, T1, U0), List.of(T0), List.of(T0));
+    }
+
     // ================================================================ helpers and fakes
 
     private static PartitionStatus truncating() {
@@ -610,6 +643,9 @@ class PartitionLifecycleTest {
         private final Map<MirrorPartition, List<LogTruncation.Outcome>> outcomes = new ConcurrentHashMap<>();
 
         final List<MirrorPartition> checks = Collections.synchronizedList(new ArrayList<>());
+        /** The partitions of each batch the lifecycle handed in, in order. */
+        final List<List<MirrorPartition>> batches = Collections.synchronizedList(new ArrayList<>());
+
         final List<Long> fencingEnds = Collections.synchronizedList(new ArrayList<>());
         final List<String> recreated = Collections.synchronizedList(new ArrayList<>());
         final List<String> restored = Collections.synchronizedList(new ArrayList<>());
@@ -639,6 +675,13 @@ class PartitionLifecycleTest {
                 List<LogTruncation.Outcome> script = outcomes.get(p);
                 return script.size() > 1 ? script.remove(0) : script.get(0);
             });
+        }
+
+        @Override
+        public Map<MirrorPartition, PrefixCheck.Answer> check(String mirror, List<PrefixCheck.Check> batch)
+                throws Exception {
+            batches.add(batch.stream().map(PrefixCheck.Check::partition).toList());
+            return PrefixCheck.super.check(mirror, batch);
         }
 
         void answer(MirrorPartition partition, LogTruncation.Outcome... answers) {
