@@ -10,17 +10,22 @@ import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceAdmins;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorError;
+import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -34,8 +39,11 @@ import org.jboss.logging.Logger;
  * The running parts of every mirror (its share of a source Admin, its data plane and its share of the instance's
  * {@link WorkerPool}, built on first use) and the shared destination Admin; closed when the mirror is deleted, the
  * state is replayed again, or this instance is fenced. Also the read side of what runs: live progress and the offsets
- * of a topic. Created and closed on the coordinator thread, read from any thread; a runtime whose data plane has ended
- * is dropped by whichever reader finds it first (and closed on Quarkus' worker pool).
+ * of a topic. A runtime's clients (config providers, the allowlist's DNS look-ups, SASL logins, Admins) are built on
+ * the mirror's share of the worker pool and closed on Quarkus' worker pool, never on the coordinator thread, which only
+ * asks for a runtime ({@link #whenBuilt}) and installs it when it is built (decisions §36). Read from any thread; a
+ * runtime whose data plane has ended is dropped by whichever reader finds it first (and closed on Quarkus' worker
+ * pool).
  */
 final class MirrorRuntimes {
 
@@ -52,6 +60,22 @@ final class MirrorRuntimes {
     private final AtomicLong deadLoops = new AtomicLong();
     private volatile String lastDeadLoop;
     private final WorkerPool workers;
+    private final CoordinatorThread thread;
+    /** Runtimes being built, with what waits for them (coordinator thread). */
+    private final Map<String, CompletableFuture<MirrorRuntime>> building = new HashMap<>();
+    /** Runtimes closing, by mirror: the mirror's next runtime is built once its last one has left the data plane. */
+    private final Map<String, CompletableFuture<Void>> closing = new ConcurrentHashMap<>();
+
+    /** What waits for a runtime whose build was overtaken by a close (a reload, a delete): it runs no further. */
+    static final class ClosedMeanwhile extends MirrorException {
+        private static final long serialVersionUID = 1L;
+
+        ClosedMeanwhile(String mirror) {
+            super(
+                    MirrorError.COORDINATOR_NOT_AVAILABLE,
+                    "the running parts of mirror '" + mirror + "' were closed while its clients were built; try again");
+        }
+    }
 
     /**
      * @param poolFactory the instance's fetcher pool, built on first use
@@ -62,7 +86,9 @@ final class MirrorRuntimes {
             MirrorServiceConfig config,
             MirrorMetrics metrics,
             Supplier<FetcherPool> poolFactory,
-            ReplicationThrottle throttle) {
+            ReplicationThrottle throttle,
+            CoordinatorThread thread) {
+        this.thread = thread;
         this.clients = clients;
         this.config = config;
         this.metrics = metrics;
@@ -111,25 +137,58 @@ final class MirrorRuntimes {
     }
 
     /**
-     * The mirror's runtime, built when it has none (its clients may fail to build: a config-provider reference that no
-     * longer resolves), with its gauges registered.
+     * The mirror's runtime: at once when it runs, else once built on the mirror's share of the worker pool (after its
+     * last runtime has closed); completed on the coordinator thread, so what depends on it runs there. Its clients may
+     * fail to build (a config-provider reference that no longer resolves): it fails with why. Coordinator thread.
      *
      * @param partitionsIn how many of the mirror's partitions are in a state, for the per-state gauges
      */
-    MirrorRuntime getOrCreate(
+    CompletableFuture<MirrorRuntime> whenBuilt(
             Mirror mirror, DataPlane.Listener listener, ToLongFunction<MirrorPartitionState> partitionsIn) {
-        MirrorRuntime existing = runtimes.get(mirror.name());
-        if (existing != null) {
-            return existing;
+        String name = mirror.name();
+        Optional<MirrorRuntime> running = live(name);
+        if (running.isPresent()) {
+            return CompletableFuture.completedFuture(running.get());
         }
+        CompletableFuture<MirrorRuntime> inFlight = building.get(name);
+        if (inFlight != null) {
+            return inFlight;
+        }
+        CompletableFuture<MirrorRuntime> result = new CompletableFuture<>();
+        building.put(name, result);
+        MirrorWorkers share = workers.forMirror(name);
+        Runnable build = () -> {
+            MirrorRuntime built = null;
+            RuntimeException error = null;
+            try {
+                built = build(mirror, share, listener);
+            } catch (RuntimeException e) {
+                error = e;
+            }
+            MirrorRuntime runtime = built;
+            RuntimeException failure = error;
+            thread.run(
+                    "clients of mirror " + name + " built", () -> built(name, result, runtime, failure, partitionsIn));
+        };
+        closing.getOrDefault(name, CompletableFuture.completedFuture(null)).whenComplete((closed, e) -> {
+            try {
+                share.execute(build);
+            } catch (RejectedExecutionException refused) { // the pool is shut down: the service is stopping
+                thread.run("clients of mirror " + name + " not built", () -> built(name, result, null, refused, null));
+            }
+        });
+        return result;
+    }
+
+    /** On a worker: the mirror's clients and data plane. */
+    private MirrorRuntime build(Mirror mirror, MirrorWorkers share, DataPlane.Listener listener) {
         int timeoutMs = config.destination().requestTimeoutMs();
         int sourceTimeoutMs = config.source().requestTimeoutMs();
         // resolved once (config providers, the allowlist's look-ups) for both the Admin and the data plane
         Map<String, String> source = clients.sourceConnection(mirror.config());
         SourceAdmins.Share sourceAdmin = clients.sourceAdmin(mirror.name(), source);
-        MirrorRuntime runtime;
         try {
-            runtime = new MirrorRuntime(
+            return new MirrorRuntime(
                     mirror,
                     sourceAdmin,
                     source,
@@ -138,7 +197,7 @@ final class MirrorRuntimes {
                     pool(),
                     new TailPreservation(
                             destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
-                    workers.forMirror(mirror.name()),
+                    share,
                     listener,
                     config.numReplicaFetchers(),
                     sourceTimeoutMs,
@@ -148,16 +207,41 @@ final class MirrorRuntimes {
             sourceAdmin.close(); // the data plane's clients could not be built: the share is not kept
             throw e;
         }
-        runtimes.put(mirror.name(), runtime);
+    }
+
+    /** Back on the coordinator thread: the built runtime is installed, unless a close overtook its build. */
+    private void built(
+            String name,
+            CompletableFuture<MirrorRuntime> result,
+            MirrorRuntime runtime,
+            RuntimeException failure,
+            ToLongFunction<MirrorPartitionState> partitionsIn) {
+        if (building.get(name) != result) { // closed meanwhile: what waited was told so
+            if (runtime != null) {
+                closeLater(name, runtime);
+            }
+            return;
+        }
+        building.remove(name);
+        if (failure != null) {
+            result.completeExceptionally(failure);
+            return;
+        }
+        install(name, runtime, partitionsIn);
+        result.complete(runtime);
+    }
+
+    private void install(String name, MirrorRuntime runtime, ToLongFunction<MirrorPartitionState> partitionsIn) {
+        runtimes.put(name, runtime);
         MirrorFetcher fetcher = runtime.fetcher;
         // the loop's end is logged where it happened, and each of its partitions failed through the listener
         fetcher.death().thenAccept(death -> {
             deadLoops.incrementAndGet();
             lastDeadLoop = death.reason();
-            metrics.deadLoop(mirror.name(), death.loop());
+            metrics.deadLoop(name, death.loop());
         });
         metrics.registerMirror(
-                mirror.name(),
+                name,
                 new MirrorMetrics.MirrorGaugeSources(
                         partitionsIn::applyAsLong,
                         fetcher::maxLag,
@@ -168,26 +252,53 @@ final class MirrorRuntimes {
                                         .toSeconds())
                                 .max()
                                 .orElse(0)));
-        return runtime;
+    }
+
+    /**
+     * Closes a runtime off the coordinator thread (its data plane may take seconds to leave the pool, its source Admin
+     * to close); its workers refuse new tasks at once. The mirror's next runtime is built once this close ended.
+     */
+    private void closeLater(String name, MirrorRuntime runtime) {
+        runtime.workers.close();
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(
+                        runtime::close, Infrastructure.getDefaultWorkerPool())
+                .exceptionally(e -> {
+                    LOGGER.errorf(e, "Mirror %s: its runtime could not be closed", name);
+                    return null;
+                });
+        CompletableFuture<Void> all =
+                closing.merge(name, closed, (earlier, later) -> CompletableFuture.allOf(earlier, later));
+        all.whenComplete((done, e) -> closing.remove(name, all));
+    }
+
+    /** Builds under way are overtaken: what waits for them is told, and what they build is closed when it arrives. */
+    private void overtake(String name) {
+        CompletableFuture<MirrorRuntime> inFlight = building.remove(name);
+        if (inFlight != null) {
+            inFlight.completeExceptionally(new ClosedMeanwhile(name));
+        }
     }
 
     /** Closes the mirror's runtime, if it has one. */
     void close(String name) {
+        overtake(name);
         MirrorRuntime runtime = runtimes.remove(name);
         if (runtime != null) {
-            runtime.close();
+            closeLater(name, runtime);
         }
     }
 
-    /** Closes every runtime: the data plane starts afresh from the state when it is next needed. */
+    /** Closes every runtime (off this thread): the data plane starts afresh from the state when it is next needed. */
     void closeAll() {
-        runtimes.values().forEach(MirrorRuntime::close);
-        runtimes.clear();
+        new ArrayList<>(building.keySet()).forEach(this::overtake);
+        new ArrayList<>(runtimes.keySet()).forEach(this::close);
     }
 
-    /** At shutdown: every runtime, the fetcher pool, the worker threads and the destination Admin. */
+    /** At shutdown (the coordinator's last task): every runtime, the fetcher pool, the worker threads and the destination Admin. */
     synchronized void shutdown() {
-        closeAll();
+        new ArrayList<>(building.keySet()).forEach(this::overtake);
+        runtimes.values().forEach(MirrorRuntime::close);
+        runtimes.clear();
         if (pool != null) {
             pool.close();
         }
