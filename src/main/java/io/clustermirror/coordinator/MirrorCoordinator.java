@@ -493,7 +493,7 @@ public class MirrorCoordinator {
             try {
                 if (error == null) {
                     then.accept(runtime);
-                } else if (!(error instanceof MirrorRuntimes.ClosedMeanwhile)) {
+                } else if (!(error instanceof RuntimeBuilds.ClosedMeanwhile)) {
                     failed.accept(
                             error instanceof RuntimeException e
                                     ? e

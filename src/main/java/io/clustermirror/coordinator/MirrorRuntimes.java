@@ -10,8 +10,6 @@ import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceAdmins;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
-import io.clustermirror.mirror.MirrorError;
-import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -25,7 +23,6 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -60,22 +57,8 @@ final class MirrorRuntimes {
     private final AtomicLong deadLoops = new AtomicLong();
     private volatile String lastDeadLoop;
     private final WorkerPool workers;
-    private final CoordinatorThread thread;
-    /** Runtimes being built, with what waits for them (coordinator thread). */
-    private final Map<String, CompletableFuture<MirrorRuntime>> building = new HashMap<>();
-    /** Runtimes closing, by mirror: the mirror's next runtime is built once its last one has left the data plane. */
-    private final Map<String, CompletableFuture<Void>> closing = new ConcurrentHashMap<>();
-
-    /** What waits for a runtime whose build was overtaken by a close (a reload, a delete): it runs no further. */
-    static final class ClosedMeanwhile extends MirrorException {
-        private static final long serialVersionUID = 1L;
-
-        ClosedMeanwhile(String mirror) {
-            super(
-                    MirrorError.COORDINATOR_NOT_AVAILABLE,
-                    "the running parts of mirror '" + mirror + "' were closed while its clients were built; try again");
-        }
-    }
+    /** Builds of runtimes under way, and the closes they wait for. */
+    private final RuntimeBuilds<MirrorRuntime> builds;
 
     /**
      * @param poolFactory the instance's fetcher pool, built on first use
@@ -88,7 +71,7 @@ final class MirrorRuntimes {
             Supplier<FetcherPool> poolFactory,
             ReplicationThrottle throttle,
             CoordinatorThread thread) {
-        this.thread = thread;
+        this.builds = new RuntimeBuilds<>(thread);
         this.clients = clients;
         this.config = config;
         this.metrics = metrics;
@@ -150,34 +133,13 @@ final class MirrorRuntimes {
         if (running.isPresent()) {
             return CompletableFuture.completedFuture(running.get());
         }
-        CompletableFuture<MirrorRuntime> inFlight = building.get(name);
-        if (inFlight != null) {
-            return inFlight;
-        }
-        CompletableFuture<MirrorRuntime> result = new CompletableFuture<>();
-        building.put(name, result);
         MirrorWorkers share = workers.forMirror(name);
-        Runnable build = () -> {
-            MirrorRuntime built = null;
-            RuntimeException error = null;
-            try {
-                built = build(mirror, share, listener);
-            } catch (RuntimeException e) {
-                error = e;
-            }
-            MirrorRuntime runtime = built;
-            RuntimeException failure = error;
-            thread.run(
-                    "clients of mirror " + name + " built", () -> built(name, result, runtime, failure, partitionsIn));
-        };
-        closing.getOrDefault(name, CompletableFuture.completedFuture(null)).whenComplete((closed, e) -> {
-            try {
-                share.execute(build);
-            } catch (RejectedExecutionException refused) { // the pool is shut down: the service is stopping
-                thread.run("clients of mirror " + name + " not built", () -> built(name, result, null, refused, null));
-            }
-        });
-        return result;
+        return builds.build(
+                name,
+                share,
+                () -> build(mirror, share, listener),
+                runtime -> install(name, runtime, partitionsIn),
+                runtime -> closeLater(name, runtime));
     }
 
     /** On a worker: the mirror's clients and data plane. */
@@ -207,28 +169,6 @@ final class MirrorRuntimes {
             sourceAdmin.close(); // the data plane's clients could not be built: the share is not kept
             throw e;
         }
-    }
-
-    /** Back on the coordinator thread: the built runtime is installed, unless a close overtook its build. */
-    private void built(
-            String name,
-            CompletableFuture<MirrorRuntime> result,
-            MirrorRuntime runtime,
-            RuntimeException failure,
-            ToLongFunction<MirrorPartitionState> partitionsIn) {
-        if (building.get(name) != result) { // closed meanwhile: what waited was told so
-            if (runtime != null) {
-                closeLater(name, runtime);
-            }
-            return;
-        }
-        building.remove(name);
-        if (failure != null) {
-            result.completeExceptionally(failure);
-            return;
-        }
-        install(name, runtime, partitionsIn);
-        result.complete(runtime);
     }
 
     private void install(String name, MirrorRuntime runtime, ToLongFunction<MirrorPartitionState> partitionsIn) {
@@ -266,22 +206,12 @@ final class MirrorRuntimes {
                     LOGGER.errorf(e, "Mirror %s: its runtime could not be closed", name);
                     return null;
                 });
-        CompletableFuture<Void> all =
-                closing.merge(name, closed, (earlier, later) -> CompletableFuture.allOf(earlier, later));
-        all.whenComplete((done, e) -> closing.remove(name, all));
-    }
-
-    /** Builds under way are overtaken: what waits for them is told, and what they build is closed when it arrives. */
-    private void overtake(String name) {
-        CompletableFuture<MirrorRuntime> inFlight = building.remove(name);
-        if (inFlight != null) {
-            inFlight.completeExceptionally(new ClosedMeanwhile(name));
-        }
+        builds.closing(name, closed);
     }
 
     /** Closes the mirror's runtime, if it has one. */
     void close(String name) {
-        overtake(name);
+        builds.overtake(name);
         MirrorRuntime runtime = runtimes.remove(name);
         if (runtime != null) {
             closeLater(name, runtime);
@@ -290,13 +220,13 @@ final class MirrorRuntimes {
 
     /** Closes every runtime (off this thread): the data plane starts afresh from the state when it is next needed. */
     void closeAll() {
-        new ArrayList<>(building.keySet()).forEach(this::overtake);
+        builds.overtakeAll();
         new ArrayList<>(runtimes.keySet()).forEach(this::close);
     }
 
     /** At shutdown (the coordinator's last task): every runtime, the fetcher pool, the worker threads and the destination Admin. */
     synchronized void shutdown() {
-        new ArrayList<>(building.keySet()).forEach(this::overtake);
+        builds.overtakeAll();
         runtimes.values().forEach(MirrorRuntime::close);
         runtimes.clear();
         if (pool != null) {
