@@ -14,6 +14,7 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 
@@ -39,14 +40,19 @@ final class CoordinatorPorts {
         }
 
         @Override
-        public void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
-            coordinator.persistPartitions(mirror, changed);
+        public void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed, Runnable then) {
+            coordinator.keeper().queuePartitions(mirror, changed, "after a state write of mirror " + mirror, then);
         }
 
         @Override
         public void persistDivergence(
-                String mirror, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed) {
-            coordinator.keeper().putDivergence(mirror, divergence, changed);
+                String mirror,
+                TopicDivergence divergence,
+                Map<MirrorPartition, PartitionStatus> changed,
+                Runnable then) {
+            coordinator
+                    .keeper()
+                    .queueDivergence(mirror, divergence, changed, "after recreating " + divergence.topic(), then);
         }
 
         @Override
@@ -65,8 +71,8 @@ final class CoordinatorPorts {
         }
 
         @Override
-        public MirrorRuntime runtime(String name) {
-            return coordinator.runtime(name);
+        public void withRuntime(String name, Consumer<MirrorParts> then, Consumer<RuntimeException> failed) {
+            coordinator.withRuntime(name, then, failed);
         }
 
         @Override
@@ -92,7 +98,7 @@ final class CoordinatorPorts {
             return coordinator.onCoordinator(action);
         }
 
-        public MirrorRuntime runtime(String name) {
+        public Uni<MirrorRuntime> runtime(String name) {
             return coordinator.runtime(name);
         }
     }
@@ -168,7 +174,7 @@ final class CoordinatorPorts {
         @Override
         public Uni<SyncReport> syncGroupOffsets(Mirror mirror, Set<MirrorPartition> partitions) {
             return coordinator
-                    .onCoordinator(() -> coordinator.runtime(mirror.name()))
+                    .runtime(mirror.name())
                     .chain(runtime -> GroupOffsetSync.once(
                             mirror,
                             partitions,

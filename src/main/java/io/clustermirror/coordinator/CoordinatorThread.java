@@ -17,11 +17,18 @@ final class CoordinatorThread {
 
     private static final Logger LOGGER = Logger.getLogger(CoordinatorThread.class);
 
+    private volatile Thread current;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "mirror-coordinator");
         t.setDaemon(true);
+        current = t;
         return t;
     });
+
+    /** Whether the caller runs on the coordinator thread. */
+    boolean isCurrent() {
+        return Thread.currentThread() == current;
+    }
 
     /** The action's result, computed on the coordinator thread when the Uni is subscribed. */
     <T> Uni<T> call(Supplier<T> action) {

@@ -63,7 +63,7 @@ public class MetadataSyncHost implements SyncHost {
 
     @Override
     public Uni<ClusterMetadata> source(String mirror) {
-        return coordinator.onCoordinator(() -> new AdminMetadata(coordinator.runtime(mirror).sourceAdmin));
+        return coordinator.runtime(mirror).map(runtime -> new AdminMetadata(runtime.sourceAdmin));
     }
 
     @Override
@@ -110,7 +110,7 @@ public class MetadataSyncHost implements SyncHost {
     /** The source topic has more partitions: the destination topic grows too, and the new partitions are mirrored. */
     private Uni<Integer> expand(String name, String topic) {
         return coordinator
-                .onCoordinator(() -> coordinator.runtime(name))
+                .runtime(name)
                 .chain(runtime -> Uni.createFrom()
                         .item(() -> {
                             try {

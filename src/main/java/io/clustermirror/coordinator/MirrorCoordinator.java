@@ -35,7 +35,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.jboss.logging.Logger;
@@ -86,7 +88,8 @@ public class MirrorCoordinator {
         this.probe = probe;
         this.metrics = metrics;
         this.settings = new ServiceConfigs(this, config, metrics);
-        this.runtimes = new MirrorRuntimes(clients, config, metrics, () -> fetcherPool(vertx), settings.throttle());
+        this.runtimes =
+                new MirrorRuntimes(clients, config, metrics, () -> fetcherPool(vertx), settings.throttle(), thread);
         this.keeper = new StateKeeper(clients, config, metrics, rules, thread, new StateKeeper.Listener() {
             @Override
             public void loaded(CoordinatorState state) {
@@ -463,14 +466,52 @@ public class MirrorCoordinator {
         return runtimes;
     }
 
-    /** The mirror's runtime, created on first use (coordinator thread). */
-    MirrorRuntime runtime(String name) {
-        return runtimes.live(name)
-                .orElseGet(() -> runtimes.getOrCreate(
-                        require(name),
-                        lifecycle.listener(name),
-                        state -> partitions(name).values().stream()
-                                .filter(s -> s.state() == state)
-                                .count()));
+    /** The mirror's runtime once built (off the coordinator thread), continuing on the coordinator thread. */
+    Uni<MirrorRuntime> runtime(String name) {
+        return onCoordinator(() -> whenBuilt(name))
+                .chain(built -> Uni.createFrom().completionStage(built));
+    }
+
+    /**
+     * The mirror's runtime for {@code then} (coordinator thread): at once when it runs, else once its clients were built
+     * on a worker; {@code failed} with why they could not be. Neither runs when a close overtook the build (a reload
+     * restarts every flow from the state; a deleted mirror has none).
+     */
+    void withRuntime(String name, Consumer<? super MirrorRuntime> then, Consumer<RuntimeException> failed) {
+        CompletableFuture<MirrorRuntime> built;
+        try {
+            built = whenBuilt(name);
+        } catch (RuntimeException e) {
+            failed.accept(e);
+            return;
+        }
+        if (built.isDone() && !built.isCompletedExceptionally()) {
+            then.accept(built.join()); // running: as if it were a call, exceptions included
+            return;
+        }
+        built.whenComplete((runtime, error) -> {
+            try {
+                if (error == null) {
+                    then.accept(runtime);
+                } else if (!(error instanceof RuntimeBuilds.ClosedMeanwhile)) {
+                    failed.accept(
+                            error instanceof RuntimeException e
+                                    ? e
+                                    : new IllegalStateException(error.toString(), error));
+                }
+            } catch (RuntimeException e) {
+                LOGGER.errorf(e, "Coordinator task failed: after the clients of mirror %s were built", name);
+            }
+        });
+    }
+
+    /** Coordinator thread. */
+    private CompletableFuture<MirrorRuntime> whenBuilt(String name) {
+        return runtimes.whenBuilt(
+                require(name),
+                lifecycle.listener(name),
+                state -> partitions(name).values().stream()
+                        .filter(s -> s.state() == state)
+                        .count());
     }
 }

@@ -17,6 +17,7 @@ import io.clustermirror.topics.TailPreservation;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -24,6 +25,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -36,8 +38,11 @@ import org.jboss.logging.Logger;
  * The running parts of every mirror (its share of a source Admin, its data plane and its share of the instance's
  * {@link WorkerPool}, built on first use) and the shared destination Admin; closed when the mirror is deleted, the
  * state is replayed again, or this instance is fenced. Also the read side of what runs: live progress and the offsets
- * of a topic. Created and closed on the coordinator thread, read from any thread; a runtime whose data plane has ended
- * is dropped by whichever reader finds it first (and closed on Quarkus' worker pool).
+ * of a topic. A runtime's clients (config providers, the allowlist's DNS look-ups, SASL logins, Admins) are built on
+ * the mirror's share of the worker pool and closed on Quarkus' worker pool, never on the coordinator thread, which only
+ * asks for a runtime ({@link #whenBuilt}) and installs it when it is built (decisions §37). Read from any thread; a
+ * runtime whose data plane has ended is dropped by whichever reader finds it first (and closed on Quarkus' worker
+ * pool).
  */
 final class MirrorRuntimes {
 
@@ -54,6 +59,8 @@ final class MirrorRuntimes {
     private final AtomicLong deadLoops = new AtomicLong();
     private volatile String lastDeadLoop;
     private final WorkerPool workers;
+    /** Builds of runtimes under way, and the closes they wait for. */
+    private final RuntimeBuilds<MirrorRuntime> builds;
 
     /**
      * @param poolFactory the instance's fetcher pool, built on first use
@@ -64,7 +71,9 @@ final class MirrorRuntimes {
             MirrorServiceConfig config,
             MirrorMetrics metrics,
             Supplier<FetcherPool> poolFactory,
-            ReplicationThrottle throttle) {
+            ReplicationThrottle throttle,
+            CoordinatorThread thread) {
+        this.builds = new RuntimeBuilds<>(thread);
         this.clients = clients;
         this.config = config;
         this.metrics = metrics;
@@ -113,25 +122,37 @@ final class MirrorRuntimes {
     }
 
     /**
-     * The mirror's runtime, built when it has none (its clients may fail to build: a config-provider reference that no
-     * longer resolves), with its gauges registered.
+     * The mirror's runtime: at once when it runs, else once built on the mirror's share of the worker pool (after its
+     * last runtime has closed); completed on the coordinator thread, so what depends on it runs there. Its clients may
+     * fail to build (a config-provider reference that no longer resolves): it fails with why. Coordinator thread.
      *
      * @param partitionsIn how many of the mirror's partitions are in a state, for the per-state gauges
      */
-    MirrorRuntime getOrCreate(
+    CompletableFuture<MirrorRuntime> whenBuilt(
             Mirror mirror, DataPlane.Listener listener, ToLongFunction<MirrorPartitionState> partitionsIn) {
-        MirrorRuntime existing = runtimes.get(mirror.name());
-        if (existing != null) {
-            return existing;
+        String name = mirror.name();
+        Optional<MirrorRuntime> running = live(name);
+        if (running.isPresent()) {
+            return CompletableFuture.completedFuture(running.get());
         }
+        MirrorWorkers share = workers.forMirror(name);
+        return builds.build(
+                name,
+                share,
+                () -> build(mirror, share, listener),
+                runtime -> install(name, runtime, partitionsIn),
+                runtime -> closeLater(name, runtime));
+    }
+
+    /** On a worker: the mirror's clients and data plane. */
+    private MirrorRuntime build(Mirror mirror, MirrorWorkers share, DataPlane.Listener listener) {
         int timeoutMs = config.destination().requestTimeoutMs();
         int sourceTimeoutMs = config.source().requestTimeoutMs();
         // resolved once (config providers, the allowlist's look-ups) for both the Admin and the data plane
         Map<String, String> source = clients.sourceConnection(mirror.config());
         SourceAdmins.Share sourceAdmin = clients.sourceAdmin(mirror.name(), source);
-        MirrorRuntime runtime;
         try {
-            runtime = new MirrorRuntime(
+            return new MirrorRuntime(
                     mirror,
                     sourceAdmin,
                     source,
@@ -140,7 +161,7 @@ final class MirrorRuntimes {
                     pool(),
                     new TailPreservation(
                             destinationAdmin(), clients::destinationReader, clients::destinationProducer, timeoutMs),
-                    workers.forMirror(mirror.name()),
+                    share,
                     listener,
                     config.numReplicaFetchers(),
                     sourceTimeoutMs,
@@ -150,16 +171,19 @@ final class MirrorRuntimes {
             sourceAdmin.close(); // the data plane's clients could not be built: the share is not kept
             throw e;
         }
-        runtimes.put(mirror.name(), runtime);
+    }
+
+    private void install(String name, MirrorRuntime runtime, ToLongFunction<MirrorPartitionState> partitionsIn) {
+        runtimes.put(name, runtime);
         MirrorFetcher fetcher = runtime.fetcher;
         // the loop's end is logged where it happened, and each of its partitions failed through the listener
         fetcher.death().thenAccept(death -> {
             deadLoops.incrementAndGet();
             lastDeadLoop = death.reason();
-            metrics.deadLoop(mirror.name(), death.loop());
+            metrics.deadLoop(name, death.loop());
         });
         metrics.registerMirror(
-                mirror.name(),
+                name,
                 new MirrorMetrics.MirrorGaugeSources(
                         partitionsIn::applyAsLong,
                         fetcher::maxLag,
@@ -170,26 +194,43 @@ final class MirrorRuntimes {
                                         .toSeconds())
                                 .max()
                                 .orElse(0)));
-        return runtime;
+    }
+
+    /**
+     * Closes a runtime off the coordinator thread (its data plane may take seconds to leave the pool, its source Admin
+     * to close); its workers refuse new tasks at once. The mirror's next runtime is built once this close ended.
+     */
+    private void closeLater(String name, MirrorRuntime runtime) {
+        runtime.workers.close();
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(
+                        runtime::close, Infrastructure.getDefaultWorkerPool())
+                .exceptionally(e -> {
+                    LOGGER.errorf(e, "Mirror %s: its runtime could not be closed", name);
+                    return null;
+                });
+        builds.closing(name, closed);
     }
 
     /** Closes the mirror's runtime, if it has one. */
     void close(String name) {
+        builds.overtake(name);
         MirrorRuntime runtime = runtimes.remove(name);
         if (runtime != null) {
-            runtime.close();
+            closeLater(name, runtime);
         }
     }
 
-    /** Closes every runtime: the data plane starts afresh from the state when it is next needed. */
+    /** Closes every runtime (off this thread): the data plane starts afresh from the state when it is next needed. */
     void closeAll() {
-        runtimes.values().forEach(MirrorRuntime::close);
-        runtimes.clear();
+        builds.overtakeAll();
+        new ArrayList<>(runtimes.keySet()).forEach(this::close);
     }
 
-    /** At shutdown: every runtime, the fetcher pool, the worker threads and the destination Admin. */
+    /** At shutdown (the coordinator's last task): every runtime, the fetcher pool, the worker threads and the destination Admin. */
     synchronized void shutdown() {
-        closeAll();
+        builds.overtakeAll();
+        runtimes.values().forEach(MirrorRuntime::close);
+        runtimes.clear();
         if (pool != null) {
             pool.close();
         }

@@ -5,25 +5,33 @@ import io.clustermirror.fetch.LogTruncation;
 import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
+import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.mirror.TopicDivergence;
 import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.jboss.logging.Logger;
 
 /**
  * The partition lifecycle of DESIGN §3 as it runs: LOG_TRUNCATION and its outcome, the data plane's reports (failure,
  * EPOCH_FENCING), FAILED with its automatic retries, the topic verbs' effects (pause, resume, stop, recover), the
  * recreate policy, halting a mirror whose source changed identity, and the restart of every partition from its
- * persisted state. It decides and moves partitions through the coordinator's state ({@link Host}); blocking steps run on
- * the mirror's workers, and every outcome comes back to the coordinator thread.
+ * persisted state. It decides and moves partitions through the coordinator's state ({@link Host}): a move is the state
+ * at once and is written with the coordinator tick's others, and what must follow a durable move (joining the data
+ * plane, leaving it, a retry) runs once that write committed. Blocking steps, building a mirror's clients among them,
+ * run off the coordinator thread, and every outcome comes back to it.
  */
 final class PartitionLifecycle {
 
@@ -33,12 +41,22 @@ final class PartitionLifecycle {
     interface Host {
         Map<MirrorPartition, PartitionStatus> partitions(String mirror);
 
-        /** Persists the changed statuses, then makes them the state (coordinator thread). */
-        void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed);
+        /**
+         * Makes the changed statuses the state and writes them with the tick's other changes; {@code then} (may be
+         * null) runs once they committed, never if they did not (coordinator thread).
+         */
+        void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed, Runnable then);
 
-        /** Persists what a recreated topic held, with the changed statuses, in one write (coordinator thread). */
+        default void persistPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
+            persistPartitions(mirror, changed, null);
+        }
+
+        /** What a recreated topic held, with the changed statuses, in one write; {@code then} once it committed. */
         void persistDivergence(
-                String mirror, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed);
+                String mirror,
+                TopicDivergence divergence,
+                Map<MirrorPartition, PartitionStatus> changed,
+                Runnable then);
 
         Optional<Mirror> mirror(String name);
 
@@ -51,8 +69,12 @@ final class PartitionLifecycle {
 
         boolean isActive();
 
-        /** The mirror's running parts, built on first use; throws when its clients cannot be built. */
-        MirrorParts runtime(String name);
+        /**
+         * The mirror's running parts for {@code then}, on the coordinator thread: at once when they are built, else
+         * once they were built off it; {@code failed} with why its clients could not be built. Neither runs when the
+         * runtimes were closed meanwhile (a reload restarts every flow from the state).
+         */
+        void withRuntime(String name, Consumer<MirrorParts> then, Consumer<RuntimeException> failed);
 
         Optional<? extends MirrorParts> liveRuntime(String name);
     }
@@ -66,9 +88,13 @@ final class PartitionLifecycle {
     private final Map<String, String> progress = new ConcurrentHashMap<>();
 
     private final TopicStops stops;
-    private final MirrorHalts halts;
-    private final TopicRecreation recreation;
     private final TruncationBatches batches;
+    /**
+     * Mirrors halted because their source answers with another cluster id than the one they were created for, with
+     * why: no data plane until the metadata sync finds the right cluster again. The partition states do not change:
+     * the halt is the mirror's, shown in describe and counted.
+     */
+    private final Map<String, String> halted = new ConcurrentHashMap<>();
 
     PartitionLifecycle(
             Host host,
@@ -83,8 +109,6 @@ final class PartitionLifecycle {
         this.metrics = metrics;
         this.clock = clock;
         this.stops = new TopicStops(host, thread, this::settle, clock, flows);
-        this.halts = new MirrorHalts(host, thread, metrics, this::resume);
-        this.recreation = new TopicRecreation(host, thread, metrics, clock, this::truncate);
         this.batches = new TruncationBatches(thread);
     }
 
@@ -100,7 +124,7 @@ final class PartitionLifecycle {
 
     /** A deleted mirror leaves nothing behind. */
     void forget(String mirror) {
-        halts.forget(mirror);
+        halted.remove(mirror);
         progress.keySet().removeIf(key -> key.startsWith(mirror + "/"));
     }
 
@@ -109,10 +133,10 @@ final class PartitionLifecycle {
      * coordinator task ({@link TruncationBatches}); its outcome moves the partition on.
      */
     void truncate(String name, MirrorPartition partition) {
-        MirrorParts runtime = runtimeOrFail(name, partition);
-        if (runtime == null) {
-            return;
-        }
+        withRuntimeOrFail(name, partition, runtime -> truncate(name, partition, runtime));
+    }
+
+    private void truncate(String name, MirrorPartition partition, MirrorParts runtime) {
         int epoch = host.partitions(name).get(partition).stateEpoch();
         String key = name + "/" + partition;
         whenGone(
@@ -154,15 +178,25 @@ final class PartitionLifecycle {
         }
         try {
             if (outcome instanceof LogTruncation.Ready ready) {
+                PartitionStatus mirroring = current.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant());
                 host.persistPartitions(
-                        name, Map.of(partition, current.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
-                if (!halts.isHalted(name)) {
-                    host.runtime(name).dataPlane().add(partition, ready.startOffset(), ready.sourceEpoch());
-                }
-                LOGGER.infof("Mirror %s: %s MIRRORING from offset %d", name, partition, ready.startOffset());
+                        name,
+                        Map.of(partition, mirroring),
+                        () -> mirrorOn(
+                                name,
+                                partition,
+                                mirroring.stateEpoch(),
+                                ready,
+                                e -> {
+                                    LOGGER.errorf(e, "Mirror %s: %s could not leave LOG_TRUNCATION", name, partition);
+                                    return "could not leave LOG_TRUNCATION: " + e;
+                                },
+                                () -> LOGGER.infof(
+                                        "Mirror %s: %s MIRRORING from offset %d",
+                                        name, partition, ready.startOffset())));
             } else if (outcome instanceof LogTruncation.Diverged diverged) {
                 if (host.require(name).config().recreateOnDivergence()) {
-                    recreation.recreate(name, partition.topic(), diverged.reason());
+                    recreate(name, partition.topic(), diverged.reason());
                 } else {
                     failPartition(name, partition, diverged.reason());
                 }
@@ -201,10 +235,17 @@ final class PartitionLifecycle {
      */
     private void recheck(
             String name, MirrorPartition partition, MirrorPartitionState waitingIn, String why, long epochEndOffset) {
-        MirrorParts runtime = runtimeOrFail(name, partition);
-        if (runtime == null) {
-            return;
-        }
+        withRuntimeOrFail(
+                name, partition, runtime -> recheck(name, partition, waitingIn, why, epochEndOffset, runtime));
+    }
+
+    private void recheck(
+            String name,
+            MirrorPartition partition,
+            MirrorPartitionState waitingIn,
+            String why,
+            long epochEndOffset,
+            MirrorParts runtime) {
         whenGone(
                 runtime,
                 partition,
@@ -219,26 +260,33 @@ final class PartitionLifecycle {
                                     : new LogTruncation.Unsupported(
                                             "could not check the destination: " + answer.failure());
                             PartitionStatus now = host.partitions(name).get(partition);
-                            if (halts.isHalted(name) || now == null || now.state() != waitingIn) {
+                            if (isHalted(name) || now == null || now.state() != waitingIn) {
                                 return; // moved on meanwhile
                             }
                             if (checked instanceof LogTruncation.Ready ready) {
+                                Consumer<PartitionStatus> join = mirroring -> mirrorOn(
+                                        name,
+                                        partition,
+                                        mirroring.stateEpoch(),
+                                        ready,
+                                        e -> {
+                                            if (e instanceof IllegalStateException) {
+                                                return why + ": could not mirror on: " + e.getMessage();
+                                            }
+                                            throw e;
+                                        },
+                                        () -> {});
                                 if (waitingIn != MirrorPartitionState.MIRRORING) {
-                                    host.persistPartitions(
-                                            name,
-                                            Map.of(
-                                                    partition,
-                                                    now.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant())));
-                                    LOGGER.infof(
-                                            "Mirror %s: %s MIRRORING again from offset %d after %s",
-                                            name, partition, ready.startOffset(), why);
-                                }
-                                try {
-                                    host.runtime(name)
-                                            .dataPlane()
-                                            .add(partition, ready.startOffset(), ready.sourceEpoch());
-                                } catch (IllegalStateException e) {
-                                    failPartition(name, partition, why + ": could not mirror on: " + e.getMessage());
+                                    PartitionStatus mirroring =
+                                            now.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant());
+                                    host.persistPartitions(name, Map.of(partition, mirroring), () -> {
+                                        LOGGER.infof(
+                                                "Mirror %s: %s MIRRORING again from offset %d after %s",
+                                                name, partition, ready.startOffset(), why);
+                                        join.accept(mirroring);
+                                    });
+                                } else {
+                                    join.accept(now);
                                 }
                             } else if (checked instanceof LogTruncation.Diverged diverged) {
                                 failPartition(name, partition, why + ": " + diverged.reason());
@@ -263,24 +311,75 @@ final class PartitionLifecycle {
         }
         metrics.epochFenced(name);
         host.persistPartitions(
-                name, Map.of(partition, current.moveTo(MirrorPartitionState.EPOCH_FENCING, reason, clock.instant())));
-        host.runtime(name).dataPlane().remove(partition, false);
-        LOGGER.warnf("Mirror %s: %s EPOCH_FENCING: %s", name, partition, reason);
-        recheck(name, partition, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + reason + ")", epochEndOffset);
+                name,
+                Map.of(partition, current.moveTo(MirrorPartitionState.EPOCH_FENCING, reason, clock.instant())),
+                () -> {
+                    host.liveRuntime(name).ifPresent(r -> r.dataPlane().remove(partition, false));
+                    LOGGER.warnf("Mirror %s: %s EPOCH_FENCING: %s", name, partition, reason);
+                    recheck(
+                            name,
+                            partition,
+                            MirrorPartitionState.EPOCH_FENCING,
+                            "epoch fencing (" + reason + ")",
+                            epochEndOffset);
+                });
     }
 
     /**
-     * The mirror's runtime for a partition about to be checked or mirrored; when its clients cannot be built (e.g. a
-     * config-provider reference that no longer resolves after a restart), the partition goes FAILED with the reason
-     * and retries with back-off like any other failure, instead of waiting silently. Null then.
+     * Once a move to MIRRORING committed: the partition joins the data plane from where the check found the
+     * destination's end, unless it moved on or the mirror halted meanwhile. What the data plane refuses fails the
+     * partition with the reason {@code refused} gives.
      */
-    private MirrorParts runtimeOrFail(String name, MirrorPartition partition) {
-        try {
-            return host.runtime(name);
-        } catch (RuntimeException e) {
-            failPartition(name, partition, "the mirror's clients could not be built: " + e.getMessage());
-            return null;
-        }
+    private void mirrorOn(
+            String name,
+            MirrorPartition partition,
+            int epoch,
+            LogTruncation.Ready ready,
+            java.util.function.Function<RuntimeException, String> refused,
+            Runnable joined) {
+        withRuntimeOrFail(name, partition, runtime -> {
+            PartitionStatus now = host.partitions(name).get(partition);
+            if (isHalted(name)
+                    || now == null
+                    || now.stateEpoch() != epoch
+                    || now.state() != MirrorPartitionState.MIRRORING) {
+                return;
+            }
+            try {
+                runtime.dataPlane().add(partition, ready.startOffset(), ready.sourceEpoch());
+                joined.run();
+            } catch (RuntimeException e) {
+                failPartition(name, partition, refused.apply(e));
+            }
+        });
+    }
+
+    /**
+     * The mirror's runtime for a partition about to be checked or mirrored, once built (off this thread); when its
+     * clients cannot be built (e.g. a config-provider reference that no longer resolves after a restart), the
+     * partition goes FAILED with the reason and retries with back-off like any other failure, instead of waiting
+     * silently. Nothing runs for a partition that moved on while the clients were built.
+     */
+    private void withRuntimeOrFail(String name, MirrorPartition partition, Consumer<MirrorParts> then) {
+        PartitionStatus asked = host.partitions(name).get(partition);
+        int epoch = asked == null ? -1 : asked.stateEpoch();
+        host.withRuntime(
+                name,
+                runtime -> {
+                    if (unchanged(name, partition, epoch)) {
+                        then.accept(runtime);
+                    }
+                },
+                e -> {
+                    if (unchanged(name, partition, epoch)) {
+                        failPartition(name, partition, "the mirror's clients could not be built: " + e.getMessage());
+                    }
+                });
+    }
+
+    private boolean unchanged(String name, MirrorPartition partition, int epoch) {
+        PartitionStatus now = host.partitions(name).get(partition);
+        return now != null && now.stateEpoch() == epoch;
     }
 
     /** Moves a partition to FAILED (persisted), takes it out of the data plane, and schedules the automatic retry. */
@@ -289,22 +388,23 @@ final class PartitionLifecycle {
         metrics.partitionFailed(name);
         PartitionStatus failed = current.moveTo(MirrorPartitionState.FAILED, error, clock.instant())
                 .withRetryAttempt(retries.afterFailure(current.retryAttempt()));
-        host.persistPartitions(name, Map.of(partition, failed));
-        host.liveRuntime(name).ifPresent(r -> r.dataPlane().remove(partition, false));
-        // WARN while a retry follows (a source outage fails each partition up to maxAttempts times), ERROR once an
-        // operator must act
-        LOGGER.logf(
-                failed.retryAttempt() >= 0 ? Logger.Level.WARN : Logger.Level.ERROR,
-                "Mirror %s: %s FAILED, %s: %s",
-                name,
-                partition,
-                retries.next(failed.retryAttempt()),
-                error);
-        if (failed.retryAttempt() >= 0) {
-            long delay = retries.delayMs(failed.retryAttempt());
-            int epoch = failed.stateEpoch();
-            thread.schedule("retry of " + partition, delay, () -> retry(name, partition, epoch));
-        }
+        host.persistPartitions(name, Map.of(partition, failed), () -> {
+            host.liveRuntime(name).ifPresent(r -> r.dataPlane().remove(partition, false));
+            // WARN while a retry follows (a source outage fails each partition up to maxAttempts times), ERROR once an
+            // operator must act
+            LOGGER.logf(
+                    failed.retryAttempt() >= 0 ? Logger.Level.WARN : Logger.Level.ERROR,
+                    "Mirror %s: %s FAILED, %s: %s",
+                    name,
+                    partition,
+                    retries.next(failed.retryAttempt()),
+                    error);
+            if (failed.retryAttempt() >= 0) {
+                long delay = retries.delayMs(failed.retryAttempt());
+                int epoch = failed.stateEpoch();
+                thread.schedule("retry of " + partition, delay, () -> retry(name, partition, epoch));
+            }
+        });
     }
 
     private void retry(String name, MirrorPartition partition, int epoch) {
@@ -321,8 +421,8 @@ final class PartitionLifecycle {
                     Map.of(
                             partition,
                             current.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
-                                    .withRetryAttempt(current.retryAttempt() + 1)));
-            truncate(name, partition);
+                                    .withRetryAttempt(current.retryAttempt() + 1)),
+                    () -> truncate(name, partition));
         } catch (RuntimeException e) {
             LOGGER.warnf("Mirror %s: retry of %s failed: %s", name, partition, e.getMessage());
         }
@@ -338,10 +438,11 @@ final class PartitionLifecycle {
 
     void act(String name, TopicVerb verb, MirrorPartition partition) {
         switch (verb) {
+            // a mirror without a running data plane holds no partition in one: nothing to leave, no client to build
             case PAUSE ->
-                host.runtime(name)
-                        .dataPlane()
-                        .remove(partition, false)
+                host.liveRuntime(name)
+                        .map(r -> r.dataPlane().remove(partition, false))
+                        .orElseGet(() -> CompletableFuture.completedFuture(null))
                         .thenAccept(last -> thread.run(
                                 "pause of " + partition,
                                 () -> settle(
@@ -373,8 +474,8 @@ final class PartitionLifecycle {
             if (last != null && last.lastMirroredEpoch() >= 0) {
                 next = next.withLastMirroredEpoch(last.lastMirroredEpoch());
             }
-            host.persistPartitions(name, Map.of(partition, next));
-            LOGGER.infof("Mirror %s: %s %s", name, partition, to);
+            host.persistPartitions(
+                    name, Map.of(partition, next), () -> LOGGER.infof("Mirror %s: %s %s", name, partition, to));
         }
     }
 
@@ -409,15 +510,172 @@ final class PartitionLifecycle {
 
     /** Why the mirror is halted, or null. */
     String haltedReason(String name) {
-        return halts.reason(name);
+        return halted.get(name);
     }
 
+    private boolean isHalted(String name) {
+        return halted.containsKey(name);
+    }
+
+    /**
+     * The source cluster's id is not the one the mirror was created for: take every partition out of the data
+     * plane (persisted states stay as they are) until {@link #unhalt} finds the right cluster again.
+     */
     void halt(String name, String actualClusterId) {
-        halts.halt(name, actualClusterId);
+        thread.run("halt of " + name, () -> {
+            Mirror mirror = host.mirror(name).orElse(null);
+            if (mirror == null || halted.containsKey(name)) {
+                return;
+            }
+            String reason = "source cluster id is " + actualClusterId + ", but mirror '" + name + "' mirrors cluster "
+                    + mirror.sourceClusterId() + " (bootstrap "
+                    + mirror.config().bootstrapServers()
+                    + "): mirroring halted; point bootstrap.servers back at that cluster, or delete the mirror";
+            halted.put(name, reason);
+            metrics.mirrorHalted(name);
+            LOGGER.errorf("Mirror %s: %s", name, reason);
+            host.liveRuntime(name)
+                    .ifPresent(r -> host.partitions(name)
+                            .keySet()
+                            .forEach(p -> r.dataPlane().remove(p, false)));
+        });
     }
 
+    /** The source is the right cluster again: partitions continue from their persisted states. */
     void unhalt(String name) {
-        halts.unhalt(name);
+        thread.run("unhalt of " + name, () -> {
+            if (halted.remove(name) != null) {
+                LOGGER.infof("Mirror %s: source cluster id matches again; mirroring resumes", name);
+                host.liveRuntime(name).ifPresent(r -> resume(name));
+            }
+        });
+    }
+
+    /**
+     * {@code mirror.truncation.policy=recreate}: a destination topic that diverged from its source is deleted and
+     * created again like the source's. Every partition of the topic the mirror holds goes FAILED with the reason and
+     * leaves the data plane (its open destination transactions aborted). Then the records only the destination holds
+     * (a failback's divergent tail) are preserved, partition by partition, into {@code __diverged.<topic>} and
+     * reported; only once that succeeded is the topic recreated (its topic id changes) and every partition starts over
+     * in LOG_TRUNCATION; what was preserved is persisted with the partitions (describe shows it, also after a
+     * restart). A failed preservation or recreate leaves the partitions FAILED naming why, the topic untouched.
+     */
+    private void recreate(String name, String topic, String reason) {
+        Instant now = clock.instant();
+        Map<MirrorPartition, PartitionStatus> failed = new TreeMap<>();
+        List<MirrorPartition> all = new ArrayList<>();
+        new TreeMap<>(host.partitions(name)).forEach((p, s) -> {
+            if (p.topic().equals(topic)) {
+                all.add(p);
+                if (s.state().isHeld()) {
+                    failed.put(
+                            p,
+                            s.moveTo(
+                                    MirrorPartitionState.FAILED,
+                                    "destination diverged, recreating the topic: " + reason,
+                                    now));
+                }
+            }
+        });
+        List<String> excluded = host.require(name)
+                .config()
+                .list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
+        host.persistPartitions(name, failed, () -> {
+            LOGGER.warnf(
+                    "Mirror %s: destination topic %s diverged (%s); preserving what only it holds, then recreating it "
+                            + "(mirror.truncation.policy=recreate)",
+                    name, topic, reason);
+            host.withRuntime(
+                    name,
+                    runtime -> CompletableFuture.allOf(failed.keySet().stream()
+                                    .map(p -> runtime.dataPlane().remove(p, true))
+                                    .toArray(CompletableFuture[]::new))
+                            .thenRunAsync(
+                                    () -> {
+                                        List<PreservedTail> preserved = new ArrayList<>();
+                                        String error =
+                                                preserveAndRecreate(name, topic, all, excluded, runtime, preserved);
+                                        thread.run(
+                                                "restart after recreating " + topic,
+                                                () -> restart(name, topic, failed, preserved, error));
+                                    },
+                                    runtime.workers()),
+                    e -> restart(
+                            name,
+                            topic,
+                            failed,
+                            List.of(),
+                            "topic " + topic + " was not recreated: the mirror's clients could not be built: "
+                                    + e.getMessage()));
+        });
+    }
+
+    /** On a worker: null when the topic was recreated, else why not. */
+    private String preserveAndRecreate(
+            String name,
+            String topic,
+            List<MirrorPartition> partitions,
+            List<String> excluded,
+            MirrorParts runtime,
+            List<PreservedTail> preserved) {
+        try {
+            preserved.addAll(runtime.preserveDivergentTails(partitions));
+        } catch (Exception e) {
+            return "the records only the destination holds could not be preserved, so topic " + topic
+                    + " was not recreated: " + e;
+        }
+        if (!preserved.isEmpty()) {
+            long records = preserved.stream().mapToLong(PreservedTail::records).sum();
+            metrics.divergedRecords(name, records);
+            LOGGER.warnf(
+                    "Mirror %s: %d record(s) only the destination held were preserved into %s before recreating %s: %s",
+                    name,
+                    records,
+                    preserved.get(0).preservedTo(),
+                    topic,
+                    String.join(
+                            ", ",
+                            preserved.stream()
+                                    .map(x -> "partition " + x.partition() + " offsets [" + x.from() + ", " + x.to()
+                                            + ") " + x.records() + " record(s)")
+                                    .toList()));
+        }
+        try {
+            runtime.recreateTopic(topic, excluded);
+            return null;
+        } catch (Exception e) {
+            return "recreating destination topic " + topic + " failed: " + e;
+        }
+    }
+
+    /** Back on the coordinator thread: the partitions start over (or stay FAILED), persisted with what was preserved. */
+    private void restart(
+            String name,
+            String topic,
+            Map<MirrorPartition, PartitionStatus> failed,
+            List<PreservedTail> preserved,
+            String error) {
+        Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
+        failed.keySet().forEach(p -> {
+            PartitionStatus s = host.partitions(name).get(p);
+            if (s != null && s.state() == MirrorPartitionState.FAILED) {
+                restarted.put(
+                        p,
+                        error == null
+                                ? s.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
+                                : s.moveTo(MirrorPartitionState.FAILED, error, clock.instant()));
+            }
+        });
+        Runnable then = () -> {
+            if (error == null) {
+                restarted.keySet().forEach(p -> truncate(name, p));
+            }
+        };
+        if (preserved.isEmpty()) {
+            host.persistPartitions(name, restarted, then);
+        } else {
+            host.persistDivergence(name, new TopicDivergence(topic, clock.instant(), preserved), restarted, then);
+        }
     }
 
     /** What the mirror's data plane reports, turned into partition transitions on the coordinator thread. */

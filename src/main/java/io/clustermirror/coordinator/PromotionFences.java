@@ -90,10 +90,11 @@ final class PromotionFences {
                     });
                     return Map.entry(host.runtime(mirror), fenced);
                 })
-                .chain(entry -> TopicPromotes.blocking(() -> {
-                    new SourceFence(entry.getKey().sourceAdmin, timeoutMs).lift(entry.getValue());
-                    return null;
-                }))
+                .chain(entry -> entry.getKey()
+                        .chain(runtime -> TopicPromotes.blocking(() -> {
+                            new SourceFence(runtime.sourceAdmin, timeoutMs).lift(entry.getValue());
+                            return null;
+                        })))
                 .chain(() -> host.onCoordinator(() -> {
                     Map<String, TopicPromotion> forget = new HashMap<>();
                     host.promotions(mirror).forEach((t, p) -> {

@@ -13,8 +13,8 @@ import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.state.MirrorStateStore;
+import io.clustermirror.state.MirrorStateStore.Changes;
 import io.clustermirror.state.MirrorStateStore.CoordinatorFencedException;
-import io.clustermirror.state.MirrorStateStore.StateWriteException;
 import io.clustermirror.state.MirrorStateTopic;
 import io.clustermirror.state.SecretCipher;
 import io.clustermirror.state.StateFormatException;
@@ -24,6 +24,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -31,9 +33,10 @@ import org.jboss.logging.Logger;
 
 /**
  * Boot, replay and every write of the coordinator's state: ensures {@code __mirror_state}, takes over as its one
- * writer, replays it into a {@link CoordinatorState}, and from then on writes each change to the topic before swapping
- * the new snapshot in. A failed write re-reads the topic, so memory never holds what the topic does not; a fenced
- * writer stops acting. Writes run on the coordinator thread; the snapshot and the status are read from any thread.
+ * writer, replays it into a {@link CoordinatorState}, and from then on writes the changes to the topic, a coordinator
+ * tick's in one transaction ({@link GroupCommit}), before the new snapshot is what other threads read. A failed write
+ * re-reads the topic, so memory never holds what the topic does not; a fenced writer stops acting. Writes run on the
+ * coordinator thread; the committed snapshot and the status are read from any thread.
  */
 final class StateKeeper {
 
@@ -52,7 +55,7 @@ final class StateKeeper {
     private final MirrorConfigRules rules;
     private final CoordinatorThread thread;
     private final Listener listener;
-    private volatile CoordinatorState state = CoordinatorState.EMPTY;
+    private final GroupCommit commit;
     private volatile CoordinatorStatus status = CoordinatorStatus.loading("starting");
     /** Touched only on the coordinator thread. */
     private MirrorStateStore store;
@@ -72,10 +75,22 @@ final class StateKeeper {
         this.rules = rules;
         this.thread = thread;
         this.listener = listener;
+        this.commit = new GroupCommit(thread, changes -> store.write(changes), new GroupCommit.Failures() {
+            @Override
+            public MirrorException failed(RuntimeException cause) {
+                return writeFailed(cause);
+            }
+
+            @Override
+            public void committed() {
+                metrics.stateWrite(true);
+            }
+        });
     }
 
+    /** The working state on the coordinator thread, the committed one elsewhere (see {@link GroupCommit#state}). */
     CoordinatorState state() {
-        return state;
+        return commit.state();
     }
 
     CoordinatorStatus status() {
@@ -110,7 +125,8 @@ final class StateKeeper {
                     config.destination().requestTimeoutMs(),
                     config.state().writeTimeoutMs(),
                     secrets());
-            state = CoordinatorState.of(store.open());
+            CoordinatorState state = CoordinatorState.of(store.open());
+            commit.reset(state);
             status = CoordinatorStatus.active();
             LOGGER.infof(
                     "Coordinator active: %d mirror(s) loaded from %s (%d partitions)",
@@ -168,47 +184,69 @@ final class StateKeeper {
     }
 
     void putMirror(Mirror mirror) {
-        persist(() -> store.putMirror(mirror));
-        state = state.with(mirror);
+        persist(c -> c.mirror(mirror), s -> s.with(mirror));
     }
 
     void deleteMirror(String name, Collection<MirrorPartition> partitions) {
-        Set<String> promoted = state.promotions(name).keySet();
-        Set<String> diverged = state.divergences(name).keySet();
-        persist(() -> store.deleteMirror(name, partitions, promoted, diverged));
-        state = state.without(name);
+        Set<String> promoted = state().promotions(name).keySet();
+        Set<String> diverged = state().divergences(name).keySet();
+        persist(c -> c.deleteMirror(name, partitions, promoted, diverged), s -> s.without(name));
     }
 
+    /** A request's partition statuses: answered once they committed (with what the tick had pending). */
     void putPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
         if (changed.isEmpty()) {
             return;
         }
-        persist(() -> store.putPartitions(mirror, changed));
-        state = state.withPartitions(mirror, changed);
+        persist(c -> c.partitions(mirror, changed), s -> s.withPartitions(mirror, changed));
+    }
+
+    /**
+     * Partition statuses the coordinator decided on its own (no request waits): the state now, the write with the
+     * tick's others; {@code then} (may be null) runs once it committed.
+     */
+    void queuePartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed, String what, Runnable then) {
+        if (changed.isEmpty()) {
+            if (then != null) {
+                then.run();
+            }
+            return;
+        }
+        queue(c -> c.partitions(mirror, changed), s -> s.withPartitions(mirror, changed), what, then);
     }
 
     /** Partition statuses and topic promotions of one mirror, in one write (a null promotion removes the topic's). */
     void putPromotions(
             String mirror, Map<String, TopicPromotion> promotions, Map<MirrorPartition, PartitionStatus> changed) {
-        persist(() -> store.putPromotions(mirror, promotions, changed));
-        state = state.withPartitions(mirror, changed).withPromotions(mirror, promotions);
+        persist(
+                c -> c.partitions(mirror, changed).promotions(mirror, promotions),
+                s -> s.withPartitions(mirror, changed).withPromotions(mirror, promotions));
     }
 
-    /** What a topic held when it was recreated for diverging, with the partition statuses, in one write. */
-    void putDivergence(String mirror, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed) {
-        persist(() -> store.putDivergence(mirror, divergence, changed));
-        state = state.withPartitions(mirror, changed).withDivergence(mirror, divergence);
+    /**
+     * What a topic held when it was recreated for diverging, with the partition statuses, in one write, with the
+     * tick's others; {@code then} runs once it committed.
+     */
+    void queueDivergence(
+            String mirror,
+            TopicDivergence divergence,
+            Map<MirrorPartition, PartitionStatus> changed,
+            String what,
+            Runnable then) {
+        queue(
+                c -> c.partitions(mirror, changed).divergence(mirror, divergence),
+                s -> s.withPartitions(mirror, changed).withDivergence(mirror, divergence),
+                what,
+                then);
     }
 
     void putCreatedAcls(String mirror, Set<AclEntry> acls) {
-        persist(() -> store.putCreatedAcls(mirror, acls));
-        state = state.withCreatedAcls(mirror, acls);
+        persist(c -> c.createdAcls(mirror, acls), s -> s.withCreatedAcls(mirror, acls));
     }
 
     /** A service setting changed at runtime; null returns it to its configured value. */
     void putServiceConfig(String name, String value) {
-        persist(() -> store.putServiceConfig(name, value));
-        state = state.withServiceConfig(name, value);
+        persist(c -> c.serviceConfig(name, value), s -> s.withServiceConfig(name, value));
     }
 
     void close() {
@@ -218,36 +256,44 @@ final class StateKeeper {
         }
     }
 
-    /** Runs a state write; on failure leaves the in-memory state equal to what the topic holds. */
-    private void persist(Runnable write) {
+    /**
+     * A change a caller waits for: written at once, with whatever the tick had pending; on failure the in-memory state
+     * stays equal to what the topic holds and the caller gets the answer.
+     */
+    private void persist(Consumer<Changes> records, UnaryOperator<CoordinatorState> applied) {
+        queue(records, applied, null, null);
+        commit.flush();
+    }
+
+    private void queue(Consumer<Changes> records, UnaryOperator<CoordinatorState> applied, String what, Runnable then) {
         if (store == null || !store.isOpen()) { // a failed write closed the writer; the re-read is queued
             throw new MirrorException(
                     MirrorError.COORDINATOR_NOT_AVAILABLE,
                     "Mirror state is not available on this instance (" + status.phase() + ": " + status.reason() + ")");
         }
-        try {
-            write.run();
-            metrics.stateWrite(true);
-        } catch (CoordinatorFencedException e) {
-            metrics.stateWrite(false);
+        commit.change(records, applied, what, then);
+    }
+
+    /** A failed write (of one change or of a tick's): fenced, or re-read; the answer to every change in it. */
+    private MirrorException writeFailed(RuntimeException failure) {
+        metrics.stateWrite(false);
+        if (failure instanceof CoordinatorFencedException e) {
             status = CoordinatorStatus.fenced(e.getMessage());
             LOGGER.error(e.getMessage() + "; stopping this instance's data plane");
             listener.fenced();
-            throw new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage());
-        } catch (StateWriteException e) {
-            metrics.stateWrite(false);
-            LOGGER.warnf(
-                    "State write failed, re-reading %s: %s",
-                    config.state().topic().name(), e.getMessage());
-            // re-read as a coordinator task of its own; meanwhile requests are answered 503 at once, not queued behind
-            // it
-            status = CoordinatorStatus.loading("re-reading the state after a failed write: " + e.getMessage());
-            thread.run("re-read state", this::reopen);
-            throw new MirrorException(
-                    MirrorError.COORDINATOR_NOT_AVAILABLE,
-                    e.getMessage()
-                            + "; the change was not confirmed (the state is being re-read: GET the mirror to see what holds)");
+            return new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage());
         }
+        // a StateWriteException; anything else (a value that could not be sealed) is no less unconfirmed: re-read too
+        LOGGER.warnf(
+                "State write failed, re-reading %s: %s", config.state().topic().name(), failure.getMessage());
+        // re-read as a coordinator task of its own; meanwhile requests are answered 503 at once, not queued behind
+        // it
+        status = CoordinatorStatus.loading("re-reading the state after a failed write: " + failure.getMessage());
+        thread.run("re-read state", this::reopen);
+        return new MirrorException(
+                MirrorError.COORDINATOR_NOT_AVAILABLE,
+                failure.getMessage()
+                        + "; the change was not confirmed (the state is being re-read: GET the mirror to see what holds)");
     }
 
     /**
@@ -257,7 +303,8 @@ final class StateKeeper {
      */
     private void reopen() {
         try {
-            state = CoordinatorState.of(store.open());
+            CoordinatorState state = CoordinatorState.of(store.open());
+            commit.reset(state);
             status = CoordinatorStatus.active();
             listener.loaded(state);
         } catch (RuntimeException reopen) {

@@ -53,8 +53,8 @@ public final class TopicPromotes {
 
         <T> Uni<T> onCoordinator(Supplier<T> action);
 
-        /** The mirror's runtime (coordinator thread). */
-        MirrorRuntime runtime(String name);
+        /** The mirror's runtime once built (off the coordinator thread). */
+        Uni<MirrorRuntime> runtime(String name);
 
         Admin destinationAdmin();
 
@@ -138,6 +138,11 @@ public final class TopicPromotes {
                     return null;
                 })
                 .chain(() -> host.onCoordinator(() -> select(a)))
+                .chain(() -> host.runtime(a.mirror))
+                .invoke(runtime -> {
+                    a.runtime = runtime;
+                    a.check = new DrainCheck(runtime.sourceAdmin, host.destinationAdmin(), timeoutMs);
+                })
                 .chain(() -> blocking(() -> a.preFenced = request.fenceSource() ? fence(a).fenced(a.topics) : Set.of()))
                 .chain(() -> host.onCoordinator(() -> begin(a)))
                 .chain(() -> blocking(() -> {
@@ -218,8 +223,6 @@ public final class TopicPromotes {
         }
         a.topics = chosen;
         a.partitions = List.copyOf(partitions);
-        a.runtime = host.runtime(a.mirror);
-        a.check = new DrainCheck(a.runtime.sourceAdmin, host.destinationAdmin(), timeoutMs);
         return null;
     }
 

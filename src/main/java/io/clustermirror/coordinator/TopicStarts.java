@@ -50,8 +50,8 @@ final class TopicStarts {
 
         <T> Uni<T> onCoordinator(Supplier<T> action);
 
-        /** The mirror's runtime, built on first use (coordinator thread). */
-        MirrorRuntime runtime(String name);
+        /** The mirror's runtime once built, off the coordinator thread (asked on it). */
+        Uni<MirrorRuntime> runtime(String name);
 
         Map<String, Map<MirrorPartition, PartitionStatus>> allPartitions();
 
@@ -105,6 +105,7 @@ final class TopicStarts {
                     long started = System.nanoTime();
                     Reservations reserved = new Reservations();
                     return host.onCoordinator(() -> host.runtime(name))
+                            .chain(built -> built)
                             .chain(runtime -> Uni.createFrom()
                                     .item(() -> prepareTopics(mirror, runtime, selection, includes, excludes, reserved))
                                     .runSubscriptionOn(runtime.workers))

@@ -24,7 +24,8 @@ import org.jboss.logging.Logger;
  * StopMirrorTopics once the partitions are STOPPING: each leaves the data plane (open destination transactions are
  * aborted: a stopped topic never shows uncommitted data as committed); once a topic has no active partition left, its
  * mirror-owned configs go back to the source's values and its read-only guard is lifted, and the partitions settle
- * STOPPED. While the mirror's clients cannot be built, the stop waits, saying why, and is tried again.
+ * STOPPED. The mirror's clients are built off the coordinator thread; while they cannot be built, the stop waits,
+ * saying why, and is tried again.
  */
 final class TopicStops {
 
@@ -61,16 +62,15 @@ final class TopicStops {
 
     /** Takes the partitions out of the data plane; once all of a topic's are out, restores its configs and settles them STOPPED. */
     void stop(String name, Collection<MirrorPartition> stopping) {
-        MirrorParts runtime;
-        try {
-            runtime = host.runtime(name);
-        } catch (RuntimeException e) {
-            awaitClientsToStop(name, stopping, e);
-            return;
-        }
+        host.withRuntime(name, runtime -> stop(name, stopping, runtime), e -> awaitClientsToStop(name, stopping, e));
+    }
+
+    private void stop(String name, Collection<MirrorPartition> stopping, MirrorParts runtime) {
         Map<String, List<MirrorPartition>> byTopic = new TreeMap<>();
-        stopping.forEach(
-                p -> byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p));
+        stopping.stream()
+                .filter(p -> host.partitions(name).containsKey(p)) // gone while the mirror's clients were built
+                .forEach(p -> byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>())
+                        .add(p));
         byTopic.forEach((topic, ps) -> {
             Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> removals = new HashMap<>();
             Map<MirrorPartition, Integer> epochs = new HashMap<>();

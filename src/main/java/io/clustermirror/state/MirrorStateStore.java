@@ -266,11 +266,7 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     public void putMirror(Mirror mirror) {
-        write(List.of(mirrorEntry(mirror)));
-    }
-
-    private Entry mirrorEntry(Mirror mirror) {
-        return new Entry(StateKey.mirror(mirror.name()), StateSerde.value(secrets.seal(mirror)));
+        write(new Changes().mirror(mirror));
     }
 
     /** Deletes a mirror and the records of its partitions and its topics' promotions, in one transaction. */
@@ -279,28 +275,17 @@ public final class MirrorStateStore implements AutoCloseable {
             Collection<MirrorPartition> partitions,
             Collection<String> promotedTopics,
             Collection<String> divergedTopics) {
-        List<Entry> entries = new ArrayList<>();
-        partitions.forEach(p -> entries.add(new Entry(StateKey.partition(name, p.topic(), p.partition()), null)));
-        promotedTopics.forEach(t -> entries.add(new Entry(StateKey.promotion(name, t), null)));
-        divergedTopics.forEach(t -> entries.add(new Entry(StateKey.divergence(name, t), null)));
-        entries.add(new Entry(StateKey.acls(name), null));
-        entries.add(new Entry(StateKey.mirror(name), null));
-        write(entries);
+        write(new Changes().deleteMirror(name, partitions, promotedTopics, divergedTopics));
     }
 
     /** Persists the set of ACLs a mirror has created on the destination. */
     public void putCreatedAcls(String mirror, java.util.Set<io.clustermirror.mirror.AclEntry> acls) {
-        write(List.of(new Entry(
-                StateKey.acls(mirror),
-                StateSerde.value(new AclsRecord(StateSerde.FORMAT_VERSION, List.copyOf(acls))))));
+        write(new Changes().createdAcls(mirror, acls));
     }
 
     /** Persists partition statuses of one mirror, all or none. */
     public void putPartitions(String mirror, Map<MirrorPartition, PartitionStatus> statuses) {
-        List<Entry> entries = new ArrayList<>();
-        statuses.forEach((p, status) -> entries.add(new Entry(
-                StateKey.partition(mirror, p.topic(), p.partition()), StateSerde.value(PartitionRecord.of(status)))));
-        write(entries);
+        write(new Changes().partitions(mirror, statuses));
     }
 
     /**
@@ -309,34 +294,127 @@ public final class MirrorStateStore implements AutoCloseable {
      */
     public void putPromotions(
             String mirror, Map<String, TopicPromotion> promotions, Map<MirrorPartition, PartitionStatus> statuses) {
-        List<Entry> entries = new ArrayList<>();
-        statuses.forEach((p, status) -> entries.add(new Entry(
-                StateKey.partition(mirror, p.topic(), p.partition()), StateSerde.value(PartitionRecord.of(status)))));
-        promotions.forEach((topic, promotion) -> entries.add(new Entry(
-                StateKey.promotion(mirror, topic),
-                promotion == null
-                        ? null
-                        : StateSerde.value(new PromotionRecord(StateSerde.FORMAT_VERSION, promotion)))));
-        write(entries);
+        write(new Changes().partitions(mirror, statuses).promotions(mirror, promotions));
     }
 
     /** Persists what a topic held when it was recreated for diverging, with the partition statuses, all or none. */
     public void putDivergence(
             String mirror, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> statuses) {
-        List<Entry> entries = new ArrayList<>();
-        statuses.forEach((p, status) -> entries.add(new Entry(
-                StateKey.partition(mirror, p.topic(), p.partition()), StateSerde.value(PartitionRecord.of(status)))));
-        entries.add(new Entry(
-                StateKey.divergence(mirror, divergence.topic()),
-                StateSerde.value(new DivergenceRecord(StateSerde.FORMAT_VERSION, divergence))));
-        write(entries);
+        write(new Changes().partitions(mirror, statuses).divergence(mirror, divergence));
     }
 
     /** Persists a service setting changed at runtime; a null value deletes it (back to its configured value). */
     public void putServiceConfig(String name, String value) {
-        byte[] record =
-                value == null ? null : StateSerde.value(new ServiceConfigRecord(StateSerde.FORMAT_VERSION, value));
-        write(List.of(new Entry(StateKey.config(name), record)));
+        write(new Changes().serviceConfig(name, value));
+    }
+
+    /** Writes every change in one transaction, all or none (see {@link #write(List)} for its deadline). */
+    public void write(Changes changes) {
+        List<Entry> entries = new ArrayList<>(changes.size());
+        changes.values.forEach((key, value) -> entries.add(new Entry(key, value == null ? null : serialize(value))));
+        write(entries);
+    }
+
+    private byte[] serialize(Object value) {
+        if (value instanceof Mirror mirror) {
+            return StateSerde.value(secrets.seal(mirror));
+        }
+        if (value instanceof PartitionStatus status) {
+            return StateSerde.value(PartitionRecord.of(status));
+        }
+        if (value instanceof TopicPromotion promotion) {
+            return StateSerde.value(new PromotionRecord(StateSerde.FORMAT_VERSION, promotion));
+        }
+        if (value instanceof TopicDivergence divergence) {
+            return StateSerde.value(new DivergenceRecord(StateSerde.FORMAT_VERSION, divergence));
+        }
+        if (value instanceof AclsRecord acls) {
+            return StateSerde.value(acls);
+        }
+        if (value instanceof ServiceConfigRecord config) {
+            return StateSerde.value(config);
+        }
+        throw new IllegalArgumentException(
+                "not a state value: " + value.getClass().getName());
+    }
+
+    private Entry mirrorEntry(Mirror mirror) {
+        return new Entry(StateKey.mirror(mirror.name()), serialize(mirror));
+    }
+
+    /**
+     * State records to write together, as values (sealed and serialised only when written), one per key: a key changed
+     * twice keeps its last value, which is what a replay of both records would leave. A null value deletes the key's
+     * record.
+     */
+    public static final class Changes {
+        private final Map<StateKey, Object> values = new java.util.LinkedHashMap<>();
+
+        public Changes mirror(Mirror mirror) {
+            values.put(StateKey.mirror(mirror.name()), mirror);
+            return this;
+        }
+
+        /** A mirror gone, with the records of its partitions, promotions, divergences and ACLs. */
+        public Changes deleteMirror(
+                String name,
+                Collection<MirrorPartition> partitions,
+                Collection<String> promotedTopics,
+                Collection<String> divergedTopics) {
+            partitions.forEach(p -> values.put(StateKey.partition(name, p.topic(), p.partition()), null));
+            promotedTopics.forEach(t -> values.put(StateKey.promotion(name, t), null));
+            divergedTopics.forEach(t -> values.put(StateKey.divergence(name, t), null));
+            values.put(StateKey.acls(name), null);
+            values.put(StateKey.mirror(name), null);
+            return this;
+        }
+
+        public Changes partitions(String mirror, Map<MirrorPartition, PartitionStatus> statuses) {
+            statuses.forEach((p, status) -> values.put(StateKey.partition(mirror, p.topic(), p.partition()), status));
+            return this;
+        }
+
+        /** A null promotion deletes the topic's record. */
+        public Changes promotions(String mirror, Map<String, TopicPromotion> promotions) {
+            promotions.forEach((topic, promotion) -> values.put(StateKey.promotion(mirror, topic), promotion));
+            return this;
+        }
+
+        public Changes divergence(String mirror, TopicDivergence divergence) {
+            values.put(StateKey.divergence(mirror, divergence.topic()), divergence);
+            return this;
+        }
+
+        public Changes createdAcls(String mirror, java.util.Set<io.clustermirror.mirror.AclEntry> acls) {
+            values.put(StateKey.acls(mirror), new AclsRecord(StateSerde.FORMAT_VERSION, List.copyOf(acls)));
+            return this;
+        }
+
+        /** A null value deletes the setting (back to its configured value). */
+        public Changes serviceConfig(String name, String value) {
+            values.put(
+                    StateKey.config(name),
+                    value == null ? null : new ServiceConfigRecord(StateSerde.FORMAT_VERSION, value));
+            return this;
+        }
+
+        /** Adds the other's changes after these (its values win). */
+        public Changes addAll(Changes other) {
+            other.values.forEach((key, value) -> {
+                values.remove(key); // re-inserted last: the order of the records is the order of the changes
+                values.put(key, value);
+            });
+            return this;
+        }
+
+        /** Records to write. */
+        public int size() {
+            return values.size();
+        }
+
+        public boolean isEmpty() {
+            return values.isEmpty();
+        }
     }
 
     private record Entry(StateKey key, byte[] value) {}

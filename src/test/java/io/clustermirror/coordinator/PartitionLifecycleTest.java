@@ -563,19 +563,22 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public void persistPartitions(String name, Map<MirrorPartition, PartitionStatus> changed) {
+        public void persistPartitions(String name, Map<MirrorPartition, PartitionStatus> changed, Runnable then) {
             changed.forEach((p, s) -> {
                 statuses.put(p, s);
                 history.computeIfAbsent(p, k -> Collections.synchronizedList(new ArrayList<>()))
                         .add(s.state());
             });
+            if (then != null) {
+                then.run(); // committed at once
+            }
         }
 
         @Override
         public void persistDivergence(
-                String name, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed) {
+                String name, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed, Runnable then) {
             divergences.add(divergence);
-            persistPartitions(name, changed);
+            persistPartitions(name, changed, then);
         }
 
         @Override
@@ -594,11 +597,12 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public MirrorParts runtime(String name) {
+        public void withRuntime(String name, Consumer<MirrorParts> then, Consumer<RuntimeException> failed) {
             if (clientsBroken != null) {
-                throw clientsBroken;
+                failed.accept(clientsBroken);
+                return;
             }
-            return parts;
+            then.accept(parts);
         }
 
         @Override

@@ -75,7 +75,7 @@ class TopicPromoteDeadlineTest {
         }
 
         @Override
-        public MirrorRuntime runtime(String name) {
+        public Uni<MirrorRuntime> runtime(String name) {
             throw new AssertionError("not reached");
         }
 

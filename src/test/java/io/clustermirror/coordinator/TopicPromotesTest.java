@@ -112,7 +112,7 @@ class TopicPromotesTest {
         }
 
         @Override
-        public MirrorRuntime runtime(String name) {
+        public Uni<MirrorRuntime> runtime(String name) {
             throw new UnsupportedOperationException();
         }
 

@@ -117,7 +117,7 @@ class TopicStartsTest {
         }
 
         @Override
-        public MirrorRuntime runtime(String name) {
+        public Uni<MirrorRuntime> runtime(String name) {
             throw new AssertionError("never reached: the coordinator step does not answer");
         }
 
