@@ -3,9 +3,9 @@ package io.clustermirror.coordinator;
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.fetch.LogTruncation;
-import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.fetch.ReplicationThrottle;
+import io.clustermirror.fetch.ShardedDataPlane;
 import io.clustermirror.kafka.SourceAdmins;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
@@ -23,7 +23,7 @@ import org.apache.kafka.clients.admin.Admin;
 
 /**
  * The running parts of one mirror: its share of a source Admin (one per distinct source connection), its data plane
- * ({@link MirrorFetcher}), and its share of the instance's worker threads for blocking steps (topic preparation,
+ * ({@link ShardedDataPlane}: its lanes in shards over the fetcher pool), and its share of the instance's worker threads for blocking steps (topic preparation,
  * LOG_TRUNCATION, offset look-ups).
  */
 final class MirrorRuntime implements MirrorParts, AutoCloseable {
@@ -33,7 +33,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     private final SourceAdmins.Share sourceShare;
     final DestinationTopics topics;
     final LogTruncation truncation;
-    final MirrorFetcher fetcher;
+    final ShardedDataPlane fetcher;
     final MirrorWorkers workers;
     final TailPreservation preservation;
 
@@ -64,7 +64,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
                 sourceConnection,
                 destinationConnection,
                 timeoutMs);
-        this.fetcher = MirrorFetcher.on(
+        this.fetcher = ShardedDataPlane.on(
                 pool,
                 mirror.name(),
                 mirror.sourceClusterId(),

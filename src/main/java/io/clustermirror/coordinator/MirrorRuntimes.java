@@ -3,8 +3,8 @@ package io.clustermirror.coordinator;
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.FetcherPool;
-import io.clustermirror.fetch.MirrorFetcher;
 import io.clustermirror.fetch.ReplicationThrottle;
+import io.clustermirror.fetch.ShardedDataPlane;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceAdmins;
 import io.clustermirror.metrics.MirrorMetrics;
@@ -107,7 +107,7 @@ final class MirrorRuntimes {
         return Optional.ofNullable(runtime);
     }
 
-    /** The liveness check of every data plane (see {@link MirrorFetcher#checkLiveness}). */
+    /** The liveness check of every data plane (see {@link ShardedDataPlane#checkLiveness}). */
     void checkLiveness(long stuckAfterMs) {
         runtimes.values().forEach(runtime -> runtime.fetcher.checkLiveness(stuckAfterMs));
     }
@@ -175,9 +175,10 @@ final class MirrorRuntimes {
 
     private void install(String name, MirrorRuntime runtime, ToLongFunction<MirrorPartitionState> partitionsIn) {
         runtimes.put(name, runtime);
-        MirrorFetcher fetcher = runtime.fetcher;
-        // the loop's end is logged where it happened, and each of its partitions failed through the listener
-        fetcher.death().thenAccept(death -> {
+        ShardedDataPlane fetcher = runtime.fetcher;
+        // the loop's end is logged where it happened, and each of its partitions failed through the listener; every
+        // shard's death counts
+        fetcher.onDeath(death -> {
             deadLoops.incrementAndGet();
             lastDeadLoop = death.reason();
             metrics.deadLoop(name, death.loop());
@@ -193,7 +194,8 @@ final class MirrorRuntimes {
                                 .mapToLong(t -> Duration.between(t.openSince(), Instant.now())
                                         .toSeconds())
                                 .max()
-                                .orElse(0)));
+                                .orElse(0),
+                        fetcher::deadLanes));
     }
 
     /**

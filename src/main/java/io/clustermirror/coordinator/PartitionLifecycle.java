@@ -715,6 +715,11 @@ final class PartitionLifecycle {
             public void onFetched(int sourceBroker, int fetcher, long bytes) {
                 metrics.fetched(name, sourceBroker, fetcher, bytes);
             }
+
+            @Override
+            public void onThrottled(int sourceBroker, int fetcher, long millis) {
+                metrics.throttled(name, sourceBroker, fetcher, millis);
+            }
         };
     }
 }

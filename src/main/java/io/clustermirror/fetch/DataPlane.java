@@ -29,7 +29,10 @@ public interface DataPlane {
     /** Completes once the partition is out of the data plane (at once when it is not in it). */
     CompletableFuture<Progress> whenGone(MirrorPartition partition);
 
-    /** Why this data plane takes no more partitions (one of its loops died or was stuck), or null while it runs. */
+    /**
+     * Why this data plane takes no more partitions (one of its loops died or was stuck; for a {@link ShardedDataPlane},
+     * every shard's), or null while it runs. Its owner drops a data plane that says why and builds a new one.
+     */
     default String deadReason() {
         return null;
     }
@@ -54,6 +57,12 @@ public interface DataPlane {
 
         /** A Fetch of fetcher lane {@code fetcher} to source broker {@code sourceBroker} answered {@code bytes}. */
         default void onFetched(int sourceBroker, int fetcher, long bytes) {}
+
+        /**
+         * Fetcher lane {@code fetcher} to source broker {@code sourceBroker} waited {@code millis} more for the
+         * instance's replication budget ({@code mirror.replication.throttled.rate}); reported while the wait lasts.
+         */
+        default void onThrottled(int sourceBroker, int fetcher, long millis) {}
     }
 
     /** A loop of a data plane ({@code loop}: fetcher or appender) that died or was stuck, and why. */

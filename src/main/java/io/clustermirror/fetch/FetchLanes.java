@@ -28,6 +28,10 @@ final class FetchLanes {
         boolean inFlight;
         /** Fetches built so far, for rotating which partition comes first. */
         int fetches;
+        /** Since when (the throttle's clock, ms) this lane's Fetch has been held back for the budget, or -1. */
+        long throttledSinceMs = -1;
+        /** Whether the current round held this lane's Fetch back. */
+        boolean heldBack;
 
         Lane(Node node, int broker, int index, FetchSessionHandler session) {
             this.node = node;

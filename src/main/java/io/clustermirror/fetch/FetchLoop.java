@@ -146,6 +146,38 @@ final class FetchLoop {
     }
 
     private void sendFetches() {
+        for (FetchLanes.Lane lane : lanes.all()) {
+            lane.heldBack = false;
+        }
+        try {
+            sendLaneFetches();
+        } finally {
+            // a lane not held back this round waits no more (its Fetch went, or it had nothing to ask for)
+            for (FetchLanes.Lane lane : lanes.all()) {
+                if (!lane.heldBack) {
+                    throttled(lane, false);
+                }
+            }
+        }
+    }
+
+    /**
+     * A lane's throttle time, told as it accrues (so that a long wait shows before it ends): the time since the last
+     * report while it is held back ({@code still}), and once more when the wait ends.
+     */
+    private void throttled(FetchLanes.Lane lane, boolean still) {
+        long since = lane.throttledSinceMs;
+        if (since < 0 && !still) {
+            return;
+        }
+        long now = throttle.nowMs();
+        lane.throttledSinceMs = still ? now : -1;
+        if (since >= 0 && now > since) {
+            listener.onThrottled(lane.broker, lane.index, now - since);
+        }
+    }
+
+    private void sendLaneFetches() {
         ClusterView view = pipeline.sourceView;
         Map<FetchLanes.Lane, List<FetchPartition>> byLane = new LinkedHashMap<>();
         for (FetchPartition state : partitions.values()) {
@@ -201,6 +233,8 @@ final class FetchLoop {
                     PARTITION_FETCH_BYTES);
             if (maxBytes == 0) { // the instance's replication budget is in debt: sent once it is paid off
                 heldBack = true;
+                lane.heldBack = true;
+                throttled(lane, true);
                 tickets.values().forEach(t -> t.state().fetchDone());
                 return;
             }

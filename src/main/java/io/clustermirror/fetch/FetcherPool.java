@@ -3,6 +3,7 @@ package io.clustermirror.fetch;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -11,8 +12,9 @@ import java.util.function.IntFunction;
 
 /**
  * The instance's fetcher pool: a fixed number of {@link Fetcher}s, shared by every mirror, each one network client and
- * at most one thread of the executor at a time. A mirror's data plane is placed on the fetcher with the fewest data
- * planes; so 40 mirrors add connections, not threads. A fetcher whose network died is replaced by a new one, for the
+ * at most one thread of the executor at a time. A mirror's data plane is split into shards by fetcher lane
+ * ({@link ShardedDataPlane}), each placed on a different fetcher, the least loaded first; so one mirror runs on every
+ * thread, and 40 mirrors add connections, not threads. A fetcher whose network died is replaced by a new one, for the
  * data planes built after.
  */
 public final class FetcherPool implements AutoCloseable {
@@ -57,14 +59,22 @@ public final class FetcherPool implements AutoCloseable {
 
     /** The fetcher for a new data plane: the least loaded, a dead one replaced first. */
     synchronized Fetcher assign() {
+        return byLoad().get(0);
+    }
+
+    /**
+     * Every fetcher, the least loaded first (ties in pool order), dead ones replaced first: where the shards of a
+     * mirror's data plane go, shard i on the i-th, so that a mirror's lanes run on different threads.
+     */
+    synchronized List<Fetcher> byLoad() {
         for (int i = 0; i < fetchers.length; i++) {
             if (!fetchers[i].running()) {
                 fetchers[i] = factory.apply(generation++).start();
             }
         }
         return Arrays.stream(fetchers)
-                .min(Comparator.comparingInt(Fetcher::load))
-                .orElseThrow();
+                .sorted(Comparator.comparingInt(Fetcher::load))
+                .toList();
     }
 
     public int size() {

@@ -121,6 +121,11 @@ public final class ReplicationThrottle {
         }
     }
 
+    /** The throttle's clock (ms, monotonic), for the fetch loops' per-lane throttle time. */
+    long nowMs() {
+        return time.hiResClockMs();
+    }
+
     /** How long until the budget is out of debt (0: a Fetch may be sent now), rounded up to whole milliseconds. */
     synchronized long delayMs() {
         if (limit == null) {

@@ -94,14 +94,16 @@ public class MirrorMetrics {
     /**
      * What the gauges of one mirror read: partitions per KIP state, the largest lag of its mirroring partitions
      * (records), each partition's lag, the destination transactions it holds open and the age of the oldest (a
-     * hanging source transaction shows there). Replaced whenever the mirror's data plane is rebuilt; the gauges stay.
+     * hanging source transaction shows there), and its fetcher lanes whose data-plane shard died or was stuck and has not
+     * been replaced (the KIP's DeadThreadCount, per mirror). Replaced whenever the mirror's data plane is rebuilt; the gauges stay.
      */
     public record MirrorGaugeSources(
             ToLongFunction<MirrorPartitionState> partitionsIn,
             Supplier<Number> maxLag,
             Supplier<Map<MirrorPartition, Long>> partitionLags,
             Supplier<Number> openTransactions,
-            Supplier<Number> oldestOpenTransactionSeconds) {}
+            Supplier<Number> oldestOpenTransactionSeconds,
+            Supplier<Number> deadLanes) {}
 
     /** Registers the mirror's gauges on first use; later calls point them at the new sources (a rebuilt data plane). */
     public void registerMirror(String mirror, MirrorGaugeSources sources) {
@@ -130,6 +132,13 @@ public class MirrorMetrics {
                     .tag("state", state.name())
                     .register(registry);
         }
+        Gauge.builder(
+                        "cluster.mirror.fetcher.dead.lanes",
+                        () -> read(mirror, s -> s.deadLanes().get()))
+                .description("Fetcher lanes of the mirror whose data-plane shard died or was stuck and has not been "
+                        + "replaced yet (the KIP's DeadThreadCount)")
+                .tag("mirror", mirror)
+                .register(registry);
         Gauge.builder(
                         "cluster.mirror.lag.max",
                         () -> read(mirror, s -> s.maxLag().get()))
@@ -200,7 +209,23 @@ public class MirrorMetrics {
      * carried and one request.
      */
     public void fetched(String mirror, int sourceBroker, int fetcher, long bytes) {
-        FetcherMeters meters = fetcherMeters.computeIfAbsent(
+        FetcherMeters meters = fetcher(mirror, sourceBroker, fetcher);
+        meters.bytes().increment(bytes);
+        meters.requests().increment();
+    }
+
+    /**
+     * A fetcher lane waited {@code millis} for the instance's replication budget ({@code
+     * mirror.replication.throttled.rate}): {@code cluster_mirror_fetcher_throttle_time_seconds_total}, per lane. The
+     * instance's {@code cluster_mirror_replication_throttle_time_seconds_total} counts overlapping waits once; this one
+     * counts each lane's, so their sum can exceed it.
+     */
+    public void throttled(String mirror, int sourceBroker, int fetcher, long millis) {
+        fetcher(mirror, sourceBroker, fetcher).throttleTime().increment(millis / 1000.0);
+    }
+
+    private FetcherMeters fetcher(String mirror, int sourceBroker, int fetcher) {
+        return fetcherMeters.computeIfAbsent(
                 new FetcherKey(mirror, sourceBroker, fetcher),
                 k -> new FetcherMeters(
                         Counter.builder("cluster.mirror.fetcher.bytes")
@@ -211,14 +236,18 @@ public class MirrorMetrics {
                         Counter.builder("cluster.mirror.fetcher.requests")
                                 .description("Fetch responses of a fetcher lane (FetcherStats RequestsPerSec)")
                                 .tags(fetcherTags(k))
+                                .register(registry),
+                        Counter.builder("cluster.mirror.fetcher.throttle.time")
+                                .description("Time a fetcher lane's Fetch waited for the replication budget "
+                                        + "(mirror.replication.throttled.rate)")
+                                .baseUnit("seconds")
+                                .tags(fetcherTags(k))
                                 .register(registry)));
-        meters.bytes().increment(bytes);
-        meters.requests().increment();
     }
 
     private record FetcherKey(String mirror, int sourceBroker, int fetcher) {}
 
-    private record FetcherMeters(Counter bytes, Counter requests) {}
+    private record FetcherMeters(Counter bytes, Counter requests, Counter throttleTime) {}
 
     private static Tags fetcherTags(FetcherKey key) {
         return Tags.of(

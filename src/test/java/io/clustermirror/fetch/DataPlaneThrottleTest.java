@@ -10,9 +10,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.MockClient;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicIdPartition;
@@ -51,6 +53,7 @@ class DataPlaneThrottleTest {
     private final MockTime time = new MockTime(0, 0, 0);
     private final MockClient sourceNetwork = new MockClient(time);
     private final ExecutorService threads = Executors.newCachedThreadPool();
+    private final NoListener listener = new NoListener();
     private MirrorFetcher fetcher;
 
     private record Sent(long atMs, int maxBytes) {}
@@ -93,6 +96,11 @@ class DataPlaneThrottleTest {
         assertThat(sent.get(1).maxBytes()).isEqualTo(MiB);
         // held back from the turn after the answer (which the fetcher's first poll, 100 ms on, brought) until then
         assertThat(throttle.throttleTimeSeconds()).isCloseTo(1.9, within(0.01));
+        // and so did the lane (source broker 1, fetcher lane 0), told as it accrued: the same wait, to the round that
+        // sent the Fetch
+        assertThat(listener.throttledMs).containsOnlyKeys("1/0");
+        assertThat(listener.throttledMs.get("1/0")).isBetween(1899L, 1901L);
+        assertThat(listener.throttleReports.get()).isGreaterThan(1);
     }
 
     private static FetchResponse answer(MemoryRecords records, long highWatermark) {
@@ -106,7 +114,7 @@ class DataPlaneThrottleTest {
         return FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID, data, List.of());
     }
 
-    private static MirrorFetcher dataPlane(Fetcher pooled, ReplicationThrottle throttle) {
+    private MirrorFetcher dataPlane(Fetcher pooled, ReplicationThrottle throttle) {
         return new MirrorFetcher(
                 "m1",
                 "source-cluster",
@@ -116,13 +124,23 @@ class DataPlaneThrottleTest {
                 topics -> CompletableFuture.completedFuture(SOURCE),
                 topics -> CompletableFuture.completedFuture(ClusterView.empty()),
                 null,
-                new NoListener(),
+                listener,
                 1,
                 1000,
                 throttle);
     }
 
+    /** Records only the lanes' throttle time, by "source broker/fetcher lane". */
     private static final class NoListener implements DataPlane.Listener {
+        final Map<String, Long> throttledMs = new ConcurrentHashMap<>();
+        final AtomicInteger throttleReports = new AtomicInteger();
+
+        @Override
+        public void onThrottled(int sourceBroker, int fetcher, long millis) {
+            throttledMs.merge(sourceBroker + "/" + fetcher, millis, Long::sum);
+            throttleReports.incrementAndGet();
+        }
+
         @Override
         public void onFailed(MirrorPartition partition, String error) {}
 

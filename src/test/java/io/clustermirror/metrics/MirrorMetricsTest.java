@@ -14,7 +14,7 @@ class MirrorMetricsTest {
     private final MirrorMetrics metrics = new MirrorMetrics(registry);
 
     private static MirrorMetrics.MirrorGaugeSources sources(long maxLag, Map<MirrorPartition, Long> lags) {
-        return new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> maxLag, () -> lags, () -> 0, () -> 0);
+        return new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> maxLag, () -> lags, () -> 0, () -> 0, () -> 0);
     }
 
     @Test
@@ -41,7 +41,7 @@ class MirrorMetricsTest {
         AtomicReference<Map<MirrorPartition, Long>> lags = new AtomicReference<>(
                 Map.of(new MirrorPartition("orders", 0), 12L, new MirrorPartition("orders", 1), 0L));
         metrics.registerMirror(
-                "m", new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> 12, lags::get, () -> 0, () -> 0));
+                "m", new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> 12, lags::get, () -> 0, () -> 0, () -> 0));
 
         metrics.refreshPartitionLags();
         assertThat(registry.get("cluster.mirror.partition.lag")
@@ -64,5 +64,37 @@ class MirrorMetricsTest {
         metrics.refreshPartitionLags();
         assertThat(registry.find("cluster.mirror.partition.lag").gauges()).isEmpty();
         assertThat(registry.find("cluster.mirror.lag.max").gauges()).isEmpty();
+    }
+
+    @Test
+    void aLanesThrottleTimeIsCountedInSecondsPerMirrorSourceBrokerAndFetcher() {
+        metrics.throttled("m", 1, 0, 1500);
+        metrics.throttled("m", 1, 0, 250);
+        metrics.throttled("m", 2, 1, 100);
+
+        assertThat(registry.get("cluster.mirror.fetcher.throttle.time")
+                        .tags("mirror", "m", "source_broker", "1", "fetcher", "0")
+                        .counter()
+                        .count())
+                .isEqualTo(1.75);
+        assertThat(registry.get("cluster.mirror.fetcher.throttle.time")
+                        .tags("mirror", "m", "source_broker", "2", "fetcher", "1")
+                        .counter()
+                        .count())
+                .isEqualTo(0.1);
+    }
+
+    @Test
+    void deadLanesAreWhatTheMirrorsDataPlaneSays() {
+        AtomicReference<Integer> dead = new AtomicReference<>(0);
+        metrics.registerMirror(
+                "m", new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> 0, Map::of, () -> 0, () -> 0, dead::get));
+        dead.set(2);
+
+        assertThat(registry.get("cluster.mirror.fetcher.dead.lanes")
+                        .tag("mirror", "m")
+                        .gauge()
+                        .value())
+                .isEqualTo(2);
     }
 }

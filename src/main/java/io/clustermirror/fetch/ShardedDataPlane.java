@@ -1,0 +1,289 @@
+package io.clustermirror.fetch;
+
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.OpenTransaction;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * One mirror's data plane spread over the fetcher pool (decisions §8): its fetcher lanes are grouped into shards, each
+ * shard a {@link MirrorFetcher} of its own (its own source connections, fetch sessions, pipeline and metadata loads) on
+ * its own fetcher, so that one mirror's lanes turn on as many threads as the pool has. The coordinator sees one
+ * {@link DataPlane}: each call goes to the shard of the partition's lane, and progress, lags, open transactions, death
+ * and close are gathered over all shards.
+ *
+ * <p>Routing: a partition's lane is Kafka's replica fetcher rule ({@link FetchLanes#laneIndex}, n =
+ * {@code mirror.num.replica.fetchers}), its shard that lane modulo the shard count, and the shard count is
+ * min(n, {@code mirror.fetcher.threads}). More shards than threads would buy no parallelism (two shards on one fetcher
+ * run one after the other in its turn), but would split that fetcher's Produce requests into more, smaller ones (each
+ * shard's append loop builds its own) and multiply the metadata loads; fewer would leave threads idle. Every shard
+ * keeps n as its lanes per broker, so a lane's index, its connection and its {@code fetcher} label are the same as
+ * with one shard: a source broker still sees n connections per mirror.
+ *
+ * <p>Failure: a shard that dies or is stuck fails its own partitions with the reason (§29) and the other shards keep
+ * running. The dead shard is replaced, with new connections on the least loaded fetcher, when the next partition is
+ * routed to it (the coordinator's retry of its failed partitions brings them); until then its lanes count as dead
+ * ({@link #deadLanes()}). {@link #deadReason()} is non-null only when every shard is dead: the data plane as a whole
+ * takes nothing more and its runtime is dropped and rebuilt, as a single data plane's was.
+ */
+public final class ShardedDataPlane implements DataPlane, AutoCloseable {
+
+    /** Builds one shard's data plane on the given fetcher. */
+    @FunctionalInterface
+    interface ShardFactory {
+        MirrorFetcher on(Fetcher fetcher);
+    }
+
+    private final int fetchersPerBroker;
+    private final ShardFactory factory;
+    private final Supplier<List<Fetcher>> placement;
+    /** Guarded by this: the current shard of each group of lanes (a replaced one leaves). */
+    private final MirrorFetcher[] shards;
+    /** Guarded by this: the fetcher each shard runs on. */
+    private final Fetcher[] placedOn;
+
+    private final List<Consumer<LoopDeath>> deathWatchers = new ArrayList<>();
+    private final List<LoopDeath> deaths = new ArrayList<>();
+    private boolean closed;
+
+    /**
+     * The data plane of a mirror over {@code pool}: the same parameters as {@link MirrorFetcher#on}, one shard per
+     * fetcher up to {@code fetchersPerBroker}.
+     */
+    public static ShardedDataPlane on(
+            FetcherPool pool,
+            String mirror,
+            String sourceClusterId,
+            Map<String, ?> sourceConnection,
+            Admin sourceAdmin,
+            Admin destinationAdmin,
+            Listener listener,
+            int fetchersPerBroker,
+            int sourceTimeoutMs,
+            int destinationTimeoutMs,
+            ReplicationThrottle throttle) {
+        Pipeline.Views sourceViews = Pipeline.Views.of(sourceAdmin, sourceTimeoutMs);
+        Pipeline.Views destinationViews = Pipeline.Views.of(destinationAdmin, destinationTimeoutMs);
+        return new ShardedDataPlane(
+                Math.min(fetchersPerBroker, pool.size()),
+                fetchersPerBroker,
+                pool::byLoad,
+                fetcher -> new MirrorFetcher(
+                        mirror,
+                        sourceClusterId,
+                        fetcher,
+                        fetcher.sourceClient(
+                                mirror, "cluster-mirror-" + mirror + "-fetcher", sourceConnection, sourceTimeoutMs),
+                        fetcher.destinationClient("cluster-mirror-" + mirror + "-appender", destinationTimeoutMs),
+                        sourceViews,
+                        destinationViews,
+                        destinationAdmin,
+                        listener,
+                        fetchersPerBroker,
+                        destinationTimeoutMs,
+                        throttle));
+    }
+
+    /**
+     * @param shardCount how many shards (at least 1, at most {@code fetchersPerBroker})
+     * @param placement the pool's fetchers, the least loaded first
+     */
+    ShardedDataPlane(int shardCount, int fetchersPerBroker, Supplier<List<Fetcher>> placement, ShardFactory factory) {
+        if (fetchersPerBroker < 1) {
+            throw new IllegalArgumentException(
+                    "mirror.num.replica.fetchers must be at least 1, was " + fetchersPerBroker);
+        }
+        if (shardCount < 1 || shardCount > fetchersPerBroker) {
+            throw new IllegalArgumentException(
+                    "a data plane has 1 to " + fetchersPerBroker + " shards, not " + shardCount);
+        }
+        this.fetchersPerBroker = fetchersPerBroker;
+        this.factory = factory;
+        this.placement = placement;
+        this.shards = new MirrorFetcher[shardCount];
+        this.placedOn = new Fetcher[shardCount];
+        List<Fetcher> fetchers = placement.get();
+        synchronized (this) {
+            for (int i = 0; i < shardCount; i++) {
+                Fetcher fetcher = fetchers.get(i % fetchers.size());
+                start(i, fetcher);
+            }
+        }
+    }
+
+    private void start(int index, Fetcher fetcher) {
+        MirrorFetcher shard = factory.on(fetcher);
+        shards[index] = shard;
+        placedOn[index] = fetcher;
+        shard.death().thenAccept(this::died);
+    }
+
+    /** The shard of the partition's lane. */
+    int shardOf(MirrorPartition partition) {
+        return FetchLanes.laneIndex(new TopicPartition(partition.topic(), partition.partition()), fetchersPerBroker)
+                % shards.length;
+    }
+
+    int shardCount() {
+        return shards.length;
+    }
+
+    /** Which fetcher runs shard {@code index} now (tests). */
+    synchronized Fetcher fetcherOf(int index) {
+        return placedOn[index];
+    }
+
+    private synchronized MirrorFetcher shard(int index) {
+        return shards[index];
+    }
+
+    /**
+     * The shard for a partition entering the data plane: a dead one is replaced first, once it has failed all its
+     * partitions (its death is complete) and while another shard still runs; otherwise the dead one answers, with its
+     * reason.
+     */
+    private synchronized MirrorFetcher liveShard(int index) {
+        MirrorFetcher shard = shards[index];
+        if (closed || shard.deadReason() == null || !shard.death().isDone() || allDead()) {
+            return shard;
+        }
+        Set<Fetcher> taken = new HashSet<>();
+        for (int i = 0; i < shards.length; i++) {
+            if (i != index && shards[i].deadReason() == null) {
+                taken.add(placedOn[i]);
+            }
+        }
+        List<Fetcher> fetchers = placement.get();
+        Fetcher fetcher =
+                fetchers.stream().filter(f -> !taken.contains(f)).findFirst().orElse(fetchers.get(0));
+        start(index, fetcher);
+        return shards[index];
+    }
+
+    private boolean allDead() {
+        for (MirrorFetcher shard : shards) {
+            if (shard.deadReason() == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
+        liveShard(shardOf(partition)).add(partition, startOffset, sourceEpoch);
+    }
+
+    @Override
+    public CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions) {
+        int index = shardOf(partition);
+        // a stop aborts the transactions left open on a partition on its shard's connections: a live shard is needed
+        return (abortTransactions ? liveShard(index) : shard(index)).remove(partition, abortTransactions);
+    }
+
+    @Override
+    public CompletableFuture<Progress> whenGone(MirrorPartition partition) {
+        return shard(shardOf(partition)).whenGone(partition);
+    }
+
+    /** Null while a shard runs; once every shard is dead, their reasons (one, when all died of the same). */
+    @Override
+    public synchronized String deadReason() {
+        Set<String> reasons = new LinkedHashSet<>();
+        for (MirrorFetcher shard : shards) {
+            String reason = shard.deadReason();
+            if (reason == null) {
+                return null;
+            }
+            reasons.add(reason);
+        }
+        return String.join("; ", reasons);
+    }
+
+    /**
+     * The fetcher lanes (the KIP's fetcher ids, the {@code fetcher} label of the fetcher metrics) whose shard died or
+     * was stuck and has not been replaced yet.
+     */
+    public synchronized int deadLanes() {
+        int dead = 0;
+        for (int lane = 0; lane < fetchersPerBroker; lane++) {
+            if (shards[lane % shards.length].deadReason() != null) {
+                dead++;
+            }
+        }
+        return dead;
+    }
+
+    /** Calls {@code watcher} for every shard that dies or is found stuck, those before this call included. */
+    public synchronized void onDeath(Consumer<LoopDeath> watcher) {
+        deaths.forEach(watcher);
+        deathWatchers.add(watcher);
+    }
+
+    private void died(LoopDeath death) {
+        List<Consumer<LoopDeath>> watchers;
+        synchronized (this) {
+            deaths.add(death);
+            watchers = List.copyOf(deathWatchers);
+        }
+        watchers.forEach(w -> w.accept(death));
+    }
+
+    /** The liveness check of every shard ({@link MirrorFetcher#checkLiveness}); whether one was found stuck now. */
+    public boolean checkLiveness(long stuckAfterMs) {
+        boolean stuck = false;
+        for (MirrorFetcher shard : snapshot()) {
+            stuck |= shard.checkLiveness(stuckAfterMs);
+        }
+        return stuck;
+    }
+
+    public Optional<Progress> progress(MirrorPartition partition) {
+        return shard(shardOf(partition)).progress(partition);
+    }
+
+    /** The destination transactions held open over all partitions of every shard. */
+    public List<OpenTransaction> openTransactions() {
+        List<OpenTransaction> open = new ArrayList<>();
+        snapshot().forEach(shard -> open.addAll(shard.openTransactions()));
+        return open;
+    }
+
+    /** The largest known lag over the partitions being mirrored, on any shard. */
+    public long maxLag() {
+        return snapshot().stream().mapToLong(MirrorFetcher::maxLag).max().orElse(0);
+    }
+
+    /** Each partition's lag in records, over every shard. */
+    public Map<MirrorPartition, Long> lags() {
+        Map<MirrorPartition, Long> lags = new HashMap<>();
+        snapshot().forEach(shard -> lags.putAll(shard.lags()));
+        return lags;
+    }
+
+    private synchronized List<MirrorFetcher> snapshot() {
+        return List.of(shards);
+    }
+
+    /** Every shard leaves its fetcher (each after its round under way, at most 5 s); no shard is replaced after. */
+    @Override
+    public void close() {
+        List<MirrorFetcher> all;
+        synchronized (this) {
+            closed = true;
+            all = List.of(shards);
+        }
+        all.forEach(MirrorFetcher::close);
+    }
+}
