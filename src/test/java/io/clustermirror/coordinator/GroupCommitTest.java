@@ -85,11 +85,12 @@ class GroupCommitTest {
         }
         commit.reset(CoordinatorState.EMPTY.withPartitions("m", truncating));
         PartitionLifecycle lifecycle = lifecycle();
-        truncating.keySet().forEach(p -> thread.run("truncate " + p, () -> lifecycle.truncate("m", p)));
-        await().atMost(Duration.ofSeconds(10)).until(() -> work.size() == PARTITIONS);
+        // one task's partitions are checked as one batch (decisions §36): one worker task for all of them
+        thread.run("truncate", () -> truncating.keySet().forEach(p -> lifecycle.truncate("m", p)));
+        await().atMost(Duration.ofSeconds(10)).until(() -> work.size() == 1);
 
-        // every check answers on a worker and posts its outcome back; the coordinator thread is busy meanwhile, so all
-        // the outcomes wait in its queue and run in one tick
+        // the batch answers on a worker and posts its outcomes back while the coordinator thread is busy, so they wait
+        // in its queue and run in one tick
         CountDownLatch held = holdTheCoordinatorThread();
         work.forEach(Runnable::run);
         held.countDown();
