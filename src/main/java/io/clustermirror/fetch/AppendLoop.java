@@ -1,6 +1,5 @@
 package io.clustermirror.fetch;
 
-import java.io.IOException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,6 +55,7 @@ final class AppendLoop {
     private final PipelineReset resets;
     private final LostAnswers lostAnswers;
     private final ProduceRounds produces;
+    private final ProducerIds producerIds;
     private final LoopBackoff backoff;
     private final LoopBackoff recoveryBackoff;
     private long nextRecoveryAttemptMs;
@@ -79,6 +79,7 @@ final class AppendLoop {
         this.lostAnswers = new LostAnswers(
                 pipeline, (leader, state, sent, request) -> send(leader, Map.of(state.tp, sent), request));
         this.produces = new ProduceRounds(pipeline, MAX_PRODUCE_REQUEST_BYTES, MAX_IN_FLIGHT_PER_PARTITION, this::send);
+        this.producerIds = new ProducerIds(pipeline);
         this.backoff = new LoopBackoff(mirror, "appender");
         this.recoveryBackoff = new LoopBackoff(mirror, "reading back its open destination transactions");
     }
@@ -104,7 +105,7 @@ final class AppendLoop {
         }
         try {
             finishRemovalsAndResets();
-            ensureIdentities();
+            producerIds.request(partitions.values());
             recoverTransactions();
             replay.replay(partitions.values());
             lostAnswers.sendDue(partitions.values());
@@ -183,19 +184,6 @@ final class AppendLoop {
                         "after a pipeline reset, a destination transaction of this partition was still writing its marker "
                                 + (4 * timeoutMs) + " ms later (PREPARE_COMMIT or PREPARE_ABORT); its end is checked "
                                 + "again by LOG_TRUNCATION");
-            }
-        }
-    }
-
-    private void ensureIdentities() throws IOException {
-        for (FetchPartition state : partitions.values()) {
-            if (state.identity == null
-                    && state.inFlight.isEmpty()
-                    && state.sendable()
-                    && !pipeline.destinationView.nodes().isEmpty()) {
-                state.identity = destination.initProducerId(pipeline.destinationView.anyNode());
-                state.nextSequence = 0;
-                pipeline.appenderBeat = System.nanoTime(); // one blocking call per partition: each is progress
             }
         }
     }

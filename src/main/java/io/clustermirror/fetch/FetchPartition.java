@@ -53,6 +53,13 @@ final class FetchPartition {
     // append thread only
     ProducerIdentity identity;
     int nextSequence;
+    /** Whether an InitProducerId for {@link #identity} is under way ({@link ProducerIds}). */
+    boolean identityRequested;
+    /** When the next InitProducerId may go after a lost or retriable one (System.nanoTime). */
+    long identityNotBefore = System.nanoTime();
+    /** InitProducerId attempts in a row that failed, for the back-off between them. */
+    int identityAttempts;
+
     final ArrayDeque<Sent> inFlight = new ArrayDeque<>();
     /**
      * When a stop of this partition, not in the data plane, asked to abort the destination transactions left open on it

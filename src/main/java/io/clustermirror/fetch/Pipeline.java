@@ -8,7 +8,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Utils;
 import org.jboss.logging.Logger;
 
 /**
@@ -63,6 +65,15 @@ final class Pipeline {
         this.source = source;
         this.destination = destination;
         this.timeoutMs = timeoutMs;
+    }
+
+    /**
+     * The destination connection a partition is pinned to, one of its fetcher's {@value
+     * AppendLoop#CONNECTIONS_PER_BROKER} to the leader: every request of the partition goes over it (Produce, retries,
+     * InitProducerId, read-backs), so a broker sees them in the order they were sent.
+     */
+    Node pinned(Node leader, TopicPartition tp) {
+        return destination.connection(leader, Utils.abs(tp.hashCode()) % AppendLoop.CONNECTIONS_PER_BROKER);
     }
 
     int nextGeneration() {
