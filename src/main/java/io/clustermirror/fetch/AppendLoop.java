@@ -4,7 +4,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.ClientResponse;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -63,8 +62,7 @@ final class AppendLoop {
 
     private long recoveryFailingSinceMs;
 
-    AppendLoop(
-            Pipeline pipeline, Pipeline.Views destinationViews, Admin destinationAdmin, TransactionRecovery recovery) {
+    AppendLoop(Pipeline pipeline, Pipeline.Views destinationViews, TransactionRecovery recovery) {
         this.pipeline = pipeline;
         this.views = new ViewLoads(destinationViews);
         this.mirror = pipeline.mirror;
@@ -75,7 +73,7 @@ final class AppendLoop {
         this.timeoutMs = pipeline.timeoutMs;
         this.replay = new TransactionReplay(mirror, destination, (int) timeoutMs, new ReplayHost());
         this.recovery = recovery;
-        this.resets = new PipelineReset(pipeline, destinationAdmin);
+        this.resets = new PipelineReset(pipeline);
         this.lostAnswers = new LostAnswers(
                 pipeline, (leader, state, sent, request) -> send(leader, Map.of(state.tp, sent), request));
         this.produces = new ProduceRounds(pipeline, MAX_PRODUCE_REQUEST_BYTES, MAX_IN_FLIGHT_PER_PARTITION, this::send);
@@ -176,8 +174,7 @@ final class AppendLoop {
                 partitions.remove(state.tp, state);
                 state.removed.complete(state.progress());
             } else if (reset && !state.transactions.settling()) {
-                resets.finish(state);
-                pipeline.appenderBeat = System.nanoTime();
+                resets.step(state);
             } else if (reset && System.nanoTime() - state.resetRequestedAt > 4_000_000L * timeoutMs) {
                 pipeline.fail(
                         state,

@@ -68,6 +68,12 @@ final class FetchPartition {
     long leftOpenSince;
     /** When the pending reset was requested (System.nanoTime), for giving up on an unreachable destination. */
     long resetRequestedAt;
+    /** The pending reset's read-back of the destination under way, or null ({@link PipelineReset}). */
+    PipelineReset.ReadBack readBack;
+    /** When the next read-back may start after a failed one (System.nanoTime). */
+    long readBackNotBefore = System.nanoTime();
+    /** Read-backs in a row that failed, for the back-off between them. */
+    int readBackAttempts;
     /**
      * Batches sent under the current producer identity whose answer was lost (disconnect, timeout, retriable error), by
      * source base offset: re-sent as they are, in order, until each is acknowledged; read back by a reset.

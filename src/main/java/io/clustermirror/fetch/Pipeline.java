@@ -93,6 +93,9 @@ final class Pipeline {
             }
             state.resetPending = true;
             state.resetRequestedAt = System.nanoTime();
+            state.readBack = null;
+            state.readBackAttempts = 0;
+            state.readBackNotBefore = state.resetRequestedAt;
             state.blocked = null;
             state.generation = nextGeneration();
             state.clearQueue();

@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.apache.kafka.clients.ClientRequest;
@@ -27,6 +28,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
@@ -34,8 +36,10 @@ import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.utils.Time;
@@ -52,23 +56,30 @@ class ControlStepsTest {
 
     private static final Node SOURCE_BROKER = new Node(1, "source", 9092);
     private static final Node DESTINATION_BROKER = new Node(7, "destination", 9092);
-    private static final Uuid SOURCE_TOPIC_ID = Uuid.randomUuid();
-    private static final Uuid DESTINATION_TOPIC_ID = Uuid.randomUuid();
+    /** The destination's request timeout: longer than any wait here, so an unanswered request stays so. */
+    private static final int TIMEOUT_MS = 30_000;
+
+    private static final Node SOURCE_BROKER_B = new Node(2, "source-b", 9092);
+    private static final Map<String, Uuid> SOURCE_IDS =
+            Map.of("orders", Uuid.randomUuid(), "payments", Uuid.randomUuid());
+    private static final Map<String, Uuid> DESTINATION_IDS =
+            Map.of("orders", Uuid.randomUuid(), "payments", Uuid.randomUuid());
 
     private final MockClient sourceNetwork = new MockClient(Time.SYSTEM);
+    private final MockClient sourceNetworkB = new MockClient(Time.SYSTEM);
     private final MockClient destinationNetwork = new MockClient(Time.SYSTEM);
     private final TwoClusterClient network = new TwoClusterClient(Map.of(
             SOURCE_BROKER.host(), sourceNetwork,
+            SOURCE_BROKER_B.host(), sourceNetworkB,
             DESTINATION_BROKER.host(), destinationNetwork));
     private final Map<MirrorPartition, String> failures = new ConcurrentHashMap<>();
     private final ExecutorService threads = Executors.newCachedThreadPool();
-    private MirrorFetcher fetcher;
+    private final List<MirrorFetcher> started = new ArrayList<>();
+    private Fetcher pooled;
 
     @AfterEach
     void close() {
-        if (fetcher != null) {
-            fetcher.close();
-        }
+        started.forEach(MirrorFetcher::close);
         threads.shutdownNow();
     }
 
@@ -76,8 +87,8 @@ class ControlStepsTest {
     void producerIdsOfManyPartitionsShouldBeAskedForAtOnceAndTakenUpWhenAnswered() {
         // Given 20 partitions with a batch each, and a destination that has not answered any InitProducerId yet
         List<TopicPartition> tps = partitions(20);
-        sourceFetchAnswer(tps);
-        fetcher = start(tps);
+        sourceFetchAnswer(sourceNetwork, tps);
+        MirrorFetcher fetcher = start(tps);
 
         // When they enter the data plane
         tps.forEach(tp -> fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1));
@@ -101,11 +112,11 @@ class ControlStepsTest {
     void aLostProducerIdRequestShouldBeAskedAgain() {
         // Given a destination that drops the connection under the first InitProducerId, then answers the second
         List<TopicPartition> tps = partitions(1);
-        sourceFetchAnswer(tps);
+        sourceFetchAnswer(sourceNetwork, tps);
         destinationNetwork.prepareResponse(null, true);
         destinationNetwork.prepareResponse(producerId(4711));
         destinationNetwork.prepareResponse(appended(tps.get(0), 0));
-        fetcher = start(tps);
+        MirrorFetcher fetcher = start(tps);
 
         // When the partition enters the data plane
         fetcher.add(new MirrorPartition("orders", tps.get(0).partition()), 0, -1);
@@ -121,7 +132,83 @@ class ControlStepsTest {
         assertThat(failures).isEmpty();
     }
 
+    @Test
+    void aResetShouldTakeUpItsReadBackInALaterRoundWhileAnotherDataPlaneKeepsSending() {
+        // Given two mirrors' data planes on one fetcher, and a destination that refuses the first batch of "orders"
+        // out of order with nothing before it (the verified reset reads the destination back)
+        TopicPartition orders = new TopicPartition("orders", 0);
+        TopicPartition payments = new TopicPartition("payments", 0);
+        sourceFetchAnswer(sourceNetwork, List.of(orders));
+        sourceFetchAnswer(sourceNetworkB, List.of(payments));
+        MirrorFetcher first = start("m1", SOURCE_BROKER, List.of(orders));
+        MirrorFetcher second = start("m2", SOURCE_BROKER_B, List.of(payments));
+        Function<ClientRequest, AbstractResponse> destination = request -> switch (request.apiKey()) {
+            case INIT_PRODUCER_ID -> producerId(request.destination().hashCode());
+            case PRODUCE -> {
+                TopicPartition tp = producedPartition(request);
+                yield tp.equals(orders) ? produceAnswer(tp, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1) : appended(tp, 0);
+            }
+            default -> null; // the read-back waits
+        };
+        first.add(new MirrorPartition("orders", 0), 0, -1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            answer(destination);
+            return !pending(ApiKeys.LIST_OFFSETS).isEmpty();
+        });
+        ClientRequest readBack = pending(ApiKeys.LIST_OFFSETS).get(0);
+
+        // When the other data plane's partition enters while the read-back is unanswered
+        second.add(new MirrorPartition("payments", 0), 0, -1);
+
+        // Then its batch is sent and acknowledged meanwhile: no turn of the fetcher waits for the read-back
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            answer(destination);
+            return second.progress(new MirrorPartition("payments", 0))
+                            .orElseThrow()
+                            .destinationEnd()
+                    == 1;
+        });
+        assertThat(first.resetting(new MirrorPartition("orders", 0))).isTrue();
+        assertThat(destinationNetwork.requests()).contains(readBack);
+        // and once it is answered (nothing of "orders" landed), a later round takes it up and the reset is over
+        destinationNetwork.respondToRequest(readBack, endOffset(orders, 0));
+        await().atMost(Duration.ofSeconds(10)).until(() -> !first.resetting(new MirrorPartition("orders", 0)));
+        assertThat(failures).isEmpty();
+    }
+
     // ---------------------------------------------------------------- the two clusters
+
+    /** Answers each unanswered destination request that {@code script} has an answer for (null: it stays unanswered). */
+    private void answer(Function<ClientRequest, AbstractResponse> script) {
+        for (ClientRequest request : List.copyOf(destinationNetwork.requests())) {
+            AbstractResponse response = script.apply(request);
+            if (response != null) {
+                destinationNetwork.respondToRequest(request, response);
+            }
+        }
+    }
+
+    /** The partition of a one-partition Produce. */
+    private static TopicPartition producedPartition(ClientRequest request) {
+        var topic = ((ProduceRequest.Builder) request.requestBuilder())
+                .build()
+                .data()
+                .topicData()
+                .iterator()
+                .next();
+        String name = DESTINATION_IDS.entrySet().stream()
+                .filter(e -> e.getValue().equals(topic.topicId()) || e.getKey().equals(topic.name()))
+                .findFirst()
+                .orElseThrow()
+                .getKey();
+        return new TopicPartition(name, topic.partitionData().get(0).index());
+    }
+
+    static ListOffsetsResponse endOffset(TopicPartition tp, long offset) {
+        return new ListOffsetsResponse(new ListOffsetsResponseData()
+                .setTopics(List.of(
+                        ListOffsetsResponse.singletonListOffsetsTopicResponse(tp, Errors.NONE, -1, offset, -1))));
+    }
 
     /** {@code count} partitions of "orders", every other one pinned to each of a broker's connections. */
     private static List<TopicPartition> partitions(int count) {
@@ -143,38 +230,48 @@ class ControlStepsTest {
     }
 
     private MirrorFetcher start(List<TopicPartition> tps) {
+        return start("m1", SOURCE_BROKER, tps);
+    }
+
+    /** A mirror's data plane, on the one fetcher every data plane of a test shares, for partitions of one topic. */
+    private MirrorFetcher start(String mirror, Node sourceBroker, List<TopicPartition> tps) {
+        String topic = tps.get(0).topic();
         Map<TopicPartition, Node> sourceLeaders = new HashMap<>();
         Map<TopicPartition, Node> destinationLeaders = new HashMap<>();
         tps.forEach(tp -> {
-            sourceLeaders.put(tp, SOURCE_BROKER);
+            sourceLeaders.put(tp, sourceBroker);
             destinationLeaders.put(tp, DESTINATION_BROKER);
         });
         ClusterView source = new ClusterView(
                 "source-cluster",
-                List.of(SOURCE_BROKER),
+                List.of(sourceBroker),
                 sourceLeaders,
-                Map.of("orders", SOURCE_TOPIC_ID),
-                Map.of(SOURCE_TOPIC_ID, "orders"));
+                Map.of(topic, SOURCE_IDS.get(topic)),
+                Map.of(SOURCE_IDS.get(topic), topic));
         ClusterView destination = new ClusterView(
                 "destination-cluster",
                 List.of(DESTINATION_BROKER),
                 destinationLeaders,
-                Map.of("orders", DESTINATION_TOPIC_ID),
-                Map.of(DESTINATION_TOPIC_ID, "orders"));
-        Fetcher pooled = new Fetcher(0, WireNetwork.over("test", network), threads, null).start();
-        return new MirrorFetcher(
-                "m1",
+                Map.of(topic, DESTINATION_IDS.get(topic)),
+                Map.of(DESTINATION_IDS.get(topic), topic));
+        if (pooled == null) {
+            pooled = new Fetcher(0, WireNetwork.over("test", network), threads, null).start();
+        }
+        MirrorFetcher dataPlane = new MirrorFetcher(
+                mirror,
                 "source-cluster",
                 pooled,
-                pooled.sourceClient("m1", "source", null, 1000),
-                pooled.destinationClient("destination", 1000),
+                pooled.sourceClient(mirror, "source", null, 1000),
+                pooled.destinationClient("destination", TIMEOUT_MS),
                 topics -> CompletableFuture.completedFuture(source),
                 topics -> CompletableFuture.completedFuture(destination),
                 null,
                 new Listener(),
                 1,
-                1000,
+                TIMEOUT_MS,
                 new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
+        started.add(dataPlane);
+        return dataPlane;
     }
 
     /** Requests of {@code api} sent to the destination and not answered yet. */
@@ -204,11 +301,11 @@ class ControlStepsTest {
     }
 
     /** The source answers the first Fetch with one batch of one record for each partition. */
-    void sourceFetchAnswer(List<TopicPartition> tps) {
+    static void sourceFetchAnswer(MockClient sourceNetwork, List<TopicPartition> tps) {
         LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> data = new LinkedHashMap<>();
         for (TopicPartition tp : tps) {
             data.put(
-                    new TopicIdPartition(SOURCE_TOPIC_ID, tp),
+                    new TopicIdPartition(SOURCE_IDS.get(tp.topic()), tp),
                     new FetchResponseData.PartitionData()
                             .setPartitionIndex(tp.partition())
                             .setHighWatermark(1)
@@ -250,7 +347,7 @@ class ControlStepsTest {
                 new ProduceResponseData.TopicProduceResponseCollection();
         topics.add(new ProduceResponseData.TopicProduceResponse()
                 .setName(tp.topic())
-                .setTopicId(DESTINATION_TOPIC_ID)
+                .setTopicId(DESTINATION_IDS.get(tp.topic()))
                 .setPartitionResponses(new ArrayList<>(List.of(new ProduceResponseData.PartitionProduceResponse()
                         .setIndex(tp.partition())
                         .setErrorCode(error.code())
