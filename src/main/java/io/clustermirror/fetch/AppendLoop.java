@@ -91,7 +91,7 @@ final class AppendLoop {
      * fetcher polls. A failure to reach the destination backs off without sleeping; anything else that escapes (an
      * Error) ends this data plane.
      */
-    void round() throws InterruptedException {
+    void round() {
         pipeline.appenderBeat = System.nanoTime();
         takeUpView();
         if (backoff.waiting()) {
@@ -108,9 +108,7 @@ final class AppendLoop {
             replay.replay(partitions.values());
             lostAnswers.sendDue(partitions.values());
             produces.send(partitions.values());
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception e) {
+        } catch (RuntimeException e) {
             pipeline.destinationRefresh = true;
             backoff.failed(e);
         }
@@ -167,9 +165,8 @@ final class AppendLoop {
                             "Mirror %s: %s stopped, but the destination transactions left open on it could not be read back within "
                                     + "10 s; the destination aborts them after their transaction timeout",
                             mirror, state.partition);
-                } else if (abort) {
-                    replay.abortOpen(state);
-                    pipeline.appenderBeat = System.nanoTime(); // a blocking call per partition: each is progress
+                } else if (abort && !replay.abortOpen(state)) {
+                    continue; // its EndTxn answers come first
                 }
                 partitions.remove(state.tp, state);
                 state.removed.complete(state.progress());
@@ -350,21 +347,20 @@ final class AppendLoop {
      * id, epoch and next sequence, never re-initialised, which would abort them and put a marker where the
      * source has none. Transactions still writing their markers are waited for.
      */
-    private void recoverTransactions() throws InterruptedException {
+    private void recoverTransactions() {
         List<FetchPartition> recovering = partitions.values().stream()
                 .filter(s -> s.transactions.recoveryNeeded && s.inFlight.isEmpty())
                 .toList();
-        if (recovering.isEmpty() || System.currentTimeMillis() < nextRecoveryAttemptMs) {
-            return;
-        }
         try {
-            recovery.recover(recovering, pipeline.destinationView);
-            recoveryBackoff.succeeded();
-            recoveryFailingSinceMs = 0;
-            // a marker still being written is read again, but not every turn: ListTransactions covers the cluster
-            nextRecoveryAttemptMs = System.currentTimeMillis() + RECOVERY_SPACING_MS;
-        } catch (InterruptedException e) {
-            throw e;
+            if (recovery.takeUp(recovering, pipeline.destinationView)) {
+                recoveryBackoff.succeeded();
+                recoveryFailingSinceMs = 0;
+            }
+            if (!recovering.isEmpty() && !recovery.underWay() && System.currentTimeMillis() >= nextRecoveryAttemptMs) {
+                // a marker still being written is read again, but not every turn: ListTransactions covers the cluster
+                nextRecoveryAttemptMs = System.currentTimeMillis() + RECOVERY_SPACING_MS;
+                recovery.start();
+            }
         } catch (Exception e) {
             // plain batches go on; transactional ones wait until the open transactions are known, then give up
             long now = System.currentTimeMillis();
@@ -408,6 +404,11 @@ final class AppendLoop {
         @Override
         public void send(Node leader, FetchPartition state, FetchPartition.Sent entry, ProduceRequest.Builder request) {
             AppendLoop.this.send(leader, Map.of(state.tp, entry), request);
+        }
+
+        @Override
+        public Node pinned(Node broker, FetchPartition state) {
+            return pipeline.pinned(broker, state.tp);
         }
 
         @Override

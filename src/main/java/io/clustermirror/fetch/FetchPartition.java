@@ -66,6 +66,8 @@ final class FetchPartition {
      * (System.nanoTime; 0: a partition being mirrored). It only passes through to have them read back and aborted.
      */
     long leftOpenSince;
+    /** The aborts of the destination transactions left open by a stop, once started ({@link TransactionReplay}). */
+    TransactionReplay.Aborts aborts;
     /** When the pending reset was requested (System.nanoTime), for giving up on an unreachable destination. */
     long resetRequestedAt;
     /** The pending reset's read-back of the destination under way, or null ({@link PipelineReset}). */
