@@ -106,7 +106,8 @@ final class TransactionReplay {
 
     /** Sends one source transactional batch under the replay producer of its source producer; false: nothing more now. */
     private boolean sendTransactional(FetchPartition state, Node leader, SourceBatch head) throws IOException {
-        if (!destination.ready(leader)) {
+        Node connection = host.pinned(leader, state);
+        if (!destination.ready(connection)) {
             return false;
         }
         ReplayProducer producer = replayProducer(state, head.producerId(), head.baseOffset());
@@ -120,7 +121,7 @@ final class TransactionReplay {
         state.inFlight.add(entry);
         ProduceRequestData data = OneBatchProduce.request(
                 host.destinationView(), state.tp, bytes, producer.transactionalId, (int) Math.max(1000, timeoutMs / 2));
-        host.send(leader, state, entry, ProduceRequest.builder(data, true));
+        host.send(connection, state, entry, ProduceRequest.builder(data, true));
         return false;
     }
 

@@ -176,6 +176,37 @@ class ControlStepsTest {
         assertThat(failures).isEmpty();
     }
 
+    @Test
+    void aRetryAfterALostAnswerShouldGoOverThePartitionsPinnedConnection() {
+        // Given a partition pinned to the second connection to its leader, whose first Produce answer is lost
+        TopicPartition tp = pinnedTo(1);
+        sourceFetchAnswer(sourceNetwork, List.of(tp));
+        destinationNetwork.prepareResponse(producerId(4711));
+        destinationNetwork.prepareResponse(null, true);
+        destinationNetwork.prepareResponse(appended(tp, 0));
+        MirrorFetcher fetcher = start(List.of(tp));
+
+        // When it is mirrored
+        fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1);
+
+        // Then its producer id, its batch and the batch's retry all went over that one connection, in order
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> fetcher.progress(new MirrorPartition(tp.topic(), tp.partition()))
+                                .orElseThrow()
+                                .destinationEnd()
+                        == 1);
+        List<ClientRequest> destinationRequests = network.sent.stream()
+                .filter(r -> r.apiKey() == ApiKeys.INIT_PRODUCER_ID || r.apiKey() == ApiKeys.PRODUCE)
+                .toList();
+        assertThat(destinationRequests)
+                .extracting(ClientRequest::apiKey)
+                .containsExactly(ApiKeys.INIT_PRODUCER_ID, ApiKeys.PRODUCE, ApiKeys.PRODUCE);
+        assertThat(destinationRequests)
+                .extracting(ClientRequest::destination)
+                .containsOnly(destinationRequests.get(0).destination());
+        assertThat(failures).isEmpty();
+    }
+
     // ---------------------------------------------------------------- the two clusters
 
     /** Answers each unanswered destination request that {@code script} has an answer for (null: it stays unanswered). */
