@@ -352,7 +352,8 @@ final class AppendLoop {
                 .filter(s -> s.transactions.recoveryNeeded && s.inFlight.isEmpty())
                 .toList();
         try {
-            if (recovery.takeUp(recovering, pipeline.destinationView)) {
+            // a listing that goes through does not end the failing streak while a description keeps failing
+            if (recovery.takeUp(recovering, pipeline.destinationView) && !recovery.failing()) {
                 recoveryBackoff.succeeded();
                 recoveryFailingSinceMs = 0;
             }

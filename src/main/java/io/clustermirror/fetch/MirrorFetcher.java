@@ -280,6 +280,9 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
     /** Whether a pipeline reset of the partition is under way (tests). */
     boolean resetting(MirrorPartition partition) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
+        if (state == null) {
+            return false;
+        }
         synchronized (state) {
             return state.resetPending;
         }

@@ -41,6 +41,8 @@ final class PipelineReset {
         private boolean waiting;
         private ClientResponse answer;
         private Node connection;
+        /** A request that waits for its connection to be ready. */
+        private AbstractRequest.Builder<?> unsent;
     }
 
     private final Pipeline pipeline;
@@ -73,6 +75,12 @@ final class PipelineReset {
             return;
         }
         if (readBack.waiting) {
+            return;
+        }
+        if (readBack.unsent != null) {
+            AbstractRequest.Builder<?> request = readBack.unsent;
+            readBack.unsent = null;
+            send(state, readBack, request);
             return;
         }
         ClientResponse answer = readBack.answer;
@@ -134,6 +142,15 @@ final class PipelineReset {
         }
         Node connection = pipeline.pinned(leader, state.tp);
         readBack.connection = connection;
+        if (!destination.ready(connection)) { // connecting: sent by a later round
+            if (destination.connectionFailed(connection)
+                    || System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
+                failed(state, new IOException("destination broker " + connection + " cannot be reached"));
+            } else {
+                readBack.unsent = request;
+            }
+            return;
+        }
         readBack.waiting = true;
         destination.send(connection, request, response -> {
             readBack.answer = response;

@@ -70,6 +70,11 @@ final class TransactionRecovery {
         return listing != null || !adoptions.isEmpty();
     }
 
+    /** Whether the open transactions of a partition could not be described the last time they were tried. */
+    boolean failing() {
+        return !failures.isEmpty();
+    }
+
     /** Starts listing the destination's open transactions (one ListTransactions covers every partition). */
     void start() {
         listing = destinationAdmin

@@ -235,14 +235,22 @@ final class TransactionReplay {
                         aborts.due.entrySet().iterator();
                 it.hasNext(); ) {
             Map.Entry<ReplayProducer, Long> entry = it.next();
+            ReplayProducer producer = entry.getKey();
+            Node connection = host.pinned(producer.coordinator, state);
             if (now - entry.getValue() < 0) {
                 continue;
             }
+            if (!destination.ready(connection)) { // connecting: tried again next round, until the deadline
+                if (now - aborts.deadlineNanos > 0) {
+                    it.remove();
+                    notAborted(state, producer, "its coordinator " + connection + " cannot be reached");
+                }
+                continue;
+            }
             it.remove();
-            ReplayProducer producer = entry.getKey();
             aborts.inFlight++;
             destination.send(
-                    host.pinned(producer.coordinator, state),
+                    connection,
                     new EndTxnRequest.Builder(
                             new EndTxnRequestData()
                                     .setTransactionalId(producer.transactionalId)
@@ -294,10 +302,14 @@ final class TransactionReplay {
             aborts.due.put(producer, now + ABORT_BACKOFF.backoff(attempt - 1L) * 1_000_000);
             return;
         }
+        notAborted(state, producer, error);
+        destination.wakeup();
+    }
+
+    private void notAborted(FetchPartition state, ReplayProducer producer, String error) {
         LOGGER.errorf(
                 "Mirror %s: %s stopped but destination transaction %s could not be aborted (%s); the destination aborts it "
                         + "after its transaction timeout",
                 mirror, state.partition, producer.transactionalId, error);
-        destination.wakeup();
     }
 }
