@@ -126,6 +126,13 @@ final class FetchPartition {
         return new FetchTicket(this, generation, fetchOffset, fetchedEpoch, (int) free);
     }
 
+    /** The partition leaves the data plane once nothing of it is in flight (on the fetcher's thread, as a command). */
+    synchronized void removing(boolean abortTransactions) {
+        removing = true;
+        abortOnRemove = abortTransactions;
+        clearQueue();
+    }
+
     synchronized void fetchDone() {
         fetchInFlight = false;
     }

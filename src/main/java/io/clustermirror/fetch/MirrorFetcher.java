@@ -231,12 +231,9 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         if (state == null) {
             return CompletableFuture.completedFuture(null);
         }
-        synchronized (state) {
-            state.removing = true;
-            state.abortOnRemove = abortTransactions;
-            state.clearQueue();
-        }
-        source.wakeup();
+        // a command the fetcher runs at the start of its next turn, before this data plane's round: the partition's
+        // flags change on the fetcher's thread, between rounds
+        fetcher.execute(() -> state.removing(abortTransactions));
         return state.removed;
     }
 

@@ -207,6 +207,31 @@ class ControlStepsTest {
         assertThat(failures).isEmpty();
     }
 
+    @Test
+    void aRemovalShouldBeTakenUpByTheFetcherAndCompleteWithThePartitionsProgress() {
+        // Given a partition whose first batch has landed
+        TopicPartition tp = new TopicPartition("orders", 0);
+        MirrorPartition partition = new MirrorPartition("orders", 0);
+        sourceFetchAnswer(sourceNetwork, List.of(tp));
+        destinationNetwork.prepareResponse(producerId(4711));
+        destinationNetwork.prepareResponse(appended(tp, 0));
+        MirrorFetcher fetcher = start(List.of(tp));
+        fetcher.add(partition, 0, -1);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> fetcher.progress(partition).orElseThrow().destinationEnd() == 1);
+
+        // When the coordinator removes it (a command the fetcher runs between rounds)
+        CompletableFuture<DataPlane.Progress> removed = fetcher.remove(partition, false);
+
+        // Then it leaves the data plane with where it got to
+        assertThat(removed)
+                .succeedsWithin(Duration.ofSeconds(10))
+                .extracting(DataPlane.Progress::destinationEnd)
+                .isEqualTo(1L);
+        assertThat(fetcher.progress(partition)).isEmpty();
+        assertThat(failures).isEmpty();
+    }
+
     // ---------------------------------------------------------------- the two clusters
 
     /** Answers each unanswered destination request that {@code script} has an answer for (null: it stays unanswered). */
