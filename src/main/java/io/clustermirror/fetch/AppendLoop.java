@@ -1,11 +1,9 @@
 package io.clustermirror.fetch;
 
-import java.io.IOException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.ClientResponse;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -56,6 +54,7 @@ final class AppendLoop {
     private final PipelineReset resets;
     private final LostAnswers lostAnswers;
     private final ProduceRounds produces;
+    private final ProducerIds producerIds;
     private final LoopBackoff backoff;
     private final LoopBackoff recoveryBackoff;
     private long nextRecoveryAttemptMs;
@@ -63,8 +62,7 @@ final class AppendLoop {
 
     private long recoveryFailingSinceMs;
 
-    AppendLoop(
-            Pipeline pipeline, Pipeline.Views destinationViews, Admin destinationAdmin, TransactionRecovery recovery) {
+    AppendLoop(Pipeline pipeline, Pipeline.Views destinationViews, TransactionRecovery recovery) {
         this.pipeline = pipeline;
         this.views = new ViewLoads(destinationViews);
         this.mirror = pipeline.mirror;
@@ -75,10 +73,11 @@ final class AppendLoop {
         this.timeoutMs = pipeline.timeoutMs;
         this.replay = new TransactionReplay(mirror, destination, (int) timeoutMs, new ReplayHost());
         this.recovery = recovery;
-        this.resets = new PipelineReset(pipeline, destinationAdmin);
+        this.resets = new PipelineReset(pipeline);
         this.lostAnswers = new LostAnswers(
                 pipeline, (leader, state, sent, request) -> send(leader, Map.of(state.tp, sent), request));
         this.produces = new ProduceRounds(pipeline, MAX_PRODUCE_REQUEST_BYTES, MAX_IN_FLIGHT_PER_PARTITION, this::send);
+        this.producerIds = new ProducerIds(pipeline);
         this.backoff = new LoopBackoff(mirror, "appender");
         this.recoveryBackoff = new LoopBackoff(mirror, "reading back its open destination transactions");
     }
@@ -92,7 +91,7 @@ final class AppendLoop {
      * fetcher polls. A failure to reach the destination backs off without sleeping; anything else that escapes (an
      * Error) ends this data plane.
      */
-    void round() throws InterruptedException {
+    void round() {
         pipeline.appenderBeat = System.nanoTime();
         takeUpView();
         if (backoff.waiting()) {
@@ -104,14 +103,12 @@ final class AppendLoop {
         }
         try {
             finishRemovalsAndResets();
-            ensureIdentities();
+            producerIds.request(partitions.values());
             recoverTransactions();
             replay.replay(partitions.values());
             lostAnswers.sendDue(partitions.values());
             produces.send(partitions.values());
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception e) {
+        } catch (RuntimeException e) {
             pipeline.destinationRefresh = true;
             backoff.failed(e);
         }
@@ -168,34 +165,19 @@ final class AppendLoop {
                             "Mirror %s: %s stopped, but the destination transactions left open on it could not be read back within "
                                     + "10 s; the destination aborts them after their transaction timeout",
                             mirror, state.partition);
-                } else if (abort) {
-                    replay.abortOpen(state);
-                    pipeline.appenderBeat = System.nanoTime(); // a blocking call per partition: each is progress
+                } else if (abort && !replay.abortOpen(state)) {
+                    continue; // its EndTxn answers come first
                 }
                 partitions.remove(state.tp, state);
                 state.removed.complete(state.progress());
             } else if (reset && !state.transactions.settling()) {
-                resets.finish(state);
-                pipeline.appenderBeat = System.nanoTime();
+                resets.step(state);
             } else if (reset && System.nanoTime() - state.resetRequestedAt > 4_000_000L * timeoutMs) {
                 pipeline.fail(
                         state,
                         "after a pipeline reset, a destination transaction of this partition was still writing its marker "
                                 + (4 * timeoutMs) + " ms later (PREPARE_COMMIT or PREPARE_ABORT); its end is checked "
                                 + "again by LOG_TRUNCATION");
-            }
-        }
-    }
-
-    private void ensureIdentities() throws IOException {
-        for (FetchPartition state : partitions.values()) {
-            if (state.identity == null
-                    && state.inFlight.isEmpty()
-                    && state.sendable()
-                    && !pipeline.destinationView.nodes().isEmpty()) {
-                state.identity = destination.initProducerId(pipeline.destinationView.anyNode());
-                state.nextSequence = 0;
-                pipeline.appenderBeat = System.nanoTime(); // one blocking call per partition: each is progress
             }
         }
     }
@@ -365,21 +347,21 @@ final class AppendLoop {
      * id, epoch and next sequence, never re-initialised, which would abort them and put a marker where the
      * source has none. Transactions still writing their markers are waited for.
      */
-    private void recoverTransactions() throws InterruptedException {
+    private void recoverTransactions() {
         List<FetchPartition> recovering = partitions.values().stream()
                 .filter(s -> s.transactions.recoveryNeeded && s.inFlight.isEmpty())
                 .toList();
-        if (recovering.isEmpty() || System.currentTimeMillis() < nextRecoveryAttemptMs) {
-            return;
-        }
         try {
-            recovery.recover(recovering, pipeline.destinationView);
-            recoveryBackoff.succeeded();
-            recoveryFailingSinceMs = 0;
-            // a marker still being written is read again, but not every turn: ListTransactions covers the cluster
-            nextRecoveryAttemptMs = System.currentTimeMillis() + RECOVERY_SPACING_MS;
-        } catch (InterruptedException e) {
-            throw e;
+            // a listing that goes through does not end the failing streak while a description keeps failing
+            if (recovery.takeUp(recovering, pipeline.destinationView) && !recovery.failing()) {
+                recoveryBackoff.succeeded();
+                recoveryFailingSinceMs = 0;
+            }
+            if (!recovering.isEmpty() && !recovery.underWay() && System.currentTimeMillis() >= nextRecoveryAttemptMs) {
+                // a marker still being written is read again, but not every turn: ListTransactions covers the cluster
+                nextRecoveryAttemptMs = System.currentTimeMillis() + RECOVERY_SPACING_MS;
+                recovery.start();
+            }
         } catch (Exception e) {
             // plain batches go on; transactional ones wait until the open transactions are known, then give up
             long now = System.currentTimeMillis();
@@ -423,6 +405,11 @@ final class AppendLoop {
         @Override
         public void send(Node leader, FetchPartition state, FetchPartition.Sent entry, ProduceRequest.Builder request) {
             AppendLoop.this.send(leader, Map.of(state.tp, entry), request);
+        }
+
+        @Override
+        public Node pinned(Node broker, FetchPartition state) {
+            return pipeline.pinned(broker, state.tp);
         }
 
         @Override

@@ -53,14 +53,29 @@ final class FetchPartition {
     // append thread only
     ProducerIdentity identity;
     int nextSequence;
+    /** Whether an InitProducerId for {@link #identity} is under way ({@link ProducerIds}). */
+    boolean identityRequested;
+    /** When the next InitProducerId may go after a lost or retriable one (System.nanoTime). */
+    long identityNotBefore = System.nanoTime();
+    /** InitProducerId attempts in a row that failed, for the back-off between them. */
+    int identityAttempts;
+
     final ArrayDeque<Sent> inFlight = new ArrayDeque<>();
     /**
      * When a stop of this partition, not in the data plane, asked to abort the destination transactions left open on it
      * (System.nanoTime; 0: a partition being mirrored). It only passes through to have them read back and aborted.
      */
     long leftOpenSince;
+    /** The aborts of the destination transactions left open by a stop, once started ({@link TransactionReplay}). */
+    TransactionReplay.Aborts aborts;
     /** When the pending reset was requested (System.nanoTime), for giving up on an unreachable destination. */
     long resetRequestedAt;
+    /** The pending reset's read-back of the destination under way, or null ({@link PipelineReset}). */
+    PipelineReset.ReadBack readBack;
+    /** When the next read-back may start after a failed one (System.nanoTime). */
+    long readBackNotBefore = System.nanoTime();
+    /** Read-backs in a row that failed, for the back-off between them. */
+    int readBackAttempts;
     /**
      * Batches sent under the current producer identity whose answer was lost (disconnect, timeout, retriable error), by
      * source base offset: re-sent as they are, in order, until each is acknowledged; read back by a reset.
@@ -109,6 +124,13 @@ final class FetchPartition {
         }
         fetchInFlight = true;
         return new FetchTicket(this, generation, fetchOffset, fetchedEpoch, (int) free);
+    }
+
+    /** The partition leaves the data plane once nothing of it is in flight (on the fetcher's thread, as a command). */
+    synchronized void removing(boolean abortTransactions) {
+        removing = true;
+        abortOnRemove = abortTransactions;
+        clearQueue();
     }
 
     synchronized void fetchDone() {

@@ -88,7 +88,8 @@ final class LostAnswers {
                 pipeline.destinationRefresh = true;
                 continue;
             }
-            if (!destination.ready(leader)) {
+            Node connection = pipeline.pinned(leader, state.tp); // where the first attempt went: order per partition
+            if (!destination.ready(connection)) {
                 continue;
             }
             FetchPartition.Sent sent = state.unconfirmed.firstEntry().getValue();
@@ -99,7 +100,7 @@ final class LostAnswers {
             state.retries++;
             state.inFlight.add(sent);
             sender.send(
-                    leader,
+                    connection,
                     state,
                     sent,
                     sent.transactionalId() == null ? ProduceRequest.builder(data) : ProduceRequest.builder(data, true));

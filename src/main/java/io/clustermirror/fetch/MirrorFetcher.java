@@ -97,10 +97,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         this.partitions = pipeline.partitions;
         this.fetchLoop = new FetchLoop(pipeline, sourceClusterId, sourceViews, fetchersPerBroker, throttle);
         this.appendLoop = new AppendLoop(
-                pipeline,
-                destinationViews,
-                destinationAdmin,
-                new TransactionRecovery(mirror, destinationAdmin, timeoutMs));
+                pipeline, destinationViews, new TransactionRecovery(mirror, destinationAdmin, timeoutMs));
         fetcher.attach(this);
     }
 
@@ -234,12 +231,9 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         if (state == null) {
             return CompletableFuture.completedFuture(null);
         }
-        synchronized (state) {
-            state.removing = true;
-            state.abortOnRemove = abortTransactions;
-            state.clearQueue();
-        }
-        source.wakeup();
+        // a command the fetcher runs at the start of its next turn, before this data plane's round: the partition's
+        // flags change on the fetcher's thread, between rounds
+        fetcher.execute(() -> state.removing(abortTransactions));
         return state.removed;
     }
 
@@ -278,6 +272,17 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
     public Optional<Progress> progress(MirrorPartition partition) {
         FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
         return state == null ? Optional.empty() : Optional.of(state.progress());
+    }
+
+    /** Whether a pipeline reset of the partition is under way (tests). */
+    boolean resetting(MirrorPartition partition) {
+        FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
+        if (state == null) {
+            return false;
+        }
+        synchronized (state) {
+            return state.resetPending;
+        }
     }
 
     /** The destination transactions held open over all partitions in the data plane. */

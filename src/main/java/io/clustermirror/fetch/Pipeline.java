@@ -8,7 +8,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Utils;
 import org.jboss.logging.Logger;
 
 /**
@@ -65,6 +67,15 @@ final class Pipeline {
         this.timeoutMs = timeoutMs;
     }
 
+    /**
+     * The destination connection a partition is pinned to, one of its fetcher's {@value
+     * AppendLoop#CONNECTIONS_PER_BROKER} to the leader: every request of the partition goes over it (Produce, retries,
+     * InitProducerId, read-backs), so a broker sees them in the order they were sent.
+     */
+    Node pinned(Node leader, TopicPartition tp) {
+        return destination.connection(leader, Utils.abs(tp.hashCode()) % AppendLoop.CONNECTIONS_PER_BROKER);
+    }
+
     int nextGeneration() {
         return generations.incrementAndGet();
     }
@@ -82,6 +93,9 @@ final class Pipeline {
             }
             state.resetPending = true;
             state.resetRequestedAt = System.nanoTime();
+            state.readBack = null;
+            state.readBackAttempts = 0;
+            state.readBackNotBefore = state.resetRequestedAt;
             state.blocked = null;
             state.generation = nextGeneration();
             state.clearQueue();

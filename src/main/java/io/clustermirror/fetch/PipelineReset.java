@@ -2,74 +2,209 @@ package io.clustermirror.fetch;
 
 import java.io.IOException;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.ClientResponse;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.utils.ExponentialBackoff;
 import org.jboss.logging.Logger;
 
 /**
  * The end of a partition's pipeline reset, the fallback when its lost answers cannot be retried in place (the
- * destination lost or fenced its producer state, or the retries ran out of time: decisions §14), on the append thread
- * once nothing of the partition is in flight: the destination is read back, batches that landed without an answer are
- * accepted only if they are ours byte for byte, and fetching resumes at the destination's end under the next epoch of
- * the partition's producer id.
+ * destination lost or fenced its producer state, or the retries ran out of time: decisions §14), once nothing of the
+ * partition is in flight: the destination is read back, batches that landed without an answer are accepted only if
+ * they are ours byte for byte, and fetching resumes at the destination's end under the next epoch of the partition's
+ * producer id. The read-back is a ListOffsets and as many Fetches as the unanswered batches take, each a request on the
+ * partition's pinned destination connection whose answer the append loop takes up in a later round: no fetcher turn
+ * waits for it. A read-back that fails is started again after the partition's own back-off, for 4 × the request timeout
+ * from the reset on. Append thread only.
  */
 final class PipelineReset {
 
     private static final Logger LOGGER = Logger.getLogger(PipelineReset.class);
+    /** kafka-clients' {@code retry.backoff.ms} and {@code retry.backoff.max.ms} defaults. */
+    private static final ExponentialBackoff BACKOFF = new ExponentialBackoff(100, 2, 1000, 0.2);
+
+    /**
+     * A read-back under way: the destination's end once ListOffsets has told it, how far its batches have been checked,
+     * and the answer of the request under way once it is there (set by its completion handler, taken up by a round).
+     */
+    static final class ReadBack {
+        private long end = -1;
+        private long verified;
+        private boolean waiting;
+        private ClientResponse answer;
+        private Node connection;
+        /** A request that waits for its connection to be ready. */
+        private AbstractRequest.Builder<?> unsent;
+    }
 
     private final Pipeline pipeline;
     private final String mirror;
-    private final Admin destinationAdmin;
     private final WireClient source;
     private final WireClient destination;
     private final long timeoutMs;
 
-    PipelineReset(Pipeline pipeline, Admin destinationAdmin) {
+    PipelineReset(Pipeline pipeline) {
         this.pipeline = pipeline;
         this.mirror = pipeline.mirror;
-        this.destinationAdmin = destinationAdmin;
         this.source = pipeline.source;
         this.destination = pipeline.destination;
         this.timeoutMs = pipeline.timeoutMs;
     }
 
     /**
-     * Nothing of the partition is in flight any more: the destination's end must be exactly what was acknowledged plus
-     * batches of ours that landed unanswered, then fetching goes on from there under the next epoch. Anything else (a
-     * foreign write, data lost by the destination) is for LOG_TRUNCATION to judge.
+     * One step of the reset of a partition of which nothing is in flight any more: starts the read-back, or takes up the
+     * answer that arrived, asks for the next batches, and finishes once the destination's end is known and checked. The
+     * destination's end must be exactly what was acknowledged plus batches of ours that landed unanswered, then fetching
+     * goes on from there under the next epoch. Anything else (a foreign write, data lost by the destination) is for
+     * LOG_TRUNCATION to judge.
      */
-    void finish(FetchPartition state) {
-        long end;
-        String unverified = null;
-        try {
-            end = destinationAdmin
-                    .listOffsets(Map.of(state.tp, OffsetSpec.latest()))
-                    .partitionResult(state.tp)
-                    .get(timeoutMs, TimeUnit.MILLISECONDS)
-                    .offset();
-            if (end > state.ackedEnd) {
-                // batches whose answers were lost may have landed: they must be exactly ours, checked by content
-                unverified = verifyUnconfirmed(state, end);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        } catch (Exception e) {
-            // the destination is not answering yet (e.g. a restarted broker without leaders): read it again, for a
-            // while
-            pipeline.destinationRefresh = true;
-            if (System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
-                pipeline.fail(state, "could not read the destination back after a pipeline reset: " + e);
+    void step(FetchPartition state) {
+        ReadBack readBack = state.readBack;
+        if (readBack == null) {
+            if (System.nanoTime() - state.readBackNotBefore >= 0) {
+                start(state);
             }
             return;
         }
-        if (end > state.ackedEnd) {
-            if (unverified != null) {
-                pipeline.fail(state, unverified);
-                return;
+        if (readBack.waiting) {
+            return;
+        }
+        if (readBack.unsent != null) {
+            AbstractRequest.Builder<?> request = readBack.unsent;
+            readBack.unsent = null;
+            send(state, readBack, request);
+            return;
+        }
+        ClientResponse answer = readBack.answer;
+        readBack.answer = null;
+        try {
+            if (readBack.end < 0) {
+                readBack.end = endOf(state, answer);
+                readBack.verified = state.ackedEnd;
+            } else {
+                String unverified = verify(state, readBack, answer);
+                if (unverified != null) {
+                    pipeline.fail(state, unverified);
+                    return;
+                }
             }
+        } catch (IOException e) {
+            failed(state, e);
+            return;
+        }
+        if (readBack.end > state.ackedEnd && readBack.verified < readBack.end) {
+            // batches whose answers were lost may have landed: they must be exactly ours, checked by content
+            send(state, readBack, fetchRequest(state, readBack));
+            return;
+        }
+        finish(state, readBack.end);
+    }
+
+    private void start(FetchPartition state) {
+        ReadBack readBack = new ReadBack();
+        state.readBack = readBack;
+        send(state, readBack, listOffsets(state));
+    }
+
+    private ListOffsetsRequest.Builder listOffsets(FetchPartition state) {
+        return ListOffsetsRequest.Builder.forConsumer(false, IsolationLevel.READ_UNCOMMITTED)
+                .setTimeoutMs((int) timeoutMs)
+                .setTargetTimes(List.of(new ListOffsetsRequestData.ListOffsetsTopic()
+                        .setName(state.tp.topic())
+                        .setPartitions(List.of(new ListOffsetsRequestData.ListOffsetsPartition()
+                                .setPartitionIndex(state.tp.partition())
+                                .setTimestamp(ListOffsetsRequest.LATEST_TIMESTAMP)))));
+    }
+
+    private AbstractRequest.Builder<?> fetchRequest(FetchPartition state, ReadBack readBack) {
+        try {
+            return RawFetch.request(
+                    pipeline.destinationView, state.tp, readBack.verified, FetchLoop.PARTITION_FETCH_BYTES, 0);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** Sends a read-back request over the partition's pinned connection to its leader; its answer waits for a round. */
+    private void send(FetchPartition state, ReadBack readBack, AbstractRequest.Builder<?> request) {
+        Node leader = pipeline.destinationView.leaders().get(state.tp);
+        if (leader == null || request == null) {
+            failed(state, new IOException("no leader or topic id known for " + state.tp + " on the destination"));
+            return;
+        }
+        Node connection = pipeline.pinned(leader, state.tp);
+        readBack.connection = connection;
+        if (!destination.ready(connection)) { // connecting: sent by a later round
+            if (destination.connectionFailed(connection)
+                    || System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
+                failed(state, new IOException("destination broker " + connection + " cannot be reached"));
+            } else {
+                readBack.unsent = request;
+            }
+            return;
+        }
+        readBack.waiting = true;
+        destination.send(connection, request, response -> {
+            readBack.answer = response;
+            readBack.waiting = false;
+            destination.wakeup();
+        });
+    }
+
+    /** The read-back failed (the destination is not answering yet, e.g. a restarted broker without leaders): again, for a while. */
+    private void failed(FetchPartition state, Exception e) {
+        state.readBack = null;
+        pipeline.destinationRefresh = true;
+        if (System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
+            pipeline.fail(state, "could not read the destination back after a pipeline reset: " + e);
+            return;
+        }
+        long backoffMs = BACKOFF.backoff(state.readBackAttempts++);
+        state.readBackNotBefore = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMs);
+        LOGGER.debugf(
+                "Mirror %s: %s: reset read-back failed (%s); again in %d ms", mirror, state.partition, e, backoffMs);
+    }
+
+    private static void answered(ClientResponse response, Node connection) throws IOException {
+        if (response.wasDisconnected() || response.wasTimedOut()) {
+            throw new IOException("destination broker " + connection
+                    + (response.wasDisconnected() ? " disconnected" : " did not answer in time"));
+        }
+        if (response.versionMismatch() != null) {
+            throw new IOException(response.versionMismatch().getMessage());
+        }
+    }
+
+    private long endOf(FetchPartition state, ClientResponse response) throws IOException {
+        answered(response, state.readBack.connection);
+        ListOffsetsResponse answer = (ListOffsetsResponse) response.responseBody();
+        for (ListOffsetsResponseData.ListOffsetsTopicResponse topic : answer.topics()) {
+            for (ListOffsetsResponseData.ListOffsetsPartitionResponse partition : topic.partitions()) {
+                if (topic.name().equals(state.tp.topic()) && partition.partitionIndex() == state.tp.partition()) {
+                    Errors error = Errors.forCode(partition.errorCode());
+                    if (error != Errors.NONE) {
+                        throw new IOException("ListOffsets of " + state.tp + ": " + error.name());
+                    }
+                    return partition.offset();
+                }
+            }
+        }
+        throw new IOException("ListOffsets of " + state.tp + " was answered without it");
+    }
+
+    /** Applies what the read-back found; fetching goes on from {@code end}. */
+    private void finish(FetchPartition state, long end) {
+        state.readBack = null;
+        state.readBackAttempts = 0;
+        if (end > state.ackedEnd) {
             LOGGER.infof(
                     "Mirror %s: %s: batches up to %d landed without an answer; verified by content",
                     mirror, state.partition, end);
@@ -107,35 +242,38 @@ final class PipelineReset {
     }
 
     /**
-     * Null when every destination batch in [ackedEnd, end) is one of ours, content for content; else why not.
-     * Throws when the destination cannot be read yet (the reset is then tried again).
+     * Checks the batches of a read-back answer against those sent: null when every destination batch in it, up to the
+     * end, is one of ours, content for content (how far is kept in {@code readBack}); else why not. Throws when the
+     * destination cannot be read yet (the read-back is then started again).
      */
-    private String verifyUnconfirmed(FetchPartition state, long end) throws IOException {
-        long offset = state.ackedEnd;
-        while (offset < end) {
-            List<SourceBatch> landed = RawFetch.batches(
-                    destination, pipeline.destinationView, state.tp, offset, FetchLoop.PARTITION_FETCH_BYTES);
-            if (landed.isEmpty()) {
-                return "destination offsets [" + offset + ", " + end
-                        + ") could not be read back after a pipeline reset";
+    private String verify(FetchPartition state, ReadBack readBack, ClientResponse response) throws IOException {
+        answered(response, readBack.connection);
+        List<SourceBatch> landed = RawFetch.batches(response, pipeline.destinationView, state.tp, readBack.verified);
+        long offset = readBack.verified;
+        long end = readBack.end;
+        if (landed.isEmpty()) {
+            return "destination offsets [" + offset + ", " + end + ") could not be read back after a pipeline reset";
+        }
+        for (SourceBatch batch : landed) {
+            if (batch.lastOffset() < offset || batch.baseOffset() >= end) {
+                continue;
             }
-            for (SourceBatch batch : landed) {
-                if (batch.lastOffset() < offset || batch.baseOffset() >= end) {
-                    continue;
-                }
-                FetchPartition.Sent sent = state.unconfirmed.get(batch.baseOffset());
-                SourceBatch ours = sent == null ? null : sent.batch();
-                if (ours == null || !RawFetch.sameContent(ours, batch)) {
-                    return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset()
-                            + "] is not the source batch sent "
-                            + "there (written by another producer?); the destination is checked again by LOG_TRUNCATION";
-                }
-                offset = batch.lastOffset() + 1;
-                if (ours.partitionLeaderEpoch() >= 0) {
-                    state.lastEpoch = ours.partitionLeaderEpoch();
-                }
+            FetchPartition.Sent sent = state.unconfirmed.get(batch.baseOffset());
+            SourceBatch ours = sent == null ? null : sent.batch();
+            if (ours == null || !RawFetch.sameContent(ours, batch)) {
+                return "destination batch [" + batch.baseOffset() + ".." + batch.lastOffset()
+                        + "] is not the source batch sent "
+                        + "there (written by another producer?); the destination is checked again by LOG_TRUNCATION";
+            }
+            offset = batch.lastOffset() + 1;
+            if (ours.partitionLeaderEpoch() >= 0) {
+                state.lastEpoch = ours.partitionLeaderEpoch();
             }
         }
+        if (offset == readBack.verified) {
+            return "destination offsets [" + offset + ", " + end + ") could not be read back after a pipeline reset";
+        }
+        readBack.verified = offset;
         return null;
     }
 }

@@ -12,7 +12,6 @@ import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.ProduceRequest;
-import org.apache.kafka.common.utils.Utils;
 
 /**
  * The fast path's Produce requests: the next plain batch of every ready partition, restamped in place with the
@@ -61,10 +60,7 @@ final class ProduceRounds {
             }
             // each partition pinned to one of the fetcher's connections to its leader
             // (AppendLoop.CONNECTIONS_PER_BROKER)
-            byNode.computeIfAbsent(
-                            pipeline.destination.connection(
-                                    leader, Utils.abs(state.tp.hashCode()) % AppendLoop.CONNECTIONS_PER_BROKER),
-                            n -> new ArrayList<>())
+            byNode.computeIfAbsent(pipeline.pinned(leader, state.tp), n -> new ArrayList<>())
                     .add(state);
         }
         rotation++;

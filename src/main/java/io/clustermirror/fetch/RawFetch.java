@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
@@ -15,7 +16,7 @@ import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 
-/** A blocking raw Fetch of one partition from its leader: the batches as stored, for content checks. */
+/** A raw Fetch of one partition from its leader (blocking, or built and read for a request of its own): the batches as stored, for content checks. */
 final class RawFetch {
 
     private RawFetch() {}
@@ -31,11 +32,21 @@ final class RawFetch {
             WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes, int maxWaitMs)
             throws IOException {
         Node leader = view.leaders().get(tp);
-        Uuid topicId = view.topicIds().get(tp.topic());
-        if (leader == null || topicId == null) {
+        if (leader == null) {
             throw new IOException("no leader known for " + tp);
         }
-        FetchRequest.Builder request = FetchRequest.Builder.forConsumer(
+        var clientResponse = client.call(leader, request(view, tp, offset, maxBytes, maxWaitMs));
+        return batches(clientResponse, view, tp, offset);
+    }
+
+    /** A Fetch of one partition from {@code offset} (READ_UNCOMMITTED: markers and open transactions included). */
+    static FetchRequest.Builder request(ClusterView view, TopicPartition tp, long offset, int maxBytes, int maxWaitMs)
+            throws IOException {
+        Uuid topicId = view.topicIds().get(tp.topic());
+        if (topicId == null) {
+            throw new IOException("no topic id known for " + tp);
+        }
+        return FetchRequest.Builder.forConsumer(
                         ApiKeys.FETCH.latestVersion(),
                         maxWaitMs,
                         1,
@@ -44,7 +55,11 @@ final class RawFetch {
                                 new FetchRequest.PartitionData(
                                         topicId, offset, -1, maxBytes, Optional.empty(), Optional.empty())))
                 .isolationLevel(IsolationLevel.READ_UNCOMMITTED);
-        var clientResponse = client.call(leader, request);
+    }
+
+    /** The complete batches of an answer to {@link #request}; throws when it carries an error instead. */
+    static List<SourceBatch> batches(ClientResponse clientResponse, ClusterView view, TopicPartition tp, long offset)
+            throws IOException {
         FetchResponse response = (FetchResponse) clientResponse.responseBody();
         FetchResponseData.PartitionData data = response.responseData(
                         view.topicNames(), clientResponse.requestHeader().apiVersion())

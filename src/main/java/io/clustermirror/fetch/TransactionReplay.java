@@ -3,12 +3,22 @@ package io.clustermirror.fetch;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.message.EndTxnRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.DefaultRecordBatch;
+import org.apache.kafka.common.requests.EndTxnRequest;
+import org.apache.kafka.common.requests.EndTxnResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.utils.ExponentialBackoff;
 import org.jboss.logging.Logger;
 
 /**
@@ -21,6 +31,8 @@ import org.jboss.logging.Logger;
 final class TransactionReplay {
 
     private static final Logger LOGGER = Logger.getLogger(TransactionReplay.class);
+    /** Between attempts to abort a transaction whose coordinator is busy (CONCURRENT_TRANSACTIONS, a new coordinator). */
+    private static final ExponentialBackoff ABORT_BACKOFF = new ExponentialBackoff(20, 2, 500, 0.2);
     /** How long the destination leader may hold a fetch for a transaction marker that is being written. */
     private static final int MARKER_WAIT_MS = 100;
 
@@ -39,6 +51,9 @@ final class TransactionReplay {
         void send(Node leader, FetchPartition state, FetchPartition.Sent entry, ProduceRequest.Builder request);
 
         void markerAppended(FetchPartition state, SourceBatch marker);
+
+        /** The destination connection {@code state}'s requests to {@code broker} go over. */
+        Node pinned(Node broker, FetchPartition state);
     }
 
     private final String mirror;
@@ -91,7 +106,8 @@ final class TransactionReplay {
 
     /** Sends one source transactional batch under the replay producer of its source producer; false: nothing more now. */
     private boolean sendTransactional(FetchPartition state, Node leader, SourceBatch head) throws IOException {
-        if (!destination.ready(leader)) {
+        Node connection = host.pinned(leader, state);
+        if (!destination.ready(connection)) {
             return false;
         }
         ReplayProducer producer = replayProducer(state, head.producerId(), head.baseOffset());
@@ -105,7 +121,7 @@ final class TransactionReplay {
         state.inFlight.add(entry);
         ProduceRequestData data = OneBatchProduce.request(
                 host.destinationView(), state.tp, bytes, producer.transactionalId, (int) Math.max(1000, timeoutMs / 2));
-        host.send(leader, state, entry, ProduceRequest.builder(data, true));
+        host.send(connection, state, entry, ProduceRequest.builder(data, true));
         return false;
     }
 
@@ -197,25 +213,103 @@ final class TransactionReplay {
         return producer;
     }
 
-    /** Stop: every destination transaction held open for the partition is aborted, so none of its data ever reads as committed. */
-    void abortOpen(FetchPartition state) {
-        abortOpen(mirror, state, transactions);
+    /**
+     * Stop: every destination transaction held open for the partition is aborted, so none of its data ever reads as
+     * committed. The EndTxn requests go out together, each retried after a back-off while the coordinator says so
+     * (for up to the request timeout), and are answered when the fetcher polls; a round asks again until this says all
+     * are done (one that could not be aborted is left to the destination's transaction timeout, logged as an ERROR).
+     *
+     * @return whether no abort of the partition is under way any more
+     */
+    boolean abortOpen(FetchPartition state) {
+        Aborts aborts = state.aborts;
+        long now = System.nanoTime();
+        if (aborts == null) {
+            aborts = new Aborts(now + timeoutMs * 1_000_000);
+            state.aborts = aborts;
+            for (ReplayProducer producer : state.transactions.open()) {
+                aborts.due.put(producer, now);
+            }
+        }
+        for (Iterator<Map.Entry<ReplayProducer, Long>> it =
+                        aborts.due.entrySet().iterator();
+                it.hasNext(); ) {
+            Map.Entry<ReplayProducer, Long> entry = it.next();
+            ReplayProducer producer = entry.getKey();
+            Node connection = host.pinned(producer.coordinator, state);
+            if (now - entry.getValue() < 0) {
+                continue;
+            }
+            if (!destination.ready(connection)) { // connecting: tried again next round, until the deadline
+                if (now - aborts.deadlineNanos > 0) {
+                    it.remove();
+                    notAborted(state, producer, "its coordinator " + connection + " cannot be reached");
+                }
+                continue;
+            }
+            it.remove();
+            aborts.inFlight++;
+            destination.send(
+                    connection,
+                    new EndTxnRequest.Builder(
+                            new EndTxnRequestData()
+                                    .setTransactionalId(producer.transactionalId)
+                                    .setProducerId(producer.identity.producerId())
+                                    .setProducerEpoch(producer.identity.producerEpoch())
+                                    .setCommitted(false),
+                            false),
+                    response -> aborted(state, producer, response));
+        }
+        return aborts.inFlight == 0 && aborts.due.isEmpty();
     }
 
-    static void abortOpen(String mirror, FetchPartition state, DestinationTransactions transactions) {
-        for (ReplayProducer producer : state.transactions.open()) {
-            try {
-                transactions.end(producer, false);
+    /** The aborts of a stopped partition under way: the producers waiting for their next attempt, and the attempts out. */
+    static final class Aborts {
+        private final long deadlineNanos;
+        private final Map<ReplayProducer, Long> due = new LinkedHashMap<>();
+        private final Map<ReplayProducer, Integer> attempts = new HashMap<>();
+        private int inFlight;
+
+        private Aborts(long deadlineNanos) {
+            this.deadlineNanos = deadlineNanos;
+        }
+    }
+
+    private void aborted(FetchPartition state, ReplayProducer producer, ClientResponse response) {
+        Aborts aborts = state.aborts;
+        aborts.inFlight--;
+        String error;
+        boolean retriable;
+        if (response.wasDisconnected() || response.wasTimedOut() || response.versionMismatch() != null) {
+            error = response.wasDisconnected() ? "disconnected" : response.wasTimedOut() ? "timed out" : "unsupported";
+            retriable = response.versionMismatch() == null;
+        } else {
+            Errors answer = ((EndTxnResponse) response.responseBody()).error();
+            if (answer == Errors.NONE) {
                 state.transactions.closed(producer);
                 LOGGER.infof(
                         "Mirror %s: %s stopped: destination transaction %s (source producer %d) aborted",
                         mirror, state.partition, producer.transactionalId, producer.sourceProducerId);
-            } catch (IOException e) {
-                LOGGER.errorf(
-                        "Mirror %s: %s stopped but destination transaction %s could not be aborted (%s); the destination aborts it "
-                                + "after its transaction timeout",
-                        mirror, state.partition, producer.transactionalId, e.getMessage());
+                destination.wakeup();
+                return;
             }
+            error = answer.name();
+            retriable = ErrorRules.retriable(answer);
         }
+        long now = System.nanoTime();
+        if (retriable && now - aborts.deadlineNanos < 0) {
+            int attempt = aborts.attempts.merge(producer, 1, Integer::sum);
+            aborts.due.put(producer, now + ABORT_BACKOFF.backoff(attempt - 1L) * 1_000_000);
+            return;
+        }
+        notAborted(state, producer, error);
+        destination.wakeup();
+    }
+
+    private void notAborted(FetchPartition state, ReplayProducer producer, String error) {
+        LOGGER.errorf(
+                "Mirror %s: %s stopped but destination transaction %s could not be aborted (%s); the destination aborts it "
+                        + "after its transaction timeout",
+                mirror, state.partition, producer.transactionalId, error);
     }
 }

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.clients.ClientRequest;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.KafkaClient;
@@ -23,6 +24,8 @@ final class TwoClusterClient implements KafkaClient {
 
     private final Map<String, MockClient> byHost;
     private final Map<String, MockClient> byConnection = new ConcurrentHashMap<>();
+    /** Every request sent, in order, with the connection it went over. */
+    final List<ClientRequest> sent = new CopyOnWriteArrayList<>();
 
     TwoClusterClient(Map<String, MockClient> byHost) {
         this.byHost = byHost;
@@ -70,6 +73,7 @@ final class TwoClusterClient implements KafkaClient {
 
     @Override
     public void send(ClientRequest request, long now) {
+        sent.add(request);
         of(request.destination()).send(request, now);
     }
 

@@ -1,0 +1,432 @@
+package io.clustermirror.fetch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.clustermirror.mirror.MirrorPartition;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+import org.apache.kafka.clients.ClientRequest;
+import org.apache.kafka.clients.MockClient;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.InitProducerIdResponseData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.InitProducerIdResponse;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The destination-side control steps of the append loop (producer ids, resets' read-backs) run as requests whose
+ * answers are taken up in later rounds, never as a blocking call in a fetcher's turn, and every request of a partition
+ * goes over its pinned destination connection. The network on both sides is kafka-clients' {@link MockClient}.
+ */
+class ControlStepsTest {
+
+    private static final Node SOURCE_BROKER = new Node(1, "source", 9092);
+    private static final Node DESTINATION_BROKER = new Node(7, "destination", 9092);
+    /** The destination's request timeout: longer than any wait here, so an unanswered request stays so. */
+    private static final int TIMEOUT_MS = 30_000;
+
+    private static final Node SOURCE_BROKER_B = new Node(2, "source-b", 9092);
+    private static final Map<String, Uuid> SOURCE_IDS =
+            Map.of("orders", Uuid.randomUuid(), "payments", Uuid.randomUuid());
+    private static final Map<String, Uuid> DESTINATION_IDS =
+            Map.of("orders", Uuid.randomUuid(), "payments", Uuid.randomUuid());
+
+    private final MockClient sourceNetwork = new MockClient(Time.SYSTEM);
+    private final MockClient sourceNetworkB = new MockClient(Time.SYSTEM);
+    private final MockClient destinationNetwork = new MockClient(Time.SYSTEM);
+    private final TwoClusterClient network = new TwoClusterClient(Map.of(
+            SOURCE_BROKER.host(), sourceNetwork,
+            SOURCE_BROKER_B.host(), sourceNetworkB,
+            DESTINATION_BROKER.host(), destinationNetwork));
+    private final Map<MirrorPartition, String> failures = new ConcurrentHashMap<>();
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+    private final List<MirrorFetcher> started = new ArrayList<>();
+    private Fetcher pooled;
+
+    @AfterEach
+    void close() {
+        started.forEach(MirrorFetcher::close);
+        threads.shutdownNow();
+    }
+
+    @Test
+    void producerIdsOfManyPartitionsShouldBeAskedForAtOnceAndTakenUpWhenAnswered() {
+        // Given 20 partitions with a batch each, and a destination that has not answered any InitProducerId yet
+        List<TopicPartition> tps = partitions(20);
+        sourceFetchAnswer(sourceNetwork, tps);
+        MirrorFetcher fetcher = start(tps);
+
+        // When they enter the data plane
+        tps.forEach(tp -> fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1));
+
+        // Then every one of them has its InitProducerId under way at the same time, none waiting for another's answer
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> pending(ApiKeys.INIT_PRODUCER_ID).size() == tps.size());
+        // and once answered, each partition's batch goes under the producer id it was given
+        long id = 1000;
+        for (ClientRequest request : pending(ApiKeys.INIT_PRODUCER_ID)) {
+            destinationNetwork.respondToRequest(request, producerId(id++));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> producedIds().size() == tps.size());
+        assertThat(producedIds())
+                .containsExactlyInAnyOrderElementsOf(
+                        LongStream.range(1000, 1000 + tps.size()).boxed().toList());
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void aLostProducerIdRequestShouldBeAskedAgain() {
+        // Given a destination that drops the connection under the first InitProducerId, then answers the second
+        List<TopicPartition> tps = partitions(1);
+        sourceFetchAnswer(sourceNetwork, tps);
+        destinationNetwork.prepareResponse(null, true);
+        destinationNetwork.prepareResponse(producerId(4711));
+        destinationNetwork.prepareResponse(appended(tps.get(0), 0));
+        MirrorFetcher fetcher = start(tps);
+
+        // When the partition enters the data plane
+        fetcher.add(new MirrorPartition("orders", tps.get(0).partition()), 0, -1);
+
+        // Then its producer id is asked for again, and its batch lands under the id of the second answer
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> fetcher.progress(
+                                        new MirrorPartition("orders", tps.get(0).partition()))
+                                .orElseThrow()
+                                .destinationEnd()
+                        == 1);
+        assertThat(sent(ApiKeys.INIT_PRODUCER_ID)).hasSize(2);
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void aResetShouldTakeUpItsReadBackInALaterRoundWhileAnotherDataPlaneKeepsSending() {
+        // Given two mirrors' data planes on one fetcher, and a destination that refuses the first batch of "orders"
+        // out of order with nothing before it (the verified reset reads the destination back)
+        TopicPartition orders = new TopicPartition("orders", 0);
+        TopicPartition payments = new TopicPartition("payments", 0);
+        sourceFetchAnswer(sourceNetwork, List.of(orders));
+        sourceFetchAnswer(sourceNetworkB, List.of(payments));
+        MirrorFetcher first = start("m1", SOURCE_BROKER, List.of(orders));
+        MirrorFetcher second = start("m2", SOURCE_BROKER_B, List.of(payments));
+        Function<ClientRequest, AbstractResponse> destination = request -> switch (request.apiKey()) {
+            case INIT_PRODUCER_ID -> producerId(request.destination().hashCode());
+            case PRODUCE -> {
+                TopicPartition tp = producedPartition(request);
+                yield tp.equals(orders) ? produceAnswer(tp, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1) : appended(tp, 0);
+            }
+            default -> null; // the read-back waits
+        };
+        first.add(new MirrorPartition("orders", 0), 0, -1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            answer(destination);
+            return !pending(ApiKeys.LIST_OFFSETS).isEmpty();
+        });
+        ClientRequest readBack = pending(ApiKeys.LIST_OFFSETS).get(0);
+
+        // When the other data plane's partition enters while the read-back is unanswered
+        second.add(new MirrorPartition("payments", 0), 0, -1);
+
+        // Then its batch is sent and acknowledged meanwhile: no turn of the fetcher waits for the read-back
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            answer(destination);
+            return second.progress(new MirrorPartition("payments", 0))
+                            .orElseThrow()
+                            .destinationEnd()
+                    == 1;
+        });
+        assertThat(first.resetting(new MirrorPartition("orders", 0))).isTrue();
+        assertThat(destinationNetwork.requests()).contains(readBack);
+        // and once it is answered (nothing of "orders" landed), a later round takes it up and the reset is over
+        destinationNetwork.respondToRequest(readBack, endOffset(orders, 0));
+        await().atMost(Duration.ofSeconds(10)).until(() -> !first.resetting(new MirrorPartition("orders", 0)));
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void aRetryAfterALostAnswerShouldGoOverThePartitionsPinnedConnection() {
+        // Given a partition pinned to the second connection to its leader, whose first Produce answer is lost
+        TopicPartition tp = pinnedTo(1);
+        sourceFetchAnswer(sourceNetwork, List.of(tp));
+        destinationNetwork.prepareResponse(producerId(4711));
+        destinationNetwork.prepareResponse(null, true);
+        destinationNetwork.prepareResponse(appended(tp, 0));
+        MirrorFetcher fetcher = start(List.of(tp));
+
+        // When it is mirrored
+        fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1);
+
+        // Then its producer id, its batch and the batch's retry all went over that one connection, in order
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> fetcher.progress(new MirrorPartition(tp.topic(), tp.partition()))
+                                .orElseThrow()
+                                .destinationEnd()
+                        == 1);
+        List<ClientRequest> destinationRequests = network.sent.stream()
+                .filter(r -> r.apiKey() == ApiKeys.INIT_PRODUCER_ID || r.apiKey() == ApiKeys.PRODUCE)
+                .toList();
+        assertThat(destinationRequests)
+                .extracting(ClientRequest::apiKey)
+                .containsExactly(ApiKeys.INIT_PRODUCER_ID, ApiKeys.PRODUCE, ApiKeys.PRODUCE);
+        assertThat(destinationRequests)
+                .extracting(ClientRequest::destination)
+                .containsOnly(destinationRequests.get(0).destination());
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void aRemovalShouldBeTakenUpByTheFetcherAndCompleteWithThePartitionsProgress() {
+        // Given a partition whose first batch has landed
+        TopicPartition tp = new TopicPartition("orders", 0);
+        MirrorPartition partition = new MirrorPartition("orders", 0);
+        sourceFetchAnswer(sourceNetwork, List.of(tp));
+        destinationNetwork.prepareResponse(producerId(4711));
+        destinationNetwork.prepareResponse(appended(tp, 0));
+        MirrorFetcher fetcher = start(List.of(tp));
+        fetcher.add(partition, 0, -1);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> fetcher.progress(partition).orElseThrow().destinationEnd() == 1);
+
+        // When the coordinator removes it (a command the fetcher runs between rounds)
+        CompletableFuture<DataPlane.Progress> removed = fetcher.remove(partition, false);
+
+        // Then it leaves the data plane with where it got to
+        assertThat(removed)
+                .succeedsWithin(Duration.ofSeconds(10))
+                .extracting(DataPlane.Progress::destinationEnd)
+                .isEqualTo(1L);
+        assertThat(fetcher.progress(partition)).isEmpty();
+        assertThat(failures).isEmpty();
+    }
+
+    // ---------------------------------------------------------------- the two clusters
+
+    /** Answers each unanswered destination request that {@code script} has an answer for (null: it stays unanswered). */
+    private void answer(Function<ClientRequest, AbstractResponse> script) {
+        for (ClientRequest request : List.copyOf(destinationNetwork.requests())) {
+            AbstractResponse response = script.apply(request);
+            if (response != null) {
+                destinationNetwork.respondToRequest(request, response);
+            }
+        }
+    }
+
+    /** The partition of a one-partition Produce. */
+    private static TopicPartition producedPartition(ClientRequest request) {
+        var topic = ((ProduceRequest.Builder) request.requestBuilder())
+                .build()
+                .data()
+                .topicData()
+                .iterator()
+                .next();
+        String name = DESTINATION_IDS.entrySet().stream()
+                .filter(e -> e.getValue().equals(topic.topicId()) || e.getKey().equals(topic.name()))
+                .findFirst()
+                .orElseThrow()
+                .getKey();
+        return new TopicPartition(name, topic.partitionData().get(0).index());
+    }
+
+    static ListOffsetsResponse endOffset(TopicPartition tp, long offset) {
+        return new ListOffsetsResponse(new ListOffsetsResponseData()
+                .setTopics(List.of(
+                        ListOffsetsResponse.singletonListOffsetsTopicResponse(tp, Errors.NONE, -1, offset, -1))));
+    }
+
+    /** {@code count} partitions of "orders", every other one pinned to each of a broker's connections. */
+    private static List<TopicPartition> partitions(int count) {
+        List<TopicPartition> tps = new ArrayList<>();
+        for (int p = 0; p < count; p++) {
+            tps.add(new TopicPartition("orders", p));
+        }
+        return tps;
+    }
+
+    /** The first partition of "orders" pinned to connection {@code index} of its leader. */
+    static TopicPartition pinnedTo(int index) {
+        for (int p = 0; ; p++) {
+            TopicPartition tp = new TopicPartition("orders", p);
+            if (Utils.abs(tp.hashCode()) % AppendLoop.CONNECTIONS_PER_BROKER == index) {
+                return tp;
+            }
+        }
+    }
+
+    private MirrorFetcher start(List<TopicPartition> tps) {
+        return start("m1", SOURCE_BROKER, tps);
+    }
+
+    /** A mirror's data plane, on the one fetcher every data plane of a test shares, for partitions of one topic. */
+    private MirrorFetcher start(String mirror, Node sourceBroker, List<TopicPartition> tps) {
+        String topic = tps.get(0).topic();
+        Map<TopicPartition, Node> sourceLeaders = new HashMap<>();
+        Map<TopicPartition, Node> destinationLeaders = new HashMap<>();
+        tps.forEach(tp -> {
+            sourceLeaders.put(tp, sourceBroker);
+            destinationLeaders.put(tp, DESTINATION_BROKER);
+        });
+        ClusterView source = new ClusterView(
+                "source-cluster",
+                List.of(sourceBroker),
+                sourceLeaders,
+                Map.of(topic, SOURCE_IDS.get(topic)),
+                Map.of(SOURCE_IDS.get(topic), topic));
+        ClusterView destination = new ClusterView(
+                "destination-cluster",
+                List.of(DESTINATION_BROKER),
+                destinationLeaders,
+                Map.of(topic, DESTINATION_IDS.get(topic)),
+                Map.of(DESTINATION_IDS.get(topic), topic));
+        if (pooled == null) {
+            pooled = new Fetcher(0, WireNetwork.over("test", network), threads, null).start();
+        }
+        MirrorFetcher dataPlane = new MirrorFetcher(
+                mirror,
+                "source-cluster",
+                pooled,
+                pooled.sourceClient(mirror, "source", null, 1000),
+                pooled.destinationClient("destination", TIMEOUT_MS),
+                topics -> CompletableFuture.completedFuture(source),
+                topics -> CompletableFuture.completedFuture(destination),
+                null,
+                new Listener(),
+                1,
+                TIMEOUT_MS,
+                new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
+        started.add(dataPlane);
+        return dataPlane;
+    }
+
+    /** Requests of {@code api} sent to the destination and not answered yet. */
+    private List<ClientRequest> pending(ApiKeys api) {
+        return destinationNetwork.requests().stream()
+                .filter(r -> r.apiKey() == api)
+                .toList();
+    }
+
+    /** Every request of {@code api} sent to the destination so far. */
+    private List<ClientRequest> sent(ApiKeys api) {
+        return network.sent.stream().filter(r -> r.apiKey() == api).toList();
+    }
+
+    /** The producer ids the Produce requests sent so far carried. */
+    private Set<Long> producedIds() {
+        return sent(ApiKeys.PRODUCE).stream()
+                .map(r -> ((ProduceRequest.Builder) r.requestBuilder()).build())
+                .flatMap(p -> p.data().topicData().stream())
+                .flatMap(t -> t.partitionData().stream())
+                .map(p -> ((MemoryRecords) p.records())
+                        .batches()
+                        .iterator()
+                        .next()
+                        .producerId())
+                .collect(Collectors.toSet());
+    }
+
+    /** The source answers the first Fetch with one batch of one record for each partition. */
+    static void sourceFetchAnswer(MockClient sourceNetwork, List<TopicPartition> tps) {
+        LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> data = new LinkedHashMap<>();
+        for (TopicPartition tp : tps) {
+            data.put(
+                    new TopicIdPartition(SOURCE_IDS.get(tp.topic()), tp),
+                    new FetchResponseData.PartitionData()
+                            .setPartitionIndex(tp.partition())
+                            .setHighWatermark(1)
+                            .setRecords(batch(0, 1)));
+        }
+        sourceNetwork.prepareResponse(FetchResponse.of(Errors.NONE, 0, 0, data, List.of()));
+    }
+
+    static MemoryRecords batch(long baseOffset, int count) {
+        MemoryRecordsBuilder builder = MemoryRecords.builder(
+                ByteBuffer.allocate(1024),
+                RecordBatch.CURRENT_MAGIC_VALUE,
+                Compression.NONE,
+                TimestampType.CREATE_TIME,
+                baseOffset,
+                1_000L,
+                99L,
+                (short) 0,
+                (int) baseOffset,
+                false,
+                0);
+        for (int i = 0; i < count; i++) {
+            builder.append(1_000L + i, ("key-" + (baseOffset + i)).getBytes(), ("value-" + i).getBytes());
+        }
+        return builder.build();
+    }
+
+    static InitProducerIdResponse producerId(long id) {
+        return new InitProducerIdResponse(
+                new InitProducerIdResponseData().setProducerId(id).setProducerEpoch((short) 0));
+    }
+
+    static ProduceResponse appended(TopicPartition tp, long baseOffset) {
+        return produceAnswer(tp, Errors.NONE, baseOffset);
+    }
+
+    static ProduceResponse produceAnswer(TopicPartition tp, Errors error, long baseOffset) {
+        ProduceResponseData.TopicProduceResponseCollection topics =
+                new ProduceResponseData.TopicProduceResponseCollection();
+        topics.add(new ProduceResponseData.TopicProduceResponse()
+                .setName(tp.topic())
+                .setTopicId(DESTINATION_IDS.get(tp.topic()))
+                .setPartitionResponses(new ArrayList<>(List.of(new ProduceResponseData.PartitionProduceResponse()
+                        .setIndex(tp.partition())
+                        .setErrorCode(error.code())
+                        .setBaseOffset(baseOffset)))));
+        return new ProduceResponse(new ProduceResponseData().setResponses(topics));
+    }
+
+    private final class Listener implements DataPlane.Listener {
+        @Override
+        public void onFailed(MirrorPartition partition, String error) {
+            failures.put(partition, error);
+        }
+
+        @Override
+        public void onEpochFenced(MirrorPartition partition, String reason, long epochEndOffset) {}
+
+        @Override
+        public void onAppended(MirrorPartition partition, int records, int bytes) {}
+
+        @Override
+        public void onSourceClusterChanged(String actualClusterId) {}
+
+        @Override
+        public void onRequest(String api, boolean failed) {}
+    }
+}
