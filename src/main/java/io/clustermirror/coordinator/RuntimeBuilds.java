@@ -65,6 +65,9 @@ final class RuntimeBuilds<R> {
                 built = build.get();
             } catch (RuntimeException e) {
                 error = e;
+            } catch (Error e) { // a login module's class that cannot load: answered, or every later build would join
+                // this
+                error = new IllegalStateException("building the mirror's clients failed: " + e, e);
             }
             R runtime = built;
             RuntimeException failure = error;

@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.jboss.logging.Logger;
 
 /**
  * Collects the prefix checks (LOG_TRUNCATION, a resume's and EPOCH_FENCING's checks) that the coordinator asks for in
@@ -25,6 +26,8 @@ import java.util.function.Function;
  * once the coordinator's current task (and so every submit it makes) is over.
  */
 final class TruncationBatches {
+
+    private static final Logger LOGGER = Logger.getLogger(TruncationBatches.class);
 
     /** Partitions per batch: a batch's requests stay far below a broker's limits, and one failed request fails few. */
     static final int MAX_BATCH = 1_000;
@@ -108,24 +111,42 @@ final class TruncationBatches {
                     answers = runtime.prefixCheck().check(mirror, checks);
                 } catch (Exception e) {
                     answers = allFailed(checks, e);
+                } catch (Error e) { // answered all the same: else the batch's partitions would wait for good
+                    answers = allFailed(checks, new IllegalStateException("the check died: " + e, e));
                 }
                 Map<MirrorPartition, PrefixCheck.Answer> answered = answers;
                 thread.run("after LOG_TRUNCATION of " + batch.size() + " partition(s) of " + mirror, () -> {
                     for (Pending p : batch) {
                         PrefixCheck.Answer answer = answered.get(p.check().partition());
-                        p.then()
-                                .accept(
-                                        answer != null
-                                                ? answer
-                                                : PrefixCheck.Answer.failed(
-                                                        new IllegalStateException("the check gave no answer")));
+                        answer(
+                                p,
+                                answer != null
+                                        ? answer
+                                        : PrefixCheck.Answer.failed(
+                                                new IllegalStateException("the check gave no answer")));
                     }
                 });
             });
         } catch (RejectedExecutionException e) {
             // the mirror's runtime was dropped meanwhile (its partitions moved on, or are checked by the new one)
             Map<MirrorPartition, PrefixCheck.Answer> refused = allFailed(checks, e);
-            batch.forEach(p -> p.then().accept(refused.get(p.check().partition())));
+            batch.forEach(p -> answer(p, refused.get(p.check().partition())));
+        }
+    }
+
+    /**
+     * One partition's answer: what its handler throws is its own (the handler failed it where it could), never the
+     * loss of the batch's other answers.
+     */
+    private static void answer(Pending p, PrefixCheck.Answer answer) {
+        try {
+            p.then().accept(answer);
+        } catch (RuntimeException e) {
+            LOGGER.errorf(
+                    e,
+                    "Mirror %s: the outcome of LOG_TRUNCATION of %s could not be applied",
+                    p.mirror(),
+                    p.check().partition());
         }
     }
 

@@ -56,7 +56,12 @@ final class ProducerIds {
             }
             Node connection = pipeline.pinned(leader, state.tp);
             if (!pipeline.destination.ready(connection)) {
-                continue;
+                if (pipeline.destination.connectionFailed(connection)) {
+                    // the leader may have gone or moved: its leaderships are loaded again, the partition waits its turn
+                    pipeline.destinationRefresh = true;
+                    retryLater(state, "destination broker " + connection + " cannot be reached");
+                }
+                continue; // connecting: asked by a later round
             }
             state.identityRequested = true;
             inFlight++;

@@ -15,6 +15,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
+import org.jboss.logging.Logger;
 
 /**
  * One mirror's data plane spread over the fetcher pool (decisions §8): its fetcher lanes are grouped into shards, each
@@ -38,6 +39,8 @@ import org.apache.kafka.common.TopicPartition;
  * takes nothing more and its runtime is dropped and rebuilt, as a single data plane's was.
  */
 public final class ShardedDataPlane implements DataPlane, AutoCloseable {
+
+    private static final Logger LOGGER = Logger.getLogger(ShardedDataPlane.class);
 
     /** Builds one shard's data plane on the given fetcher. */
     @FunctionalInterface
@@ -115,9 +118,19 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         this.placedOn = new Fetcher[shardCount];
         List<Fetcher> fetchers = placement.get();
         synchronized (this) {
-            for (int i = 0; i < shardCount; i++) {
-                Fetcher fetcher = fetchers.get(i % fetchers.size());
-                start(i, fetcher);
+            try {
+                for (int i = 0; i < shardCount; i++) {
+                    Fetcher fetcher = fetchers.get(i % fetchers.size());
+                    start(i, fetcher);
+                }
+            } catch (RuntimeException e) {
+                // the shards already built leave their fetchers again: a retried build must not leak them
+                for (MirrorFetcher shard : shards) {
+                    if (shard != null) {
+                        shard.close();
+                    }
+                }
+                throw e;
             }
         }
     }
@@ -167,7 +180,13 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         List<Fetcher> fetchers = placement.get();
         Fetcher fetcher =
                 fetchers.stream().filter(f -> !taken.contains(f)).findFirst().orElse(fetchers.get(0));
-        start(index, fetcher);
+        try {
+            start(index, fetcher);
+        } catch (RuntimeException e) {
+            // its clients could not be built (a SASL login, a key store): the dead shard answers with its reason, and
+            // the next partition routed to it tries again
+            LOGGER.warnf("Mirror data plane: shard %d could not be replaced: %s", index, e.toString());
+        }
         return shards[index];
     }
 
