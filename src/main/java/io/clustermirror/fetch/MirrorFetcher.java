@@ -38,44 +38,6 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
     /** Completes once the data plane has left its fetcher (closed or dead). */
     private final CompletableFuture<Void> detached = new CompletableFuture<>();
 
-    /**
-     * The data plane of a mirror on a fetcher of the pool.
-     *
-     * @param fetchersPerBroker fetcher lanes per source broker ({@code mirror.num.replica.fetchers})
-     * @param sourceTimeoutMs request timeout of the source-side wire client ({@code mirror.source.request.timeout.ms})
-     * @param destinationTimeoutMs request timeout of everything on the destination side ({@code
-     *     mirror.destination.request.timeout.ms})
-     * @param throttle the instance's replication budget, shared by every mirror's fetch loop
-     */
-    public static MirrorFetcher on(
-            FetcherPool pool,
-            String mirror,
-            String sourceClusterId,
-            Map<String, ?> sourceConnection,
-            Admin sourceAdmin,
-            Admin destinationAdmin,
-            Listener listener,
-            int fetchersPerBroker,
-            int sourceTimeoutMs,
-            int destinationTimeoutMs,
-            ReplicationThrottle throttle) {
-        Fetcher fetcher = pool.assign();
-        return new MirrorFetcher(
-                mirror,
-                sourceClusterId,
-                fetcher,
-                fetcher.sourceClient(
-                        mirror, "cluster-mirror-" + mirror + "-fetcher", sourceConnection, sourceTimeoutMs),
-                fetcher.destinationClient("cluster-mirror-" + mirror + "-appender", destinationTimeoutMs),
-                Pipeline.Views.of(sourceAdmin, sourceTimeoutMs),
-                Pipeline.Views.of(destinationAdmin, destinationTimeoutMs),
-                destinationAdmin,
-                listener,
-                fetchersPerBroker,
-                destinationTimeoutMs,
-                throttle);
-    }
-
     /** A data plane on the given fetcher and clients (unit tests give them network clients of their own). */
     MirrorFetcher(
             String mirror,

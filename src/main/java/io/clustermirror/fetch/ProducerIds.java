@@ -12,8 +12,9 @@ import org.apache.kafka.common.utils.ExponentialBackoff;
 import org.jboss.logging.Logger;
 
 /**
- * The idempotent producer ids of a data plane's partitions, asked for as InitProducerId requests on the partition's
- * pinned destination connection and taken up when the fetcher polls, like Produce answers: a start of thousands of
+ * The idempotent producer ids of a data plane's partitions, asked for as InitProducerId requests on the leader's
+ * control connection (one beside the Produce connections: on those, a start of 10,000 partitions filled every in-flight
+ * slot with InitProducerIds and no Produce could go; measured with bench/partitions.sh) and taken up when the fetcher polls, like Produce answers: a start of thousands of
  * partitions has up to {@value #MAX_IN_FLIGHT} of them under way at once instead of one blocking round trip after the
  * other on the fetcher's thread, which every other data plane on it would wait for. A lost or retriable answer is asked
  * again after a back-off of its own partition (kafka-clients' retry back-off); a refusal fails the partition with the
@@ -54,7 +55,7 @@ final class ProducerIds {
                 pipeline.destinationRefresh = true;
                 continue;
             }
-            Node connection = pipeline.pinned(leader, state.tp);
+            Node connection = pipeline.destination.connection(leader, AppendLoop.CONNECTIONS_PER_BROKER);
             if (!pipeline.destination.ready(connection)) {
                 if (pipeline.destination.connectionFailed(connection)) {
                     // the leader may have gone or moved: its leaderships are loaded again, the partition waits its turn

@@ -61,8 +61,13 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
     private boolean closed;
 
     /**
-     * The data plane of a mirror over {@code pool}: the same parameters as {@link MirrorFetcher#on}, one shard per
-     * fetcher up to {@code fetchersPerBroker}.
+     * The data plane of a mirror over {@code pool}, one shard per fetcher up to {@code fetchersPerBroker}.
+     *
+     * @param fetchersPerBroker fetcher lanes per source broker ({@code mirror.num.replica.fetchers})
+     * @param sourceTimeoutMs request timeout of the source-side wire client ({@code mirror.source.request.timeout.ms})
+     * @param destinationTimeoutMs request timeout of everything on the destination side ({@code
+     *     mirror.destination.request.timeout.ms})
+     * @param throttle the instance's replication budget, shared by every mirror's fetch loop
      */
     public static ShardedDataPlane on(
             FetcherPool pool,
