@@ -138,22 +138,35 @@ final class PartitionLifecycle {
 
     private void truncate(String name, MirrorPartition partition, MirrorParts runtime) {
         int epoch = host.partitions(name).get(partition).stateEpoch();
-        String key = name + "/" + partition;
+        checkOnceGone(
+                name,
+                runtime,
+                PrefixCheck.Check.full(partition, note -> progress.put(name + "/" + partition, note)),
+                "log truncation could not complete: ",
+                outcome -> afterTruncation(name, partition, epoch, outcome));
+    }
+
+    /**
+     * Checks the partition with the others of this task's batch ({@link TruncationBatches}) once it has left the data
+     * plane; {@code then} gets its outcome on the coordinator thread, a failed check as Unsupported with the reason.
+     */
+    private void checkOnceGone(
+            String name,
+            MirrorParts runtime,
+            PrefixCheck.Check check,
+            String failedBecause,
+            Consumer<LogTruncation.Outcome> then) {
         whenGone(
                 runtime,
-                partition,
+                check.partition(),
                 () -> batches.submit(
                         name,
                         runtime,
-                        PrefixCheck.Check.full(partition, note -> progress.put(key, note)),
-                        answer -> afterTruncation(
-                                name,
-                                partition,
-                                epoch,
+                        check,
+                        answer -> then.accept(
                                 answer.failure() == null
                                         ? answer.outcome()
-                                        : new LogTruncation.Unsupported(
-                                                "log truncation could not complete: " + answer.failure()))));
+                                        : new LogTruncation.Unsupported(failedBecause + answer.failure()))));
     }
 
     /**
@@ -246,54 +259,47 @@ final class PartitionLifecycle {
             String why,
             long epochEndOffset,
             MirrorParts runtime) {
-        whenGone(
+        checkOnceGone(
+                name,
                 runtime,
-                partition,
-                () -> batches.submit(
-                        name,
-                        runtime,
-                        new PrefixCheck.Check(
-                                partition, epochEndOffset, text -> progress.put(name + "/" + partition, text)),
-                        answer -> {
-                            LogTruncation.Outcome checked = answer.failure() == null
-                                    ? answer.outcome()
-                                    : new LogTruncation.Unsupported(
-                                            "could not check the destination: " + answer.failure());
-                            PartitionStatus now = host.partitions(name).get(partition);
-                            if (isHalted(name) || now == null || now.state() != waitingIn) {
-                                return; // moved on meanwhile
-                            }
-                            if (checked instanceof LogTruncation.Ready ready) {
-                                Consumer<PartitionStatus> join = mirroring -> mirrorOn(
-                                        name,
-                                        partition,
-                                        mirroring.stateEpoch(),
-                                        ready,
-                                        e -> {
-                                            if (e instanceof IllegalStateException) {
-                                                return why + ": could not mirror on: " + e.getMessage();
-                                            }
-                                            throw e;
-                                        },
-                                        () -> {});
-                                if (waitingIn != MirrorPartitionState.MIRRORING) {
-                                    PartitionStatus mirroring =
-                                            now.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant());
-                                    host.persistPartitions(name, Map.of(partition, mirroring), () -> {
-                                        LOGGER.infof(
-                                                "Mirror %s: %s MIRRORING again from offset %d after %s",
-                                                name, partition, ready.startOffset(), why);
-                                        join.accept(mirroring);
-                                    });
-                                } else {
-                                    join.accept(now);
-                                }
-                            } else if (checked instanceof LogTruncation.Diverged diverged) {
-                                failPartition(name, partition, why + ": " + diverged.reason());
-                            } else if (checked instanceof LogTruncation.Unsupported unsupported) {
-                                failPartition(name, partition, why + ": " + unsupported.reason());
-                            }
-                        }));
+                new PrefixCheck.Check(partition, epochEndOffset, text -> progress.put(name + "/" + partition, text)),
+                "could not check the destination: ",
+                checked -> {
+                    PartitionStatus now = host.partitions(name).get(partition);
+                    if (isHalted(name) || now == null || now.state() != waitingIn) {
+                        return; // moved on meanwhile
+                    }
+                    if (checked instanceof LogTruncation.Ready ready) {
+                        Consumer<PartitionStatus> join = mirroring -> mirrorOn(
+                                name,
+                                partition,
+                                mirroring.stateEpoch(),
+                                ready,
+                                e -> {
+                                    if (e instanceof IllegalStateException) {
+                                        return why + ": could not mirror on: " + e.getMessage();
+                                    }
+                                    throw e;
+                                },
+                                () -> {});
+                        if (waitingIn != MirrorPartitionState.MIRRORING) {
+                            PartitionStatus mirroring =
+                                    now.moveTo(MirrorPartitionState.MIRRORING, null, clock.instant());
+                            host.persistPartitions(name, Map.of(partition, mirroring), () -> {
+                                LOGGER.infof(
+                                        "Mirror %s: %s MIRRORING again from offset %d after %s",
+                                        name, partition, ready.startOffset(), why);
+                                join.accept(mirroring);
+                            });
+                        } else {
+                            join.accept(now);
+                        }
+                    } else if (checked instanceof LogTruncation.Diverged diverged) {
+                        failPartition(name, partition, why + ": " + diverged.reason());
+                    } else if (checked instanceof LogTruncation.Unsupported unsupported) {
+                        failPartition(name, partition, why + ": " + unsupported.reason());
+                    }
+                });
     }
 
     /**
