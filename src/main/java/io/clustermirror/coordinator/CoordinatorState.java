@@ -1,6 +1,7 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.Frozen;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
@@ -67,7 +68,7 @@ record CoordinatorState(
         Map<String, TopicDivergence> ofMirror = new HashMap<>(divergences(mirror));
         ofMirror.put(divergence.topic(), divergence);
         Map<String, Map<String, TopicDivergence>> next = new HashMap<>(divergences);
-        next.put(mirror, Map.copyOf(ofMirror));
+        next.put(mirror, Frozen.map(ofMirror));
         return new CoordinatorState(mirrors, partitions, createdAcls, promotions, next, serviceConfigs);
     }
 
@@ -103,7 +104,7 @@ record CoordinatorState(
         Map<MirrorPartition, PartitionStatus> ofMirror = new HashMap<>(partitions(mirror));
         ofMirror.putAll(changed);
         Map<String, Map<MirrorPartition, PartitionStatus>> next = new HashMap<>(partitions);
-        next.put(mirror, Map.copyOf(ofMirror));
+        next.put(mirror, Frozen.map(ofMirror));
         return new CoordinatorState(mirrors, next, createdAcls, promotions, divergences, serviceConfigs);
     }
 
@@ -135,7 +136,7 @@ record CoordinatorState(
             }
         });
         Map<String, Map<String, TopicPromotion>> next = new HashMap<>(promotions);
-        next.put(mirror, Map.copyOf(ofMirror));
+        next.put(mirror, Frozen.map(ofMirror));
         return new CoordinatorState(mirrors, partitions, createdAcls, next, divergences, serviceConfigs);
     }
 }

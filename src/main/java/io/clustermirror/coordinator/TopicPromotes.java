@@ -2,6 +2,7 @@ package io.clustermirror.coordinator;
 
 import com.google.re2j.Pattern;
 import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Frozen;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
@@ -331,7 +332,7 @@ public final class TopicPromotes {
             promoted.put(topic, begun.promoted(proof, now));
         }
         host.persist(a.mirror, promoted, stopping);
-        a.promoted = Map.copyOf(promoted);
+        a.promoted = Frozen.map(promoted);
         a.committed = true;
         LOGGER.infof(
                 "Mirror %s: promoted %s: the destination ends where the source does (%s); stopping the topics",

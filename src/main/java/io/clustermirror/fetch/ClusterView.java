@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.mirror.Frozen;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -54,7 +55,7 @@ public record ClusterView(
                 }
             });
         }
-        return new ClusterView(clusterId, List.copyOf(nodes), Map.copyOf(leaders), Map.copyOf(ids), inverse(ids));
+        return new ClusterView(clusterId, List.copyOf(nodes), Frozen.map(leaders), Frozen.map(ids), inverse(ids));
     }
 
     /**
@@ -99,8 +100,8 @@ public record ClusterView(
                     return new ClusterView(
                             clusterId.join(),
                             List.copyOf(nodes.join()),
-                            Map.copyOf(leaders),
-                            Map.copyOf(ids),
+                            Frozen.map(leaders),
+                            Frozen.map(ids),
                             inverse(ids));
                 });
     }
@@ -113,7 +114,7 @@ public record ClusterView(
     private static Map<Uuid, String> inverse(Map<String, Uuid> topicIds) {
         Map<Uuid, String> names = new HashMap<>();
         topicIds.forEach((name, id) -> names.put(id, name));
-        return Map.copyOf(names);
+        return Frozen.map(names);
     }
 
     public Node anyNode() {

@@ -70,7 +70,7 @@ final class Pipeline {
     /**
      * The destination connection a partition is pinned to, one of its fetcher's {@value
      * AppendLoop#CONNECTIONS_PER_BROKER} to the leader: every request of the partition goes over it (Produce, retries,
-     * InitProducerId, read-backs), so a broker sees them in the order they were sent.
+     * read-backs; its InitProducerIds go on {@link ProducerIds}' own connections), so a broker sees them in the order they were sent.
      */
     Node pinned(Node leader, TopicPartition tp) {
         return destination.connection(leader, Utils.abs(tp.hashCode()) % AppendLoop.CONNECTIONS_PER_BROKER);

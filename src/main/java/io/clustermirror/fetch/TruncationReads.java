@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.mirror.Frozen;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -163,7 +164,7 @@ final class TruncationReads {
                 }
             });
         }
-        return new ClusterView(clusterId, List.copyOf(nodes), Map.copyOf(leaders), Map.copyOf(ids), Map.copyOf(names));
+        return new ClusterView(clusterId, List.copyOf(nodes), Frozen.map(leaders), Frozen.map(ids), Frozen.map(names));
     }
 
     private static <T> T get(KafkaFuture<T> future, long deadlineNanos) throws Exception {

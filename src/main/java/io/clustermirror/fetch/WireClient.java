@@ -3,6 +3,7 @@ package io.clustermirror.fetch;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.ClientRequest;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.ClientUtils;
@@ -41,6 +42,10 @@ public final class WireClient implements AutoCloseable {
     private final boolean ownsChannels;
     private final int requestTimeoutMs;
     private final Time time;
+    /** Connections to a broker by index, the first {@link #CACHED_CONNECTIONS} ({@link #connection}). */
+    private final Map<Node, Node[]> connectionsByBroker = new ConcurrentHashMap<>();
+
+    private static final int CACHED_CONNECTIONS = 8;
 
     private WireClient(
             WireNetwork network,
@@ -101,9 +106,25 @@ public final class WireClient implements AutoCloseable {
                 new AdminClientConfig(props), Time.SYSTEM, new LogContext("[" + clientId + "] "));
     }
 
-    /** Connection {@code index} to {@code broker} (connection 0 is the one every other method uses for a broker). */
+    /**
+     * Connection {@code index} to {@code broker} (connection 0 is the one every other method uses for a broker). The
+     * rounds ask this for every partition they send for, so the first {@value #CACHED_CONNECTIONS} of each broker are
+     * kept here by broker, a look-up without building the network's key.
+     */
     public Node connection(Node broker, int index) {
-        return network.connection(group, channels, broker, index);
+        if (index >= CACHED_CONNECTIONS) {
+            return network.connection(group, channels, broker, index);
+        }
+        Node[] known = connectionsByBroker.get(broker);
+        if (known == null) {
+            known = connectionsByBroker.computeIfAbsent(broker, b -> new Node[CACHED_CONNECTIONS]);
+        }
+        Node connection = known[index];
+        if (connection == null) {
+            connection = network.connection(group, channels, broker, index);
+            known[index] = connection; // the network's node for this key: a racing writer stores the same one
+        }
+        return connection;
     }
 
     /** The broker a node names: itself, or the broker behind one of this client's connections. */

@@ -1,5 +1,6 @@
 package io.clustermirror.state;
 
+import io.clustermirror.mirror.Frozen;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
@@ -7,7 +8,6 @@ import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * What a replay of {@code __mirror_state} yields: the mirrors, the persisted status of each of their partitions, the
@@ -28,7 +28,7 @@ public record StateSnapshot(
         Map<String, Map<MirrorPartition, PartitionStatus>> copy = new HashMap<>();
         partitions.forEach((mirror, statuses) -> {
             if (known.containsKey(mirror)) {
-                copy.put(mirror, Map.copyOf(new TreeMap<>(statuses)));
+                copy.put(mirror, Frozen.map(statuses));
             }
         });
         partitions = Map.copyOf(copy);
@@ -42,14 +42,14 @@ public record StateSnapshot(
         Map<String, Map<String, TopicPromotion>> promoted = new HashMap<>();
         promotions.forEach((mirror, byTopic) -> {
             if (known.containsKey(mirror) && !byTopic.isEmpty()) {
-                promoted.put(mirror, Map.copyOf(byTopic));
+                promoted.put(mirror, Frozen.map(byTopic));
             }
         });
         promotions = Map.copyOf(promoted);
         Map<String, Map<String, TopicDivergence>> diverged = new HashMap<>();
         divergences.forEach((mirror, byTopic) -> {
             if (known.containsKey(mirror) && !byTopic.isEmpty()) {
-                diverged.put(mirror, Map.copyOf(byTopic));
+                diverged.put(mirror, Frozen.map(byTopic));
             }
         });
         divergences = Map.copyOf(diverged);

@@ -1,5 +1,6 @@
 package io.clustermirror.sync;
 
+import io.clustermirror.mirror.Frozen;
 import java.util.Set;
 
 /**
@@ -17,7 +18,7 @@ public sealed interface SyncAction {
     /** Source topics the include patterns newly match: start mirroring them. */
     record StartTopics(Set<String> topics) implements SyncAction {
         public StartTopics {
-            topics = Set.copyOf(topics);
+            topics = Frozen.set(topics);
         }
     }
 
@@ -27,7 +28,7 @@ public sealed interface SyncAction {
     /** Mirrored topics gone from the source: stop them, keeping the destination topic (writable). */
     record StopTopics(Set<String> topics, String reason) implements SyncAction {
         public StopTopics {
-            topics = Set.copyOf(topics);
+            topics = Frozen.set(topics);
         }
     }
 }

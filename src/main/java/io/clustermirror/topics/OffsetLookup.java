@@ -1,5 +1,6 @@
 package io.clustermirror.topics;
 
+import io.clustermirror.mirror.Frozen;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -132,8 +133,8 @@ public final class OffsetLookup {
                 Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
 
         public Offsets {
-            found = Map.copyOf(found);
-            failed = Map.copyOf(failed);
+            found = Frozen.map(found);
+            failed = Frozen.map(failed);
         }
 
         /** The partition's offset, when it was found. */

@@ -1,5 +1,6 @@
 package io.clustermirror.sync.plan;
 
+import io.clustermirror.mirror.Frozen;
 import io.clustermirror.mirror.TopicNames;
 import java.util.Map;
 import java.util.Set;
@@ -16,9 +17,9 @@ import java.util.TreeSet;
 public record TopicSyncPlan(Set<String> newTopics, Map<String, Integer> expanded, Set<String> deletedOnSource) {
 
     public TopicSyncPlan {
-        newTopics = Set.copyOf(new TreeSet<>(newTopics));
-        expanded = Map.copyOf(new TreeMap<>(expanded));
-        deletedOnSource = Set.copyOf(new TreeSet<>(deletedOnSource));
+        newTopics = Frozen.set(newTopics);
+        expanded = Frozen.map(expanded);
+        deletedOnSource = Frozen.set(deletedOnSource);
     }
 
     /**
