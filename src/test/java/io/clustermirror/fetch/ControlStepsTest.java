@@ -190,7 +190,8 @@ class ControlStepsTest {
         fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1);
 
         // Then its batch and the batch's retry went over that one connection, in order; its producer id over the
-        // leader's producer-id connections, which keep InitProducerId requests out of the Produce connections' in-flight
+        // leader's producer-id connections, which keep InitProducerId requests out of the Produce connections'
+        // in-flight
         // slots (with 10,000 partitions starting they filled them: bench/partitions.sh)
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> fetcher.progress(new MirrorPartition(tp.topic(), tp.partition()))
