@@ -2,6 +2,9 @@ package io.clustermirror.fetch;
 
 import io.clustermirror.fetch.PrefixCheck.Answer;
 import io.clustermirror.fetch.PrefixCheck.Check;
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.ProducerIdentity;
+import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
 import java.io.IOException;
 import java.nio.ByteBuffer;

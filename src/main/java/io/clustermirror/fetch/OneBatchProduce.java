@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.ClusterView;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.kafka.common.TopicPartition;

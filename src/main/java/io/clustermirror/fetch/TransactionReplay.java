@@ -1,5 +1,7 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.WireClient;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Collection;

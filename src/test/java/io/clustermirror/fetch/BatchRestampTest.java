@@ -2,6 +2,7 @@ package io.clustermirror.fetch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.kafka.ProducerIdentity;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,6 +2,7 @@ package io.clustermirror.fetch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.kafka.ClusterView;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.kafka;
 
 import java.util.ArrayList;
 import java.util.Collection;
