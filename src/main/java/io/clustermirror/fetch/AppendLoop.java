@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.batches.SourceBatch;
 import io.clustermirror.kafka.ClusterView;
 import io.clustermirror.kafka.WireClient;
 import java.util.HashMap;

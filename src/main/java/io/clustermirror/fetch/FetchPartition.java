@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.batches.SourceBatch;
 import io.clustermirror.kafka.ProducerIdentity;
 import io.clustermirror.mirror.MirrorPartition;
 import java.util.ArrayDeque;

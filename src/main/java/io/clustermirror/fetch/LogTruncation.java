@@ -1,5 +1,11 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.batches.BatchContinuity;
+import io.clustermirror.batches.BatchRestamp;
+import io.clustermirror.batches.FillerBatches;
+import io.clustermirror.batches.OneBatchProduce;
+import io.clustermirror.batches.RawFetch;
+import io.clustermirror.batches.SourceBatch;
 import io.clustermirror.fetch.PrefixCheck.Answer;
 import io.clustermirror.fetch.PrefixCheck.Check;
 import io.clustermirror.kafka.ClusterView;

@@ -39,6 +39,8 @@ class ArchitectureTest {
                 .definedBy("io.clustermirror.sync..")
                 .layer("fetch")
                 .definedBy("io.clustermirror.fetch..")
+                .layer("batches")
+                .definedBy("io.clustermirror.batches..")
                 .layer("topics")
                 .definedBy("io.clustermirror.topics..")
                 .layer("kafka")
@@ -63,20 +65,40 @@ class ArchitectureTest {
                 .mayOnlyBeAccessedByLayers("coordinator", "api")
                 .whereLayer("fetch")
                 .mayOnlyBeAccessedByLayers("coordinator")
+                .whereLayer("batches")
+                .mayOnlyBeAccessedByLayers("fetch")
                 .whereLayer("topics")
                 .mayOnlyBeAccessedByLayers("sync", "fetch", "coordinator")
                 .whereLayer("kafka")
-                .mayOnlyBeAccessedByLayers("sync", "fetch", "topics", "coordinator", "api")
+                .mayOnlyBeAccessedByLayers("sync", "fetch", "batches", "topics", "coordinator", "api")
                 .whereLayer("state")
                 .mayOnlyBeAccessedByLayers("sync", "fetch", "topics", "coordinator")
                 .whereLayer("mirror")
                 .mayOnlyBeAccessedByLayers(
-                        "api", "coordinator", "sync", "fetch", "topics", "kafka", "state", "metrics", "embedded")
+                        "api",
+                        "coordinator",
+                        "sync",
+                        "fetch",
+                        "batches",
+                        "topics",
+                        "kafka",
+                        "state",
+                        "metrics",
+                        "embedded")
                 .whereLayer("metrics")
                 .mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch", "topics", "kafka")
                 .whereLayer("config")
                 .mayOnlyBeAccessedByLayers(
-                        "api", "coordinator", "sync", "fetch", "topics", "kafka", "state", "metrics", "embedded")
+                        "api",
+                        "coordinator",
+                        "sync",
+                        "fetch",
+                        "batches",
+                        "topics",
+                        "kafka",
+                        "state",
+                        "metrics",
+                        "embedded")
                 .check(MAIN);
     }
 

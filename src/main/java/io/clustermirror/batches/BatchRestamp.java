@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.batches;
 
 import io.clustermirror.kafka.ProducerIdentity;
 import java.nio.ByteBuffer;
