@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.truncation;
 
 import io.clustermirror.batches.BatchContinuity;
 import io.clustermirror.batches.BatchRestamp;
@@ -6,12 +6,12 @@ import io.clustermirror.batches.FillerBatches;
 import io.clustermirror.batches.OneBatchProduce;
 import io.clustermirror.batches.RawFetch;
 import io.clustermirror.batches.SourceBatch;
-import io.clustermirror.fetch.PrefixCheck.Answer;
-import io.clustermirror.fetch.PrefixCheck.Check;
 import io.clustermirror.kafka.ClusterView;
 import io.clustermirror.kafka.ProducerIdentity;
 import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.truncation.PrefixCheck.Answer;
+import io.clustermirror.truncation.PrefixCheck.Check;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;

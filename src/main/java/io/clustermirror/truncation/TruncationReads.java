@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.truncation;
 
 import io.clustermirror.batches.RawFetch;
 import io.clustermirror.batches.SourceBatch;

@@ -1,7 +1,8 @@
-package io.clustermirror.fetch;
+package io.clustermirror.truncation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.kafka.TwoClusterClient;
 import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.truncation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
