@@ -70,7 +70,7 @@ public final class SyncCycleBenchmark {
                     // its "prepared N destination topic(s) in M ms": the first cycle's start, apart
                     "quarkus.log.category.\"io.clustermirror.coordinator.TopicStarts\".level=INFO",
                     // and each batch's requests, timed
-                    "quarkus.log.category.\"io.clustermirror.fetch.DestinationTopicBatch\".level=DEBUG")) {
+                    "quarkus.log.category.\"io.clustermirror.topics.DestinationTopicBatch\".level=DEBUG")) {
                 service.post(
                         "/v1/mirrors",
                         "{\"name\":\"sync\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers()

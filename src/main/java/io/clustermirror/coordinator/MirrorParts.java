@@ -1,9 +1,9 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
-import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PreservedTail;
+import io.clustermirror.truncation.PrefixCheck;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.Executor;

@@ -2,8 +2,6 @@ package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.FetcherPool;
-import io.clustermirror.fetch.LogTruncation;
-import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.fetch.ReplicationThrottle;
 import io.clustermirror.fetch.ShardedDataPlane;
 import io.clustermirror.kafka.SourceAdmins;
@@ -12,6 +10,8 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.topics.DestinationTopics;
 import io.clustermirror.topics.TailPreservation;
+import io.clustermirror.truncation.LogTruncation;
+import io.clustermirror.truncation.PrefixCheck;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;

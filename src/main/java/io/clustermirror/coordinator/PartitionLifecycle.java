@@ -1,8 +1,6 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
-import io.clustermirror.fetch.LogTruncation;
-import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
@@ -11,6 +9,8 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.mirror.TopicDivergence;
+import io.clustermirror.truncation.LogTruncation;
+import io.clustermirror.truncation.PrefixCheck;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;

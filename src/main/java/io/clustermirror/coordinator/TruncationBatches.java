@@ -1,7 +1,7 @@
 package io.clustermirror.coordinator;
 
-import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.truncation.PrefixCheck;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.IdentityHashMap;

@@ -1,5 +1,8 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.batches.SourceBatch;
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.WireClient;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

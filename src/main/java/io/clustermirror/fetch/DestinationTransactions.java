@@ -1,5 +1,7 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.ProducerIdentity;
+import io.clustermirror.kafka.WireClient;
 import java.io.IOException;
 import java.util.List;
 import org.apache.kafka.common.Node;

@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.WireClient;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;

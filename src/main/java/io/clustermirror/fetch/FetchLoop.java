@@ -1,5 +1,9 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.batches.BatchContinuity;
+import io.clustermirror.batches.SourceBatch;
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.WireClient;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;

@@ -1,5 +1,7 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.batches.SourceBatch;
+import io.clustermirror.kafka.ProducerIdentity;
 import io.clustermirror.mirror.MirrorPartition;
 import java.util.ArrayDeque;
 import java.util.TreeMap;

@@ -1,5 +1,7 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.WireClient;
+import io.clustermirror.kafka.WireNetwork;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.WireNetwork;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;

@@ -1,5 +1,9 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.batches.OneBatchProduce;
+import io.clustermirror.batches.SourceBatch;
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.WireClient;
 import java.util.Collection;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Node;

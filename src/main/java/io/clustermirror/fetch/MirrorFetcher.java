@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.OpenTransaction;
 import java.util.ArrayList;

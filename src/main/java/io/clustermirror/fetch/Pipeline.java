@@ -1,5 +1,7 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.WireClient;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;

@@ -1,5 +1,9 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.batches.RawFetch;
+import io.clustermirror.batches.SourceBatch;
+import io.clustermirror.kafka.ProducerIdentity;
+import io.clustermirror.kafka.WireClient;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -114,6 +118,13 @@ final class PipelineReset {
         send(state, readBack, listOffsets(state));
     }
 
+    /**
+     * The destination's end, asked raw rather than through {@code topics/OffsetLookup} (the service's one look-up of
+     * many partitions' offsets, everywhere else): that is an Admin call, on the Admin's own connections and answered on
+     * its thread, while this runs on the fetcher's thread, which must not block, and goes over the partition's pinned
+     * destination connection like its Produces and read-back Fetches, so that the broker sees the partition's requests
+     * in the order they were sent (decisions §18).
+     */
     private ListOffsetsRequest.Builder listOffsets(FetchPartition state) {
         return ListOffsetsRequest.Builder.forConsumer(false, IsolationLevel.READ_UNCOMMITTED)
                 .setTimeoutMs((int) timeoutMs)

@@ -1,5 +1,8 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.batches.BatchRestamp;
+import io.clustermirror.batches.SourceBatch;
+import io.clustermirror.kafka.ClusterView;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.ProducerIdentity;
 import org.apache.kafka.common.Node;
 
 /**

@@ -1,5 +1,7 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.ProducerIdentity;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.HashMap;

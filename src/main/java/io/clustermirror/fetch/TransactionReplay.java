@@ -1,5 +1,12 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.batches.BatchRestamp;
+import io.clustermirror.batches.ControlMarker;
+import io.clustermirror.batches.OneBatchProduce;
+import io.clustermirror.batches.RawFetch;
+import io.clustermirror.batches.SourceBatch;
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.WireClient;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Collection;

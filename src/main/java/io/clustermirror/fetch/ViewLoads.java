@@ -1,5 +1,6 @@
 package io.clustermirror.fetch;
 
+import io.clustermirror.kafka.ClusterView;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;

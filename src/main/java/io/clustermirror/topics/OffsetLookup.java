@@ -24,8 +24,10 @@ import org.apache.kafka.common.errors.TimeoutException;
 
 /**
  * The one way this service asks a cluster where many partitions start or end (a drain check, describe's lag, the
- * group offset sync, LOG_TRUNCATION): one Admin ListOffsets for all of them, which kafka-clients sends as one request
- * per partition leader, never a call per partition. The spec and the isolation level are the caller's (a high
+ * group offset sync, LOG_TRUNCATION and its search for divergent ranges): one Admin ListOffsets for all of them, which
+ * kafka-clients sends as one request per partition leader, never a call per partition. Not used where no Admin look-up
+ * fits: a pipeline reset's read-back asks raw on the partition's pinned connection from the fetcher's thread
+ * ({@code fetch/PipelineReset}), and consumers that read a topic to its end ask their own client. The spec and the isolation level are the caller's (a high
  * watermark is {@code latest} read uncommitted, the last stable offset {@code latest} read committed), and so is what a
  * failure means: every partition gets its own answer (a moved leader, a deleted topic, the call's deadline), and one
  * partition's failure fails no other. {@link Offsets#orThrow} turns them back into one failure for callers that need

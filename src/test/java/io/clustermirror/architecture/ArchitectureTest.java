@@ -16,8 +16,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The rooms and their arrows: {@code api -> coordinator -> {sync, fetch} -> topics -> {kafka, state} -> mirror}, the
- * coordinator also using {@code topics} (the destination topic, ACL and offset Admin work) directly, with
+ * The rooms and their arrows: {@code api -> coordinator -> {sync, fetch, truncation} -> topics -> {kafka, state} ->
+ * mirror}, the coordinator also using {@code topics} (the destination topic, ACL and offset Admin work) directly, the
+ * data plane ({@code fetch}) and LOG_TRUNCATION ({@code truncation}) knowing nothing of each other and sharing the
+ * record batches and their raw reads and writes ({@code {fetch, truncation} -> batches -> kafka}), with
  * {@code config} (the service's settings) and {@code metrics} usable from every room, and {@code embedded} (dev mode's
  * local clusters) outside the service's own layering. No package cycles; no main class past the size rule.
  */
@@ -39,6 +41,10 @@ class ArchitectureTest {
                 .definedBy("io.clustermirror.sync..")
                 .layer("fetch")
                 .definedBy("io.clustermirror.fetch..")
+                .layer("truncation")
+                .definedBy("io.clustermirror.truncation..")
+                .layer("batches")
+                .definedBy("io.clustermirror.batches..")
                 .layer("topics")
                 .definedBy("io.clustermirror.topics..")
                 .layer("kafka")
@@ -63,20 +69,44 @@ class ArchitectureTest {
                 .mayOnlyBeAccessedByLayers("coordinator", "api")
                 .whereLayer("fetch")
                 .mayOnlyBeAccessedByLayers("coordinator")
+                .whereLayer("truncation")
+                .mayOnlyBeAccessedByLayers("coordinator")
+                .whereLayer("batches")
+                .mayOnlyBeAccessedByLayers("fetch", "truncation")
                 .whereLayer("topics")
-                .mayOnlyBeAccessedByLayers("sync", "fetch", "coordinator")
+                .mayOnlyBeAccessedByLayers("sync", "fetch", "truncation", "coordinator")
                 .whereLayer("kafka")
-                .mayOnlyBeAccessedByLayers("sync", "fetch", "topics", "coordinator", "api")
+                .mayOnlyBeAccessedByLayers("sync", "fetch", "truncation", "batches", "topics", "coordinator", "api")
                 .whereLayer("state")
-                .mayOnlyBeAccessedByLayers("sync", "fetch", "topics", "coordinator")
+                .mayOnlyBeAccessedByLayers("sync", "fetch", "truncation", "topics", "coordinator")
                 .whereLayer("mirror")
                 .mayOnlyBeAccessedByLayers(
-                        "api", "coordinator", "sync", "fetch", "topics", "kafka", "state", "metrics", "embedded")
+                        "api",
+                        "coordinator",
+                        "sync",
+                        "fetch",
+                        "truncation",
+                        "batches",
+                        "topics",
+                        "kafka",
+                        "state",
+                        "metrics",
+                        "embedded")
                 .whereLayer("metrics")
-                .mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch", "topics", "kafka")
+                .mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch", "truncation", "topics", "kafka")
                 .whereLayer("config")
                 .mayOnlyBeAccessedByLayers(
-                        "api", "coordinator", "sync", "fetch", "topics", "kafka", "state", "metrics", "embedded")
+                        "api",
+                        "coordinator",
+                        "sync",
+                        "fetch",
+                        "truncation",
+                        "batches",
+                        "topics",
+                        "kafka",
+                        "state",
+                        "metrics",
+                        "embedded")
                 .check(MAIN);
     }
 

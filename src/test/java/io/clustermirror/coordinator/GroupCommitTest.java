@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.fetch.DataPlane;
-import io.clustermirror.fetch.LogTruncation;
-import io.clustermirror.fetch.PrefixCheck;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
@@ -17,6 +15,8 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.mirror.TopicDivergence;
+import io.clustermirror.truncation.LogTruncation;
+import io.clustermirror.truncation.PrefixCheck;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.WireNetwork;
 import io.clustermirror.mirror.MirrorPartition;
 import java.time.Duration;
 import java.util.List;

@@ -2,6 +2,8 @@ package io.clustermirror.fetch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.WireNetwork;
 import io.clustermirror.mirror.MirrorPartition;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,6 +3,9 @@ package io.clustermirror.fetch;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.TwoClusterClient;
+import io.clustermirror.kafka.WireNetwork;
 import io.clustermirror.mirror.MirrorPartition;
 import java.nio.ByteBuffer;
 import java.time.Duration;

@@ -2,6 +2,10 @@ package io.clustermirror.fetch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.batches.SourceBatch;
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.ProducerIdentity;
+import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

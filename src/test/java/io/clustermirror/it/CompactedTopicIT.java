@@ -2,7 +2,7 @@ package io.clustermirror.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.clustermirror.fetch.FillerBatches;
+import io.clustermirror.batches.FillerBatches;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -2,8 +2,8 @@ package io.clustermirror.it;
 
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.batches.FillerBatches;
 import io.clustermirror.embedded.KafkaBrokerProcess;
-import io.clustermirror.fetch.FillerBatches;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.kafka;
 
 import java.nio.channels.SelectionKey;
 import java.util.List;
@@ -33,7 +33,7 @@ import org.apache.kafka.common.utils.Utils;
  * numbering, and a connection is built by its cluster's channel builder. Not thread-safe except {@link #wakeup()} and
  * {@link #connection}: one thread owns it and polls it (a fetcher of the pool, or the caller of a standalone client).
  */
-final class WireNetwork implements AutoCloseable {
+public final class WireNetwork implements AutoCloseable {
 
     /**
      * The largest response accepted, in bytes: a Fetch carries at most {@code FetchLoop}'s 16 MiB plus one batch over
@@ -68,7 +68,7 @@ final class WireNetwork implements AutoCloseable {
     }
 
     /** A network of kafka-clients' own client, built as {@code ClientUtils.createNetworkClient} builds it, but with a bounded receive. */
-    static WireNetwork create(String name, int defaultRequestTimeoutMs) {
+    public static WireNetwork create(String name, int defaultRequestTimeoutMs) {
         Metrics metrics = new Metrics();
         ApiVersions apiVersions = new ApiVersions();
         LogContext logContext = new LogContext("[" + name + "] ");
@@ -108,8 +108,11 @@ final class WireNetwork implements AutoCloseable {
         return new WireNetwork(name, client, apiVersions, metrics, channels);
     }
 
-    /** A network over the given client (unit tests give kafka-clients' {@code MockClient}). */
-    static WireNetwork over(String name, KafkaClient client) {
+    /**
+     * A network over the given client: the test seam of the data plane's unit tests, which give kafka-clients'
+     * {@code MockClient} (public for them only, since they live in another package; the service never calls it).
+     */
+    public static WireNetwork over(String name, KafkaClient client) {
         return new WireNetwork(name, client, new ApiVersions(), new Metrics(), null);
     }
 
@@ -180,11 +183,11 @@ final class WireNetwork implements AutoCloseable {
     }
 
     /** Does network I/O and runs the completion handlers of finished requests. */
-    void poll(long timeoutMs) {
+    public void poll(long timeoutMs) {
         client.poll(timeoutMs, time.milliseconds());
     }
 
-    void wakeup() {
+    public void wakeup() {
         client.wakeup();
     }
 

@@ -1,7 +1,8 @@
-package io.clustermirror.fetch;
+package io.clustermirror.truncation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.kafka.ClusterView;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -83,6 +84,7 @@ class TruncationReadsTest {
                         O0, 41, data(MemoryRecords.EMPTY, 42).setErrorCode(Errors.OFFSET_OUT_OF_RANGE.code())))
                 .hasValueSatisfying(
                         r -> assertThat(r.failure()).hasMessage("fetch of orders-0 at 41 failed: OFFSET_OUT_OF_RANGE"));
+        // missing from the answer altogether: an error, as a Fetch of that partition alone has it, not asked again
         assertThat(TruncationReads.settle(O0, 41, null))
                 .hasValueSatisfying(r -> assertThat(r.failure()).hasMessageContaining("UNKNOWN_SERVER_ERROR"));
         // nothing at or above the offset: the answer a Fetch of that partition alone would give
@@ -91,7 +93,7 @@ class TruncationReadsTest {
     }
 
     @Test
-    void aPartLeftOutOrCutShouldBeAskedAgain() {
+    void aPartWithoutItsBatchBelowTheHighWatermarkOrCutShouldBeAskedAgain() {
         MemoryRecords batch = MemoryRecords.withRecords(40L, Compression.NONE, 2, new SimpleRecord("a".getBytes()));
         ByteBufferCut cut = new ByteBufferCut(batch);
 

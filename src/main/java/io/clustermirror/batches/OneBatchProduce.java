@@ -1,5 +1,6 @@
-package io.clustermirror.fetch;
+package io.clustermirror.batches;
 
+import io.clustermirror.kafka.ClusterView;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.kafka.common.TopicPartition;
@@ -7,12 +8,12 @@ import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.record.MemoryRecords;
 
 /** A Produce request (acks=all) carrying one restamped batch for one partition. */
-final class OneBatchProduce {
+public final class OneBatchProduce {
 
     private OneBatchProduce() {}
 
     /** @param transactionalId null for an idempotent batch; the replay producer's id for a transactional one */
-    static ProduceRequestData request(
+    public static ProduceRequestData request(
             ClusterView view, TopicPartition tp, ByteBuffer batch, String transactionalId, int timeoutMs) {
         ProduceRequestData.TopicProduceDataCollection topics = new ProduceRequestData.TopicProduceDataCollection();
         topics.add(new ProduceRequestData.TopicProduceData()

@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.batches;
 
 import java.util.Optional;
 import org.apache.kafka.common.record.ControlRecordType;
@@ -7,12 +7,12 @@ import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 
 /** Reads a source control batch: which transaction marker it is. */
-final class ControlMarker {
+public final class ControlMarker {
 
     private ControlMarker() {}
 
     /** COMMIT or ABORT for a transaction marker; empty for any other control record. */
-    static Optional<Boolean> isCommit(SourceBatch batch) {
+    public static Optional<Boolean> isCommit(SourceBatch batch) {
         RecordBatch control = MemoryRecords.readableRecords(batch.bytes().duplicate())
                 .batches()
                 .iterator()

@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.kafka;
 
 import io.clustermirror.mirror.Frozen;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.truncation;
 
 import io.clustermirror.mirror.MirrorPartition;
 import java.util.LinkedHashMap;

@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.kafka;
 
 import java.io.IOException;
 import java.util.HashMap;
@@ -81,7 +81,7 @@ public final class WireClient implements AutoCloseable {
      * A client on a shared network: its connections are those of {@code group} (clients of one group share them, e.g.
      * every mirror's view of the destination on one fetcher), built by {@code channels} (null: a test network).
      */
-    static WireClient on(
+    public static WireClient on(
             WireNetwork network,
             String group,
             String clientId,
@@ -91,14 +91,18 @@ public final class WireClient implements AutoCloseable {
         return new WireClient(network, false, group, clientId, channels, ownsChannels, requestTimeoutMs);
     }
 
-    /** A client over the given network client (unit tests give kafka-clients' {@code MockClient}). */
-    static WireClient over(String clientId, KafkaClient client, int requestTimeoutMs) {
+    /**
+     * A client over the given network client: the test seam of the data plane's and LOG_TRUNCATION's unit tests, which
+     * give kafka-clients' {@code MockClient} (public for them only, since they live in other packages; the service
+     * never calls it).
+     */
+    public static WireClient over(String clientId, KafkaClient client, int requestTimeoutMs) {
         return new WireClient(
                 WireNetwork.over(clientId, client), true, clientId, clientId, null, false, requestTimeoutMs);
     }
 
     /** kafka-clients' channel builder for a cluster's connection properties (security protocol, TLS, SASL). */
-    static ChannelBuilder channelBuilder(String clientId, Map<String, ?> connection) {
+    public static ChannelBuilder channelBuilder(String clientId, Map<String, ?> connection) {
         Map<String, Object> props = new HashMap<>(connection);
         props.put(CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
         props.keySet().retainAll(AdminClientConfig.configNames());

@@ -1,7 +1,9 @@
-package io.clustermirror.fetch;
+package io.clustermirror.truncation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.kafka.TwoClusterClient;
+import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -9,18 +11,22 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.MockClient;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.MockAdminClient;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.internals.KafkaFutureImpl;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
@@ -130,8 +136,8 @@ class LogTruncationBatchTest {
 
     @Test
     void aPartitionsErrorShouldBeItsOwnAndACutAnswerShouldBeAskedAgainForWhatItLeftOut() throws Exception {
-        // Given destination broker 1 answers partition 0 with an error, and leaves partition 2 out of its first answer
-        // (the answer's byte cap), as brokers do
+        // Given destination broker 1 answers partition 0 with an error, and partition 2 without records in its first
+        // answer (the answer's byte cap ran out), as brokers do
         Map<Integer, FetchResponseData.PartitionData> first = new LinkedHashMap<>();
         first.put(0, data(0).setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code()).setRecords(MemoryRecords.EMPTY));
         first.put(2, data(2).setRecords(MemoryRecords.EMPTY));
@@ -149,6 +155,28 @@ class LogTruncationBatchTest {
                 .allSatisfy(p -> assertThat(answers.get(partition(p)).outcome())
                         .isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3)));
         assertThat(fetches.get("d1")).containsExactly(List.of(tp(0), tp(2)), List.of(tp(2)));
+    }
+
+    @Test
+    void aPartitionWhoseOffsetsCannotBeReadShouldFailAloneWithTheBrokersError() throws Exception {
+        // Given the source refuses partition 3's offsets (its leader answers ListOffsets with an error for it)
+        sourceAdmin.refused.put(tp(3), new TopicAuthorizationException("Not authorized to access topics: [orders]"));
+        answerAll("d1", 0, 2);
+        answerAll("d2", 1);
+        answerAll("s1", 0, 2);
+        answerAll("s2", 1);
+
+        Map<MirrorPartition, PrefixCheck.Answer> answers = truncation.check("m", checks(0, 1, 2, 3));
+
+        // Then partition 3 fails with that error as the broker gave it, is read no further, and the others are ready
+        assertThat(answers.get(partition(3)).failure())
+                .isInstanceOf(TopicAuthorizationException.class)
+                .hasMessage("Not authorized to access topics: [orders]");
+        assertThat(List.of(0, 1, 2))
+                .allSatisfy(p -> assertThat(answers.get(partition(p)).outcome())
+                        .isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3)));
+        assertThat(fetches.get("s2")).containsExactly(List.of(tp(1)));
+        assertThat(fetches.get("d2")).containsExactly(List.of(tp(1)));
     }
 
     @Test
@@ -254,9 +282,13 @@ class LogTruncationBatchTest {
         return MemoryRecords.withRecords(0L, Compression.NONE, 3, records);
     }
 
-    /** kafka-clients' mock Admin with topic {@value #TOPIC} led by the two brokers in turn, counting offset calls. */
+    /**
+     * kafka-clients' mock Admin with topic {@value #TOPIC} led by the two brokers in turn, counting offset calls, and
+     * answering the partitions in {@link #refused} with their error.
+     */
     private final class CountingAdmin extends MockAdminClient {
         final AtomicInteger listOffsetCalls = new AtomicInteger();
+        final Map<TopicPartition, RuntimeException> refused = new ConcurrentHashMap<>();
 
         CountingAdmin(List<Node> nodes) {
             super(nodes, nodes.get(0));
@@ -272,7 +304,21 @@ class LogTruncationBatchTest {
         public synchronized ListOffsetsResult listOffsets(
                 Map<TopicPartition, OffsetSpec> topicPartitionOffsets, ListOffsetsOptions options) {
             listOffsetCalls.incrementAndGet();
-            return super.listOffsets(topicPartitionOffsets, options);
+            ListOffsetsResult result = super.listOffsets(topicPartitionOffsets, options);
+            if (refused.isEmpty()) {
+                return result;
+            }
+            Map<TopicPartition, KafkaFuture<ListOffsetsResult.ListOffsetsResultInfo>> answers = new HashMap<>();
+            topicPartitionOffsets.keySet().forEach(tp -> {
+                if (refused.containsKey(tp)) {
+                    KafkaFutureImpl<ListOffsetsResult.ListOffsetsResultInfo> failed = new KafkaFutureImpl<>();
+                    failed.completeExceptionally(refused.get(tp)); // as the Admin fails a partition's future
+                    answers.put(tp, failed);
+                } else {
+                    answers.put(tp, result.partitionResult(tp));
+                }
+            });
+            return new ListOffsetsResult(answers);
         }
     }
 }

@@ -1,6 +1,11 @@
-package io.clustermirror.fetch;
+package io.clustermirror.truncation;
 
+import io.clustermirror.batches.RawFetch;
+import io.clustermirror.batches.SourceBatch;
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.Frozen;
+import io.clustermirror.topics.OffsetLookup;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -10,12 +15,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.IsolationLevel;
@@ -33,7 +37,7 @@ import org.apache.kafka.common.requests.FetchResponse;
 
 /**
  * LOG_TRUNCATION's reads for a batch of partitions, one request per broker where the protocol allows: offsets through
- * the Admin (which sends one ListOffsets per leader for all of a call's partitions), the topics' leaders in one
+ * {@link OffsetLookup} (one Admin call, which sends one ListOffsets per leader for all of a call's partitions), the topics' leaders in one
  * DescribeTopics, and the batches at given offsets in one Fetch per leader. Each partition gets its own answer or its
  * own failure (the exception a read of that partition alone would have thrown); a broker that cannot be reached fails
  * its partitions only. Blocking; the caller's thread.
@@ -99,32 +103,39 @@ final class TruncationReads {
     }
 
     /**
-     * The offsets of {@code partitions} for each spec, one Admin call per spec, all sent at once and answered within
-     * {@code timeoutMs}.
+     * The offsets of {@code partitions} for each spec, read uncommitted: one {@link OffsetLookup} call per spec (the
+     * service's one look-up of many partitions' offsets), all sent at once. A partition's failure (or its timeout, the
+     * lookup's deadline) is its own answer.
      */
     static Map<OffsetSpec, Map<TopicPartition, Read<Long>>> offsets(
-            Admin admin, Collection<TopicPartition> partitions, List<OffsetSpec> specs, long timeoutMs) {
-        Map<OffsetSpec, ListOffsetsResult> calls = new LinkedHashMap<>();
+            OffsetLookup lookup, Collection<TopicPartition> partitions, List<OffsetSpec> specs)
+            throws InterruptedException {
+        Map<OffsetSpec, CompletableFuture<OffsetLookup.Offsets>> calls = new LinkedHashMap<>();
         for (OffsetSpec spec : specs) {
-            Map<TopicPartition, OffsetSpec> request = new HashMap<>();
-            partitions.forEach(tp -> request.put(tp, spec));
-            calls.put(spec, admin.listOffsets(request, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)));
+            calls.put(
+                    spec,
+                    lookup.list(partitions, spec, IsolationLevel.READ_UNCOMMITTED)
+                            .toCompletableFuture());
         }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         Map<OffsetSpec, Map<TopicPartition, Read<Long>>> offsets = new LinkedHashMap<>();
-        calls.forEach((spec, result) -> {
+        for (var call : calls.entrySet()) {
+            OffsetLookup.Offsets listed;
+            try {
+                listed = call.getValue().get();
+            } catch (ExecutionException e) {
+                throw new IllegalStateException(e.getCause()); // a look-up never fails as a whole
+            }
             Map<TopicPartition, Read<Long>> answers = new HashMap<>();
             for (TopicPartition tp : partitions) {
-                try {
-                    answers.put(
-                            tp,
-                            Read.of(get(result.partitionResult(tp), deadline).offset()));
-                } catch (Exception e) {
-                    answers.put(tp, Read.failed(e));
-                }
+                Exception failure = listed.failed().get(tp);
+                answers.put(
+                        tp,
+                        failure != null
+                                ? Read.failed(failure)
+                                : Read.of(listed.offset(tp).orElseThrow()));
             }
-            offsets.put(spec, answers);
-        });
+            offsets.put(call.getKey(), answers);
+        }
         return offsets;
     }
 
@@ -173,10 +184,12 @@ final class TruncationReads {
 
     /**
      * The first complete batch holding each partition's offset or a later one ({@link RawFetch#batchAt}'s answer), read
-     * with one Fetch per leader. A grouped answer can leave a partition out or cut its batch (the answer's byte cap, or
-     * a batch above the partition's cap that was not the first of the answer); such partitions are asked again
-     * together, and the broker returns the first batch of an answer whole (KIP-74), so each round settles at least one.
-     * If a round settles none, the rest are read alone, exactly as before batching.
+     * with one Fetch per leader. A grouped answer can bring a partition's part without records although its high
+     * watermark is above the offset, or with its batch cut (the answer's byte cap ran out first, or a batch above the
+     * partition's cap was not the first of the answer); such partitions are asked again together, and the broker
+     * returns the first batch of an answer whole (KIP-74), so each round settles at least one. If a round settles none,
+     * the rest are read alone, exactly as before batching. A partition missing from the answer altogether is an error
+     * ({@link #settle}), not asked again.
      */
     static Map<TopicPartition, Read<Optional<SourceBatch>>> batchesAt(
             WireClient client, ClusterView view, Map<TopicPartition, Long> offsets) {
@@ -234,7 +247,11 @@ final class TruncationReads {
 
     /**
      * What one partition's part of a grouped answer settles: an error (as {@link RawFetch} words it), the batch, or
-     * nothing at or above the offset (the high watermark is not above it); empty when the answer left it out or cut it.
+     * nothing at or above the offset (the high watermark is not above it); empty, to be asked again, when its part
+     * carries no complete batch at or above the offset although the high watermark is above it (no records, or its
+     * batch cut by the answer's byte cap). A partition missing from the answer altogether ({@code data} null) is
+     * settled as an error, UNKNOWN_SERVER_ERROR as {@link RawFetch} has it: a sessionless Fetch is answered for every
+     * partition it asks for, so an answer without one is the broker's fault, and asking again could go round forever.
      * Pure.
      */
     static Optional<Read<Optional<SourceBatch>>> settle(

@@ -1,5 +1,9 @@
-package io.clustermirror.fetch;
+package io.clustermirror.truncation;
 
+import io.clustermirror.batches.ControlMarker;
+import io.clustermirror.batches.FillerBatches;
+import io.clustermirror.batches.RawFetch;
+import io.clustermirror.batches.SourceBatch;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.kafka;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -20,14 +20,14 @@ import org.apache.kafka.common.requests.AbstractRequest;
  * source's and the destination's connections: a connection goes to the mock of its broker's host, so a test prepares
  * each cluster's answers on its own mock.
  */
-final class TwoClusterClient implements KafkaClient {
+public final class TwoClusterClient implements KafkaClient {
 
     private final Map<String, MockClient> byHost;
     private final Map<String, MockClient> byConnection = new ConcurrentHashMap<>();
     /** Every request sent, in order, with the connection it went over. */
-    final List<ClientRequest> sent = new CopyOnWriteArrayList<>();
+    public final List<ClientRequest> sent = new CopyOnWriteArrayList<>();
 
-    TwoClusterClient(Map<String, MockClient> byHost) {
+    public TwoClusterClient(Map<String, MockClient> byHost) {
         this.byHost = byHost;
     }
 

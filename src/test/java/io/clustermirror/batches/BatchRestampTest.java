@@ -1,7 +1,8 @@
-package io.clustermirror.fetch;
+package io.clustermirror.batches;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.kafka.ProducerIdentity;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;

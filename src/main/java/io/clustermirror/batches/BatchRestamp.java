@@ -1,5 +1,6 @@
-package io.clustermirror.fetch;
+package io.clustermirror.batches;
 
+import io.clustermirror.kafka.ProducerIdentity;
 import java.nio.ByteBuffer;
 import org.apache.kafka.common.utils.Crc32C;
 

@@ -1,5 +1,7 @@
-package io.clustermirror.fetch;
+package io.clustermirror.batches;
 
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.WireClient;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -17,18 +19,18 @@ import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 
 /** A raw Fetch of one partition from its leader (blocking, or built and read for a request of its own): the batches as stored, for content checks. */
-final class RawFetch {
+public final class RawFetch {
 
     private RawFetch() {}
 
     /** The complete batches the leader returns for a fetch at {@code offset} (the first may start below it). */
-    static List<SourceBatch> batches(WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes)
-            throws IOException {
+    public static List<SourceBatch> batches(
+            WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes) throws IOException {
         return batches(client, view, tp, offset, maxBytes, 0);
     }
 
     /** Like {@link #batches(WireClient, ClusterView, TopicPartition, long, int)}, the leader waiting up to {@code maxWaitMs} for data. */
-    static List<SourceBatch> batches(
+    public static List<SourceBatch> batches(
             WireClient client, ClusterView view, TopicPartition tp, long offset, int maxBytes, int maxWaitMs)
             throws IOException {
         Node leader = view.leaders().get(tp);
@@ -40,8 +42,8 @@ final class RawFetch {
     }
 
     /** A Fetch of one partition from {@code offset} (READ_UNCOMMITTED: markers and open transactions included). */
-    static FetchRequest.Builder request(ClusterView view, TopicPartition tp, long offset, int maxBytes, int maxWaitMs)
-            throws IOException {
+    public static FetchRequest.Builder request(
+            ClusterView view, TopicPartition tp, long offset, int maxBytes, int maxWaitMs) throws IOException {
         Uuid topicId = view.topicIds().get(tp.topic());
         if (topicId == null) {
             throw new IOException("no topic id known for " + tp);
@@ -58,8 +60,8 @@ final class RawFetch {
     }
 
     /** The complete batches of an answer to {@link #request}; throws when it carries an error instead. */
-    static List<SourceBatch> batches(ClientResponse clientResponse, ClusterView view, TopicPartition tp, long offset)
-            throws IOException {
+    public static List<SourceBatch> batches(
+            ClientResponse clientResponse, ClusterView view, TopicPartition tp, long offset) throws IOException {
         FetchResponse response = (FetchResponse) clientResponse.responseBody();
         FetchResponseData.PartitionData data = response.responseData(
                         view.topicNames(), clientResponse.requestHeader().apiVersion())
@@ -72,7 +74,7 @@ final class RawFetch {
     }
 
     /** The first batch that holds {@code offset} or later. */
-    static Optional<SourceBatch> batchAt(WireClient client, ClusterView view, TopicPartition tp, long offset)
+    public static Optional<SourceBatch> batchAt(WireClient client, ClusterView view, TopicPartition tp, long offset)
             throws IOException {
         return batches(client, view, tp, offset, 1 << 20).stream()
                 .filter(b -> b.lastOffset() >= offset)
@@ -80,7 +82,7 @@ final class RawFetch {
     }
 
     /** Same offsets, same count, same attributes and timestamps, byte-identical records (producer fields and CRC aside). */
-    static boolean sameContent(SourceBatch a, SourceBatch b) {
+    public static boolean sameContent(SourceBatch a, SourceBatch b) {
         return a.baseOffset() == b.baseOffset()
                 && a.lastOffset() == b.lastOffset()
                 && a.recordCount() == b.recordCount()

@@ -1,8 +1,18 @@
-package io.clustermirror.fetch;
+package io.clustermirror.truncation;
 
-import io.clustermirror.fetch.PrefixCheck.Answer;
-import io.clustermirror.fetch.PrefixCheck.Check;
+import io.clustermirror.batches.BatchContinuity;
+import io.clustermirror.batches.BatchRestamp;
+import io.clustermirror.batches.FillerBatches;
+import io.clustermirror.batches.OneBatchProduce;
+import io.clustermirror.batches.RawFetch;
+import io.clustermirror.batches.SourceBatch;
+import io.clustermirror.kafka.ClusterView;
+import io.clustermirror.kafka.ProducerIdentity;
+import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.topics.OffsetLookup;
+import io.clustermirror.truncation.PrefixCheck.Answer;
+import io.clustermirror.truncation.PrefixCheck.Check;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -64,6 +74,10 @@ public final class LogTruncation implements PrefixCheck {
 
     private final Admin sourceAdmin;
     private final Admin destinationAdmin;
+    /** Where partitions start and end, on each cluster: the service's one offset look-up, over the same Admins. */
+    private final OffsetLookup sourceOffsets;
+
+    private final OffsetLookup destinationOffsets;
     /** Makes a network client to the source (or the destination) under the given client id. */
     private final Function<String, WireClient> sourceClients;
 
@@ -106,6 +120,8 @@ public final class LogTruncation implements PrefixCheck {
         this.expectedSourceClusterId = expectedSourceClusterId;
         this.sourceAdmin = sourceAdmin;
         this.destinationAdmin = destinationAdmin;
+        this.sourceOffsets = new OffsetLookup(sourceAdmin, timeoutMs);
+        this.destinationOffsets = new OffsetLookup(destinationAdmin, timeoutMs);
         this.sourceClients = sourceClients;
         this.destinationClients = destinationClients;
         this.timeoutMs = timeoutMs;
@@ -130,10 +146,11 @@ public final class LogTruncation implements PrefixCheck {
 
     /**
      * The checks of a batch of partitions with one read per cluster and broker for all of them (decisions §36): the
-     * four offset look-ups as one Admin call per spec (one ListOffsets per leader each), one view per cluster, the
-     * destination's last batches and the source's batches at the same offsets in one Fetch per leader. What needs a
-     * partition to itself stays per partition: filling an empty destination and the search for the first divergent
-     * offset of a destination that is not a prefix. The rules are {@link #run}'s, partition by partition.
+     * four offset look-ups as one {@link OffsetLookup} call per cluster and spec (one ListOffsets per leader each), one
+     * view per cluster, the destination's last batches and the source's batches at the same offsets in one Fetch per
+     * leader. What needs a partition to itself stays per partition: filling an empty destination and the search for the
+     * first divergent offset of a destination that is not a prefix. The rules are {@link #run}'s, partition by
+     * partition.
      */
     @Override
     public Map<MirrorPartition, Answer> check(String mirror, List<Check> checks) throws Exception {
@@ -208,10 +225,10 @@ public final class LogTruncation implements PrefixCheck {
      * The four offsets of every partition. EPOCH_FENCING's check needs only the destination's end to find a
      * destination holding what the source lost: that decides before the other look-ups' failures.
      */
-    private void readOffsets(Map<TopicPartition, Work> works) {
+    private void readOffsets(Map<TopicPartition, Work> works) throws InterruptedException {
         List<OffsetSpec> specs = List.of(OffsetSpec.earliest(), OffsetSpec.latest());
-        var source = TruncationReads.offsets(sourceAdmin, works.keySet(), specs, timeoutMs);
-        var destination = TruncationReads.offsets(destinationAdmin, works.keySet(), specs, timeoutMs);
+        var source = TruncationReads.offsets(sourceOffsets, works.keySet(), specs);
+        var destination = TruncationReads.offsets(destinationOffsets, works.keySet(), specs);
         for (Work work : works.values()) {
             TruncationReads.Read<Long> end = destination.get(specs.get(1)).get(work.tp);
             long epochEnd = work.check.epochEndOffset();
@@ -398,10 +415,10 @@ public final class LogTruncation implements PrefixCheck {
         List<TopicPartition> tps = partitions.stream()
                 .map(p -> new TopicPartition(p.topic(), p.partition()))
                 .toList();
-        Map<TopicPartition, Long> sourceStarts = offsets(sourceAdmin, tps, OffsetSpec.earliest());
-        Map<TopicPartition, Long> sourceEnds = offsets(sourceAdmin, tps, OffsetSpec.latest());
-        Map<TopicPartition, Long> destinationStarts = offsets(destinationAdmin, tps, OffsetSpec.earliest());
-        Map<TopicPartition, Long> destinationEnds = offsets(destinationAdmin, tps, OffsetSpec.latest());
+        Map<TopicPartition, Long> sourceStarts = offsets(sourceOffsets, tps, OffsetSpec.earliest());
+        Map<TopicPartition, Long> sourceEnds = offsets(sourceOffsets, tps, OffsetSpec.latest());
+        Map<TopicPartition, Long> destinationStarts = offsets(destinationOffsets, tps, OffsetSpec.earliest());
+        Map<TopicPartition, Long> destinationEnds = offsets(destinationOffsets, tps, OffsetSpec.latest());
         Set<String> topics = new TreeSet<>();
         tps.forEach(tp -> topics.add(tp.topic()));
         Clients clients = checkOut(mirror);
@@ -715,14 +732,13 @@ public final class LogTruncation implements PrefixCheck {
         return alone(mirror, new Check(partition, epochEndOffset, progress));
     }
 
-    private Map<TopicPartition, Long> offsets(Admin admin, List<TopicPartition> tps, OffsetSpec spec) throws Exception {
-        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
-        tps.forEach(tp -> request.put(tp, spec));
+    /** Every partition's offset, or the first failure (all or nothing: a divergent range needs all four ends). */
+    private static Map<TopicPartition, Long> offsets(OffsetLookup lookup, List<TopicPartition> tps, OffsetSpec spec)
+            throws Exception {
         Map<TopicPartition, Long> offsets = new HashMap<>();
-        admin.listOffsets(
-                        request, new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
-                .all()
-                .get(timeoutMs, TimeUnit.MILLISECONDS)
+        lookup.await(tps, spec, IsolationLevel.READ_UNCOMMITTED)
+                .orThrow()
+                .found()
                 .forEach((tp, info) -> offsets.put(tp, info.offset()));
         return offsets;
     }

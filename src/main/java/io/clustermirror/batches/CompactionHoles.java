@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.batches;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

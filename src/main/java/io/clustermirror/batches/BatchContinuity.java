@@ -1,4 +1,4 @@
-package io.clustermirror.fetch;
+package io.clustermirror.batches;
 
 import java.util.ArrayList;
 import java.util.List;
