@@ -37,18 +37,6 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Path("/v1/mirrors")
 @Tag(name = "Mirrors", description = "Create, list, describe, reconfigure and delete cluster mirrors")
 @Produces(MediaType.APPLICATION_JSON)
-@APIResponse(
-        responseCode = "401",
-        description = "AUTHENTICATION_FAILED: no credentials, or none a configured mechanism accepts",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-@APIResponse(
-        responseCode = "403",
-        description = "CLUSTER_MIRROR_AUTHORIZATION_FAILED: the caller may not perform this operation on this mirror",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-@APIResponse(
-        responseCode = "503",
-        description = "COORDINATOR_NOT_AVAILABLE: mirror state not loaded yet, or this instance was fenced",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
 public class MirrorResource {
 
     private final MirrorCoordinator coordinator;
@@ -70,6 +58,7 @@ public class MirrorResource {
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(
+            operationId = "createClusterMirror",
             summary = "Create a cluster mirror",
             description =
                     "Validates the config, contacts the source cluster (with a timeout) and records its cluster id. "
@@ -81,16 +70,12 @@ public class MirrorResource {
     @APIResponse(
             responseCode = "400",
             description =
-                    "INVALID_CLUSTER_MIRROR_NAME, INVALID_CONFIG or INVALID_REQUEST (malformed JSON, wrong type, unknown field)",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(
-            responseCode = "409",
-            description = "CLUSTER_MIRROR_ALREADY_EXISTS",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+                    "INVALID_CLUSTER_MIRROR_NAME, INVALID_CONFIG (field names the config key) or INVALID_REQUEST (no body, "
+                            + "malformed JSON, a wrong type, an unknown field)")
+    @APIResponse(responseCode = "409", description = "CLUSTER_MIRROR_ALREADY_EXISTS")
     @APIResponse(
             responseCode = "422",
-            description = "SOURCE_METADATA_NOT_AVAILABLE: the source cluster could not be reached in time",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+            description = "SOURCE_METADATA_NOT_AVAILABLE: the source cluster could not be reached in time")
     @ClusterMirrorAccess(ClusterMirrorOperation.CREATE)
     public Uni<Response> create(CreateMirrorRequest request) {
         requireBody(request);
@@ -105,6 +90,7 @@ public class MirrorResource {
     @GET
     @NonBlocking
     @Operation(
+            operationId = "listClusterMirrors",
             summary = "List cluster mirrors",
             description = "Every mirror with its source bootstrap servers, source cluster id and topic count.")
     @APIResponse(
@@ -126,20 +112,13 @@ public class MirrorResource {
     @NonBlocking
     @Path("/{name}")
     @Operation(
+            operationId = "describeClusterMirror",
             summary = "Describe a cluster mirror",
             description = "The mirror's source, recorded cluster id and config (secrets masked).")
     @APIResponse(
             responseCode = "200",
             description = "The mirror",
             content = @Content(schema = @Schema(implementation = MirrorDescription.class)))
-    @APIResponse(
-            responseCode = "400",
-            description = "INVALID_CLUSTER_MIRROR_NAME",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(
-            responseCode = "404",
-            description = "UNKNOWN_CLUSTER_MIRROR",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
     @ClusterMirrorAccess(ClusterMirrorOperation.DESCRIBE)
     public MirrorDescription describe(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
@@ -161,6 +140,7 @@ public class MirrorResource {
     @Path("/{name}/config")
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(
+            operationId = "alterClusterMirrorConfig",
             summary = "Alter a cluster mirror's config",
             description =
                     "Sets and deletes config keys in one step. A change of the source connection is checked against the source: "
@@ -171,20 +151,14 @@ public class MirrorResource {
             content = @Content(schema = @Schema(implementation = MirrorDescription.class)))
     @APIResponse(
             responseCode = "400",
-            description = "INVALID_CLUSTER_MIRROR_NAME, INVALID_CONFIG or INVALID_REQUEST",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(
-            responseCode = "404",
-            description = "UNKNOWN_CLUSTER_MIRROR",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+            description = "INVALID_CLUSTER_MIRROR_NAME, INVALID_CONFIG (field names the config key) or INVALID_REQUEST "
+                    + "(no body, malformed JSON, a wrong type, an unknown field, nothing to alter)")
     @APIResponse(
             responseCode = "409",
-            description = "INVALID_CLUSTER_MIRROR_STATE: changed concurrently by another request",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+            description = "INVALID_CLUSTER_MIRROR_STATE: changed concurrently by another request")
     @APIResponse(
             responseCode = "422",
-            description = "SOURCE_METADATA_NOT_AVAILABLE: the new source connection could not be checked",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+            description = "SOURCE_METADATA_NOT_AVAILABLE: the new source connection could not be checked")
     @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<MirrorDescription> alterConfig(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
@@ -211,21 +185,11 @@ public class MirrorResource {
     @DELETE
     @Path("/{name}")
     @Operation(
+            operationId = "deleteClusterMirror",
             summary = "Delete a cluster mirror",
             description = "Removes the mirror and its state. Refused while any of its topics is not STOPPED.")
     @APIResponse(responseCode = "204", description = "Deleted")
-    @APIResponse(
-            responseCode = "400",
-            description = "INVALID_CLUSTER_MIRROR_NAME",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(
-            responseCode = "404",
-            description = "UNKNOWN_CLUSTER_MIRROR",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-    @APIResponse(
-            responseCode = "409",
-            description = "CLUSTER_MIRROR_NOT_EMPTY: some topics are still mirrored",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "409", description = "CLUSTER_MIRROR_NOT_EMPTY: some topics are still mirrored")
     @ClusterMirrorAccess(ClusterMirrorOperation.DELETE)
     public Uni<Response> delete(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name) {

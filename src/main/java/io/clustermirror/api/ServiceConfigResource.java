@@ -29,18 +29,6 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Path("/v1/config")
 @Tag(name = "Service config", description = "Describe, set and reset the service settings that change at runtime")
 @Produces(MediaType.APPLICATION_JSON)
-@APIResponse(
-        responseCode = "401",
-        description = "AUTHENTICATION_FAILED: no credentials, or none a configured mechanism accepts",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-@APIResponse(
-        responseCode = "403",
-        description = "CLUSTER_MIRROR_AUTHORIZATION_FAILED: the caller does not hold the mirror-admin role",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-@APIResponse(
-        responseCode = "503",
-        description = "COORDINATOR_NOT_AVAILABLE: mirror state not loaded yet, or this instance was fenced",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
 public class ServiceConfigResource {
 
     private final MirrorCoordinator coordinator;
@@ -52,6 +40,7 @@ public class ServiceConfigResource {
     @GET
     @NonBlocking
     @Operation(
+            operationId = "listServiceConfigs",
             summary = "Describe the service settings that change at runtime",
             description = "Each with the value in force, where it comes from (DYNAMIC, STATIC, DEFAULT) and every "
                     + "level's value.")
@@ -70,6 +59,7 @@ public class ServiceConfigResource {
     @Path("/{key}")
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(
+            operationId = "alterServiceConfig",
             summary = "Set a service setting at runtime",
             description = "Kept in __mirror_state, so that the instance that replays the state (after a restart, or "
                     + "another taking over) applies it too; overrides the application config's value.")
@@ -80,8 +70,7 @@ public class ServiceConfigResource {
     @APIResponse(
             responseCode = "400",
             description = "INVALID_CONFIG (an unknown key, or a value the setting does not take; field names the key) "
-                    + "or INVALID_REQUEST (no value, malformed JSON)",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+                    + "or INVALID_REQUEST (no value, malformed JSON)")
     @ClusterMirrorAccess(value = ClusterMirrorOperation.ALTER, serviceWide = true)
     public Uni<ServiceConfigDescription> set(
             @Parameter(description = "The setting", example = ServiceConfigRules.REPLICATION_THROTTLED_RATE)
@@ -100,6 +89,7 @@ public class ServiceConfigResource {
     @DELETE
     @Path("/{key}")
     @Operation(
+            operationId = "resetServiceConfig",
             summary = "Return a service setting to its configured value",
             description = "Removes the value set at runtime: the application config's value applies again, or the "
                     + "default. Removing one that was not set changes nothing.")
@@ -107,10 +97,7 @@ public class ServiceConfigResource {
             responseCode = "200",
             description = "The setting as it now stands (source STATIC or DEFAULT)",
             content = @Content(schema = @Schema(implementation = ServiceConfigDescription.class)))
-    @APIResponse(
-            responseCode = "400",
-            description = "INVALID_CONFIG: an unknown key (field names it)",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "400", description = "INVALID_CONFIG: an unknown key (field names it)")
     @ClusterMirrorAccess(value = ClusterMirrorOperation.ALTER, serviceWide = true)
     public Uni<ServiceConfigDescription> delete(
             @Parameter(description = "The setting", example = ServiceConfigRules.REPLICATION_THROTTLED_RATE)

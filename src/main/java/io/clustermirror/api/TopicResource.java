@@ -36,26 +36,6 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Path("/v1/mirrors/{name}")
 @Tag(name = "Topics", description = "Start, stop, pause, resume and recover mirrored topics; describe their partitions")
 @Produces(MediaType.APPLICATION_JSON)
-@APIResponse(
-        responseCode = "401",
-        description = "AUTHENTICATION_FAILED: no credentials, or none a configured mechanism accepts",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-@APIResponse(
-        responseCode = "403",
-        description = "CLUSTER_MIRROR_AUTHORIZATION_FAILED: the caller may not perform this operation on this mirror",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-@APIResponse(
-        responseCode = "400",
-        description = "INVALID_CLUSTER_MIRROR_NAME or INVALID_REQUEST",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-@APIResponse(
-        responseCode = "404",
-        description = "UNKNOWN_CLUSTER_MIRROR or TOPIC_NOT_IN_CLUSTER_MIRROR",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
-@APIResponse(
-        responseCode = "503",
-        description = "COORDINATOR_NOT_AVAILABLE",
-        content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
 public class TopicResource {
 
     private final MirrorCoordinator coordinator;
@@ -72,6 +52,7 @@ public class TopicResource {
     @Path("/topics:start")
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(
+            operationId = "startMirrorTopics",
             summary = "Start mirroring topics",
             description =
                     "Creates each missing destination topic like the source's and moves its partitions UNKNOWN (or STOPPED) -> "
@@ -84,6 +65,18 @@ public class TopicResource {
             responseCode = "200",
             description = "One outcome per topic",
             content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
+    @APIResponse(
+            responseCode = "400",
+            description = "INVALID_CLUSTER_MIRROR_NAME or INVALID_REQUEST (no body, malformed JSON, a wrong type, an "
+                    + "unknown field, no topics and no include patterns, a malformed pattern); a topic that cannot be "
+                    + "mirrored is that topic's outcome")
+    @APIResponse(
+            responseCode = "404",
+            description = "UNKNOWN_CLUSTER_MIRROR; a topic missing on the source is that topic's outcome "
+                    + "(UNKNOWN_TOPIC_OR_PARTITION)")
+    @APIResponse(
+            responseCode = "422",
+            description = "SOURCE_METADATA_NOT_AVAILABLE: the source topics could not be listed")
     @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<TopicsResponse> start(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
@@ -105,6 +98,7 @@ public class TopicResource {
     @Path("/topics:stop")
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(
+            operationId = "stopMirrorTopics",
             summary = "Stop mirroring topics",
             description =
                     "Fetching ends for good, the mirror-owned configs are restored to the "
@@ -113,10 +107,7 @@ public class TopicResource {
             responseCode = "200",
             description = "One outcome per topic",
             content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
-    @APIResponse(
-            responseCode = "409",
-            description = "MIRROR_TOPIC_ALREADY_STOPPED or INVALID_MIRROR_PARTITION_STATE",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "409", description = "MIRROR_TOPIC_ALREADY_STOPPED or INVALID_MIRROR_PARTITION_STATE")
     @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<TopicsResponse> stop(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
@@ -128,6 +119,7 @@ public class TopicResource {
     @Path("/topics:pause")
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(
+            operationId = "pauseMirrorTopics",
             summary = "Pause mirroring topics",
             description = "MIRRORING -> PAUSING -> PAUSED: no more fetching; resume continues "
                     + "at the destination log end.")
@@ -135,10 +127,7 @@ public class TopicResource {
             responseCode = "200",
             description = "One outcome per topic",
             content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
-    @APIResponse(
-            responseCode = "409",
-            description = "INVALID_MIRROR_PARTITION_STATE",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "409", description = "INVALID_MIRROR_PARTITION_STATE")
     @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<TopicsResponse> pause(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
@@ -149,15 +138,15 @@ public class TopicResource {
     @POST
     @Path("/topics:resume")
     @Consumes(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Resume paused topics", description = "PAUSED -> MIRRORING from the destination log end.")
+    @Operation(
+            operationId = "resumeMirrorTopics",
+            summary = "Resume paused topics",
+            description = "PAUSED -> MIRRORING from the destination log end.")
     @APIResponse(
             responseCode = "200",
             description = "One outcome per topic",
             content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
-    @APIResponse(
-            responseCode = "409",
-            description = "INVALID_MIRROR_PARTITION_STATE",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "409", description = "INVALID_MIRROR_PARTITION_STATE")
     @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<TopicsResponse> resume(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
@@ -169,6 +158,7 @@ public class TopicResource {
     @Path("/topics:recover")
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(
+            operationId = "recoverMirrorTopics",
             summary = "Recover failed partitions",
             description = "FAILED -> LOG_TRUNCATION with the retry count reset; "
                     + "partitions in other states are left as they are.")
@@ -176,10 +166,7 @@ public class TopicResource {
             responseCode = "200",
             description = "One outcome per topic",
             content = @Content(schema = @Schema(implementation = TopicsResponse.class)))
-    @APIResponse(
-            responseCode = "409",
-            description = "INVALID_MIRROR_PARTITION_STATE",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+    @APIResponse(responseCode = "409", description = "INVALID_MIRROR_PARTITION_STATE")
     @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<TopicsResponse> recover(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
@@ -191,6 +178,7 @@ public class TopicResource {
     @Path("/topics:promote")
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(
+            operationId = "promoteMirrorTopics",
             summary = "Promote topics (planned switchover)",
             description =
                     "Fences writes on the source topics (a DENY WRITE ACL for User:*, unless fenceSource is false), "
@@ -208,8 +196,7 @@ public class TopicResource {
             responseCode = "409",
             description = "REQUEST_TIMED_OUT (rolled back, with the lag per partition), SECURITY_DISABLED or "
                     + "CLUSTER_AUTHORIZATION_FAILED (the source cannot be fenced: nothing changed), "
-                    + "INVALID_MIRROR_PARTITION_STATE (a partition is not MIRRORING) or INVALID_CLUSTER_MIRROR_STATE",
-            content = @Content(mediaType = Problem.MEDIA_TYPE, schema = @Schema(implementation = Problem.class)))
+                    + "INVALID_MIRROR_PARTITION_STATE (a partition is not MIRRORING) or INVALID_CLUSTER_MIRROR_STATE")
     @ClusterMirrorAccess(ClusterMirrorOperation.ALTER)
     public Uni<PromoteResponse> promote(
             @Parameter(description = "Mirror name", example = "dr-east") @PathParam("name") String name,
@@ -242,6 +229,7 @@ public class TopicResource {
     @GET
     @Path("/topics/{topic}")
     @Operation(
+            operationId = "describeMirrorTopic",
             summary = "Describe a mirrored topic",
             description = "Every partition: state, source high watermark, destination log end, "
                     + "lag, last mirrored epoch, retry attempt, last error and the progress of the current step.")

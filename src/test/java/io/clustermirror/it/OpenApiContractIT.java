@@ -67,6 +67,59 @@ class OpenApiContractIT extends ServiceIT {
         assertThat(spec.path("paths").size()).isGreaterThanOrEqualTo(3);
     }
 
+    /** Generated clients name their methods after these: one per operation, each once (decisions §39). */
+    @Test
+    void everyOperationShouldHaveItsOwnOperationId() throws Exception {
+        List<String> ids = new ArrayList<>();
+        List<String> missing = new ArrayList<>();
+        servedJson()
+                .path("paths")
+                .properties()
+                .forEach(path -> path.getValue().properties().forEach(op -> {
+                    String id = op.getValue().path("operationId").asText();
+                    if (id.isBlank()) {
+                        missing.add(op.getKey().toUpperCase() + " " + path.getKey());
+                    } else {
+                        ids.add(id);
+                    }
+                }));
+        assertThat(missing).isEmpty();
+        assertThat(ids)
+                .doesNotHaveDuplicates()
+                .contains("createClusterMirror", "stopMirrorTopics", "describeMirrorTopic", "listServiceConfigs");
+    }
+
+    /** api/ProblemResponses: the standard problems on every operation, every error as problem+json. */
+    @Test
+    void everyErrorResponseShouldBeAProblem() throws Exception {
+        List<String> problems = new ArrayList<>();
+        servedJson()
+                .path("paths")
+                .properties()
+                .forEach(path -> path.getValue().properties().forEach(op -> {
+                    String id = op.getKey().toUpperCase() + " " + path.getKey();
+                    JsonNode responses = op.getValue().path("responses");
+                    for (String standard : List.of("401", "403", "503")) {
+                        if (!responses.has(standard)) {
+                            problems.add(id + " lacks " + standard);
+                        }
+                    }
+                    responses.properties().forEach(response -> {
+                        boolean error = !response.getKey().startsWith("2");
+                        String ref = response.getValue()
+                                .path("content")
+                                .path("application/problem+json")
+                                .path("schema")
+                                .path("$ref")
+                                .asText();
+                        if (error && !ref.equals("#/components/schemas/Problem")) {
+                            problems.add(id + " " + response.getKey() + " is not problem+json");
+                        }
+                    });
+                }));
+        assertThat(problems).isEmpty();
+    }
+
     @Test
     void everySchemaPropertyShouldHaveAnExample() throws Exception {
         JsonNode schemas = servedJson().path("components").path("schemas");
