@@ -184,6 +184,9 @@ public class MirrorResource {
 
     @DELETE
     @Path("/{name}")
+    // its only bodies are problems: a client that accepts just application/problem+json (what the document offers for
+    // this operation, and what a generated client sends) is answered, not refused with 406
+    @Produces({MediaType.APPLICATION_JSON, Problem.MEDIA_TYPE})
     @Operation(
             operationId = "deleteClusterMirror",
             summary = "Delete a cluster mirror",
