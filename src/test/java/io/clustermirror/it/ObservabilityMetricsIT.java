@@ -164,9 +164,9 @@ class ObservabilityMetricsIT extends ServiceIT {
      * label_values(metric, label)} keeps its metric; Grafana variables ({@code $mirror}) are dropped.
      */
     static Set<String> metricNames(String expr) {
-        String s = expr.replaceAll("label_values\\(([^,]*),\\s*\\w+\\)", "$1")
-                .replaceAll("\"(?:[^\"\\\\]|\\\\.)*\"", "\"\"")
+        String s = expr.replaceAll("\"(?:[^\"\\\\]|\\\\.)*\"", "\"\"")
                 .replaceAll("\\{[^}]*}", " ")
+                .replaceAll("label_values\\(([^,]*),\\s*\\w+\\)", "$1")
                 .replaceAll("\\[[^\\]]*\\]", " ")
                 .replaceAll("\\b(by|without|on|ignoring|group_left|group_right)\\s*\\([^)]*\\)", " ")
                 .replaceAll("\\$\\{?\\w+}?", " ");
