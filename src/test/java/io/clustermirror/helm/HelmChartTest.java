@@ -23,14 +23,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The Helm chart (helm/cluster-mirror) linted and rendered with Helm's own code (helm-java, no helm binary, no cluster)
- * for each documented values profile (helm/cluster-mirror/profiles), with assertions on the rendered manifests.
+ * for each documented values profile (helm/cluster-mirror/profiles), with assertions on the rendered manifests. Only the
+ * linux-amd64 natives are on the test classpath: elsewhere the test is skipped (reported as such).
  */
+@EnabledOnOs(value = OS.LINUX, architectures = "amd64")
 class HelmChartTest {
 
     private static final Path CHART = Path.of("helm", "cluster-mirror");
