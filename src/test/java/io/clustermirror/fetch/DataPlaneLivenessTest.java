@@ -129,7 +129,11 @@ class DataPlaneLivenessTest {
         fetcher = start();
         fetcher.add(PARTITION, 0, -1);
 
-        await().during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(5)).until(() -> !fetcher.checkLiveness(400));
+        // a limit well above what a loaded 2-core machine can stall a thread that goes round every 100 ms: at 400 ms
+        // the check fired now and then at load average 15 (the loop was turning, the thread was not scheduled)
+        await().during(Duration.ofMillis(2500))
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> !fetcher.checkLiveness(2000));
 
         assertThat(fetcher.death()).isNotDone();
         assertThat(listener.failures).isEmpty();
