@@ -40,6 +40,7 @@ import org.apache.kafka.common.record.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
@@ -68,7 +69,7 @@ class ControlStepsTest {
     private static final Map<String, Uuid> DESTINATION_IDS =
             Map.of("orders", Uuid.randomUuid(), "payments", Uuid.randomUuid());
 
-    private final MockClient sourceNetwork = new MockClient(Time.SYSTEM);
+    private final SourceNetwork sourceNetwork = new SourceNetwork();
     private final MockClient sourceNetworkB = new MockClient(Time.SYSTEM);
     private final MockClient destinationNetwork = new MockClient(Time.SYSTEM);
     private final TwoClusterClient network = new TwoClusterClient(Map.of(
@@ -89,11 +90,12 @@ class ControlStepsTest {
     @Test
     void producerIdsOfManyPartitionsShouldBeAskedForAtOnceAndTakenUpWhenAnswered() {
         // Given 20 partitions with a batch each, and a destination that has not answered any InitProducerId yet
+        // (the source answers every Fetch: the fetcher may send one between two adds)
         List<TopicPartition> tps = partitions(20);
-        sourceFetchAnswer(sourceNetwork, tps);
+        sourceNetwork.answerFromTheStart(tps);
         MirrorFetcher fetcher = start(tps);
 
-        // When they enter the data plane
+        // When they enter the data plane, one after the other
         tps.forEach(tp -> fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1));
 
         // Then every one of them has its InitProducerId under way at the same time, none waiting for another's answer
@@ -362,6 +364,46 @@ class ControlStepsTest {
                         .next()
                         .producerId())
                 .collect(Collectors.toSet());
+    }
+
+    /**
+     * A source that answers each Fetch as it is sent, on the sender's thread: one batch of one record for each partition
+     * it asks for from offset 0 and that {@link #answerFromTheStart} named, nothing for the others. Once every named
+     * partition had its batch, a Fetch stays unanswered, as a long poll would; until then it is answered at once, so
+     * that a partition added after a Fetch went out is asked for by the next one.
+     */
+    private static final class SourceNetwork extends MockClient {
+        private final Set<TopicPartition> fromTheStart = ConcurrentHashMap.newKeySet();
+
+        SourceNetwork() {
+            super(Time.SYSTEM);
+        }
+
+        void answerFromTheStart(List<TopicPartition> tps) {
+            fromTheStart.addAll(tps);
+        }
+
+        @Override
+        public void send(ClientRequest request, long now) {
+            super.send(request, now);
+            if (request.apiKey() != ApiKeys.FETCH || fromTheStart.isEmpty()) {
+                return;
+            }
+            LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> data = new LinkedHashMap<>();
+            ((FetchRequest.Builder) request.requestBuilder()).fetchData().forEach((tp, fetch) -> {
+                if (fetch.fetchOffset == 0 && fromTheStart.remove(tp)) {
+                    data.put(
+                            new TopicIdPartition(fetch.topicId, tp),
+                            new FetchResponseData.PartitionData()
+                                    .setPartitionIndex(tp.partition())
+                                    .setHighWatermark(1)
+                                    .setRecords(batch(0, 1)));
+                }
+            });
+            if (!data.isEmpty() || !fromTheStart.isEmpty()) {
+                respondToRequest(request, FetchResponse.of(Errors.NONE, 0, 0, data, List.of()));
+            }
+        }
     }
 
     /** The source answers the first Fetch with one batch of one record for each partition. */
