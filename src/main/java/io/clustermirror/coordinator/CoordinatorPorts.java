@@ -178,8 +178,8 @@ final class CoordinatorPorts {
                     .chain(runtime -> GroupOffsetSync.once(
                             mirror,
                             partitions,
-                            new AdminMetadata(runtime.sourceAdmin),
-                            new AdminMetadata(coordinator.destinationAdmin()),
+                            new AdminMetadata(runtime.sourceAdmin, runtime.workers),
+                            new AdminMetadata(coordinator.destinationAdmin(), runtime.workers),
                             metrics));
         }
     }

@@ -63,12 +63,14 @@ public class MetadataSyncHost implements SyncHost {
 
     @Override
     public Uni<ClusterMetadata> source(String mirror) {
-        return coordinator.runtime(mirror).map(runtime -> new AdminMetadata(runtime.sourceAdmin));
+        return coordinator.runtime(mirror).map(runtime -> new AdminMetadata(runtime.sourceAdmin, runtime.workers));
     }
 
     @Override
-    public ClusterMetadata destination() {
-        return new AdminMetadata(coordinator.destinationAdmin());
+    public Uni<ClusterMetadata> destination(String mirror) {
+        return coordinator
+                .runtime(mirror)
+                .map(runtime -> new AdminMetadata(coordinator.destinationAdmin(), runtime.workers));
     }
 
     @Override

@@ -8,7 +8,6 @@ import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.clustermirror.sync.plan.ShareOffsetReadBack;
 import io.clustermirror.topics.OffsetLookup;
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -18,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.Executor;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -41,22 +41,25 @@ public final class AdminMetadata implements ClusterMetadata {
     private static final String CONFIG_ERROR = "TopicConfigMetadataSyncError";
 
     private final Admin admin;
+    /** Where what follows an answer runs: the mirror's share of the worker pool (never the Admin's network thread). */
+    private final Executor continuations;
 
-    public AdminMetadata(Admin admin) {
+    public AdminMetadata(Admin admin, Executor continuations) {
         this.admin = admin;
+        this.continuations = continuations;
     }
 
     @Override
     public Uni<String> clusterId() {
-        return KafkaUni.of(admin.describeCluster().clusterId());
+        return KafkaUni.of(continuations, admin.describeCluster().clusterId());
     }
 
     @Override
     public Uni<Map<String, Integer>> partitionCounts() {
-        return KafkaUni.of(admin.listTopics().names())
+        return KafkaUni.of(continuations, admin.listTopics().names())
                 .chain(names -> names.isEmpty()
                         ? Uni.createFrom().item(Map.<String, Integer>of())
-                        : KafkaUni.of(admin.describeTopics(names).allTopicNames())
+                        : KafkaUni.of(continuations, admin.describeTopics(names).allTopicNames())
                                 .map(descriptions -> {
                                     Map<String, Integer> counts = new HashMap<>();
                                     descriptions.forEach((t, d) ->
@@ -113,7 +116,7 @@ public final class AdminMetadata implements ClusterMetadata {
         return Uni.createFrom()
                 .completionStage(
                         () -> new OffsetLookup(admin).list(tps, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED))
-                .emitOn(Infrastructure.getDefaultWorkerPool())
+                .emitOn(continuations)
                 .chain(listed -> listed.firstFailure()
                         .map(e -> Uni.createFrom().<Map<MirrorPartition, Long>>failure(e))
                         .orElseGet(() -> {
@@ -129,7 +132,7 @@ public final class AdminMetadata implements ClusterMetadata {
     public Uni<Set<String>> groups(GroupKind kind) {
         ListGroupsOptions options =
                 kind == GroupKind.SHARE ? ListGroupsOptions.forShareGroups() : ListGroupsOptions.forConsumerGroups();
-        return KafkaUni.of(admin.listGroups(options).all())
+        return KafkaUni.of(continuations, admin.listGroups(options).all())
                 .map(listings ->
                         listings.stream().map(GroupListing::groupId).collect(Collectors.toCollection(TreeSet::new)));
     }
@@ -137,8 +140,12 @@ public final class AdminMetadata implements ClusterMetadata {
     @Override
     public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(
             GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
-        return KafkaUni.of(listOffsets(
-                        kind, groups, partitions.stream().map(AdminMetadata::tp).toList()))
+        return KafkaUni.of(
+                        continuations,
+                        listOffsets(
+                                kind,
+                                groups,
+                                partitions.stream().map(AdminMetadata::tp).toList()))
                 .map(AdminMetadata::offsets);
     }
 
@@ -150,10 +157,13 @@ public final class AdminMetadata implements ClusterMetadata {
         if (kind == GroupKind.CONSUMER) {
             Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
             byTp.forEach((tp, o) -> committed.put(tp, new OffsetAndMetadata(o)));
-            return KafkaUni.of(admin.alterConsumerGroupOffsets(group, committed).all());
+            return KafkaUni.of(
+                    continuations,
+                    admin.alterConsumerGroupOffsets(group, committed).all());
         }
-        return KafkaUni.of(admin.alterShareGroupOffsets(group, byTp).all())
-                .chain(() -> KafkaUni.of(listOffsets(kind, Set.of(group), byTp.keySet())))
+        return KafkaUni.of(
+                        continuations, admin.alterShareGroupOffsets(group, byTp).all())
+                .chain(() -> KafkaUni.of(continuations, listOffsets(kind, Set.of(group), byTp.keySet())))
                 .invoke(readBack -> {
                     Map<TopicPartition, Long> read = new HashMap<>();
                     readBack.getOrDefault(group, Map.of())
@@ -165,7 +175,8 @@ public final class AdminMetadata implements ClusterMetadata {
 
     @Override
     public Uni<Set<AclEntry>> acls() {
-        return KafkaUni.of(admin.describeAcls(AclBindingFilter.ANY).values())
+        return KafkaUni.of(
+                        continuations, admin.describeAcls(AclBindingFilter.ANY).values())
                 .map(bindings -> bindings.stream().map(AclConversions::entry).collect(Collectors.toSet()));
     }
 
@@ -173,19 +184,24 @@ public final class AdminMetadata implements ClusterMetadata {
     public Uni<Void> createAcls(Collection<AclEntry> acls) {
         return acls.isEmpty()
                 ? Uni.createFrom().voidItem()
-                : KafkaUni.of(admin.createAcls(
-                                acls.stream().map(AclConversions::binding).toList())
-                        .all());
+                : KafkaUni.of(
+                        continuations,
+                        admin.createAcls(acls.stream()
+                                        .map(AclConversions::binding)
+                                        .toList())
+                                .all());
     }
 
     @Override
     public Uni<Void> deleteAcls(Collection<AclEntry> acls) {
         return acls.isEmpty()
                 ? Uni.createFrom().voidItem()
-                : KafkaUni.of(admin.deleteAcls(acls.stream()
-                                        .map(AclConversions::exactly)
-                                        .toList())
-                                .all())
+                : KafkaUni.of(
+                                continuations,
+                                admin.deleteAcls(acls.stream()
+                                                .map(AclConversions::exactly)
+                                                .toList())
+                                        .all())
                         .replaceWithVoid();
     }
 
@@ -220,13 +236,15 @@ public final class AdminMetadata implements ClusterMetadata {
     }
 
     /** Waits for every future, keeping the values that arrived and logging each failure as a per-topic config error. */
-    private static <V> Uni<Map<String, V>> each(Map<String, KafkaFuture<V>> futures, CycleLog log) {
+    private <V> Uni<Map<String, V>> each(Map<String, KafkaFuture<V>> futures, CycleLog log) {
         if (futures.isEmpty()) {
             return Uni.createFrom().item(Map.of());
         }
         List<Uni<Map.Entry<String, V>>> unis = new ArrayList<>();
-        futures.forEach((topic, future) -> unis.add(
-                KafkaUni.of(future).map(v -> Map.entry(topic, v)).onFailure().recoverWithItem(e -> {
+        futures.forEach((topic, future) -> unis.add(KafkaUni.of(continuations, future)
+                .map(v -> Map.entry(topic, v))
+                .onFailure()
+                .recoverWithItem(e -> {
                     log.error(CONFIG_ERROR, "config of topic " + topic, e);
                     return null;
                 })));

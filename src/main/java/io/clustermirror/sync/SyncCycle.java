@@ -43,15 +43,23 @@ final class SyncCycle {
                                         + mirror.sourceClusterId() + ": mirror halted");
                                 return apply(name, List.of(halt), log);
                             }
-                            ClusterMetadata destination = host.destination();
-                            return apply(name, action.stream().toList(), log)
-                                    .chain(() -> TopicStep.plan(mirror, host.partitions(name), stateTopic, source))
-                                    .chain(actions -> apply(name, actions, log))
-                                    .chain(() -> ConfigStep.sync(mirror, activeTopics(name), source, destination, log))
-                                    .chain(() -> groupOffsets.sync(
-                                            mirror, mirroredPartitions(name), source, destination, log))
-                                    .chain(() -> acls.sync(
-                                            mirror, activeTopics(name), source, destination, ledger(name), log));
+                            return host.destination(name)
+                                    .chain(destination -> apply(
+                                                    name, action.stream().toList(), log)
+                                            .chain(() ->
+                                                    TopicStep.plan(mirror, host.partitions(name), stateTopic, source))
+                                            .chain(actions -> apply(name, actions, log))
+                                            .chain(() -> ConfigStep.sync(
+                                                    mirror, activeTopics(name), source, destination, log))
+                                            .chain(() -> groupOffsets.sync(
+                                                    mirror, mirroredPartitions(name), source, destination, log))
+                                            .chain(() -> acls.sync(
+                                                    mirror,
+                                                    activeTopics(name),
+                                                    source,
+                                                    destination,
+                                                    ledger(name),
+                                                    log)));
                         }))
                 .onFailure()
                 .recoverWithItem(e -> {

@@ -29,7 +29,8 @@ public interface SyncHost {
     /** The mirror's source cluster (through its data plane's Admin, built on first use). */
     Uni<ClusterMetadata> source(String mirror);
 
-    ClusterMetadata destination();
+    /** The destination cluster as the mirror's cycle reaches it (its steps run on the mirror's workers). */
+    Uni<ClusterMetadata> destination(String mirror);
 
     /** Applies the action; what could not be done, item by item, as "topic: reason" (empty when all was done). */
     Uni<List<String>> apply(String mirror, SyncAction action);

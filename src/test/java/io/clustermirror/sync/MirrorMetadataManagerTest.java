@@ -96,8 +96,8 @@ class MirrorMetadataManagerTest {
         }
 
         @Override
-        public ClusterMetadata destination() {
-            return new FakeCluster();
+        public Uni<ClusterMetadata> destination(String mirror) {
+            return Uni.createFrom().item(new FakeCluster());
         }
 
         @Override

@@ -144,8 +144,8 @@ class SyncCycleTest {
         }
 
         @Override
-        public ClusterMetadata destination() {
-            return destination;
+        public Uni<ClusterMetadata> destination(String mirror) {
+            return Uni.createFrom().item(destination);
         }
 
         @Override
