@@ -21,10 +21,17 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The packaged service ({@code target/quarkus-app/quarkus-run.jar}) run as its own process, the way
- * users run it: tests talk to it over HTTP, restart it, and kill it with SIGKILL.
+ * The packaged service ({@code target/quarkus-app/quarkus-run.jar}, or the native executable when the build made one:
+ * {@code ./mvnw verify -Dnative}) run as its own process, the way users run it: tests talk to it over HTTP, restart
+ * it, and kill it with SIGKILL.
  */
 public final class ServiceProcess implements AutoCloseable {
+
+    /**
+     * The native executable the ITs run instead of the jar (failsafe's {@code native.image.path}, set by the
+     * {@code native} profile), or null.
+     */
+    public static final String NATIVE_EXECUTABLE = System.getProperty("native.image.path");
 
     private final String name;
     private final Path appDir;
@@ -64,11 +71,17 @@ public final class ServiceProcess implements AutoCloseable {
             throw new IllegalStateException(name + " is already running");
         }
         List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-Xmx256m");
-        properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
-        command.add("-jar");
-        command.add(appDir.resolve("quarkus-run.jar").toString());
+        if (NATIVE_EXECUTABLE != null) { // a native executable takes the same -Xmx and -D options
+            command.add(NATIVE_EXECUTABLE);
+            command.add("-Xmx256m");
+            properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
+        } else {
+            command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            command.add("-Xmx256m");
+            properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
+            command.add("-jar");
+            command.add(appDir.resolve("quarkus-run.jar").toString());
+        }
         try {
             Files.createDirectories(logFile.getParent());
             process = new ProcessBuilder(command)
@@ -120,9 +133,13 @@ public final class ServiceProcess implements AutoCloseable {
 
     /**
      * The names of the process's live threads, from a thread dump ({@code jcmd <pid> Thread.print}, the JDK's own
-     * tool beside the {@code java} that runs the service): to see which threads a test's actions added.
+     * tool beside the {@code java} that runs the service): to see which threads a test's actions added. A native
+     * executable has no attach mechanism for jcmd.
      */
     public List<String> threadNames() {
+        if (NATIVE_EXECUTABLE != null) {
+            throw new UnsupportedOperationException("jcmd cannot dump the threads of a native executable");
+        }
         Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
         try {
             Process dump = new ProcessBuilder(jcmd.toString(), String.valueOf(process.pid()), "Thread.print")

@@ -1,0 +1,71 @@
+package io.clustermirror.api;
+
+import io.clustermirror.state.AclsRecord;
+import io.clustermirror.state.DivergenceRecord;
+import io.clustermirror.state.MirrorRecord;
+import io.clustermirror.state.PartitionRecord;
+import io.clustermirror.state.PromotionRecord;
+import io.clustermirror.state.SecretCipher;
+import io.clustermirror.state.ServiceConfigRecord;
+import io.clustermirror.state.StateKey;
+import io.quarkus.runtime.annotations.RegisterForReflection;
+
+/**
+ * What a native executable must keep for reflection, in one place (issue 20): the classes Jackson reads and writes
+ * through an {@code ObjectMapper} of our own, which Quarkus cannot see from the REST signatures: the
+ * {@code __mirror_state} records ({@code StateSerde}) and the request bodies {@link RequestBodies} parses strictly, and
+ * every API body besides, with the types of their fields ({@code registerFullHierarchy}); and the resources whose
+ * methods' JAX-RS annotations {@link HttpGuards} and {@link AccessFilter} read at run time. {@code
+ * NativeRegistrationsTest} fails when a state record or an API record is missing here.
+ *
+ * <p>What needs nothing here: kafka-clients' own classes (the Quarkus Kafka extension registers the serializers, SASL
+ * login modules and callback handlers; the data plane's NetworkClient, Selector and request classes are plain calls);
+ * the config providers ({@code SourceConfigProviders} constructs them, no class name is looked up); the security
+ * extensions (Elytron properties file, SmallRye JWT) register their own; re2j is plain Java.
+ */
+@RegisterForReflection(
+        registerFullHierarchy = true,
+        targets = {
+            // __mirror_state records (StateSerde)
+            StateKey.class,
+            MirrorRecord.class,
+            PartitionRecord.class,
+            PromotionRecord.class,
+            DivergenceRecord.class,
+            AclsRecord.class,
+            ServiceConfigRecord.class,
+            SecretCipher.Sealed.class,
+            // request bodies (RequestBodies)
+            CreateMirrorRequest.class,
+            AlterMirrorConfigRequest.class,
+            StartTopicsRequest.class,
+            TopicsRequest.class,
+            PromoteTopicsRequest.class,
+            ServiceConfigValue.class,
+            // response bodies
+            Problem.class,
+            MirrorList.class,
+            MirrorSummary.class,
+            MirrorDescription.class,
+            TopicSummary.class,
+            TopicDescription.class,
+            PartitionDescription.class,
+            PartitionLagDescription.class,
+            OpenTransactionDescription.class,
+            DivergenceDescription.class,
+            PromoteResponse.class,
+            PromotionDescription.class,
+            PromotedPartitionDescription.class,
+            TopicsResponse.class,
+            ServiceConfigList.class,
+            ServiceConfigDescription.class,
+            SyncStatus.class,
+            // resources whose annotations are read at run time (HttpGuards.methodsByPath, AccessFilter)
+            MirrorResource.class,
+            TopicResource.class,
+            ServiceConfigResource.class,
+        })
+final class NativeRegistrations {
+
+    private NativeRegistrations() {}
+}
