@@ -59,8 +59,12 @@ class ArchitectureTest {
                 .definedBy("io.clustermirror.metrics..")
                 .layer("embedded")
                 .definedBy("io.clustermirror.embedded..")
-                .whereLayer("api")
+                .layer("nativeimage")
+                .definedBy("io.clustermirror.nativeimage..")
+                .whereLayer("nativeimage")
                 .mayNotBeAccessedByAnyLayer()
+                .whereLayer("api")
+                .mayOnlyBeAccessedByLayers("nativeimage")
                 .whereLayer("embedded")
                 .mayNotBeAccessedByAnyLayer()
                 .whereLayer("coordinator")
@@ -78,7 +82,7 @@ class ArchitectureTest {
                 .whereLayer("kafka")
                 .mayOnlyBeAccessedByLayers("sync", "fetch", "truncation", "batches", "topics", "coordinator", "api")
                 .whereLayer("state")
-                .mayOnlyBeAccessedByLayers("sync", "fetch", "truncation", "topics", "coordinator")
+                .mayOnlyBeAccessedByLayers("sync", "fetch", "truncation", "topics", "coordinator", "nativeimage")
                 .whereLayer("mirror")
                 .mayOnlyBeAccessedByLayers(
                         "api",

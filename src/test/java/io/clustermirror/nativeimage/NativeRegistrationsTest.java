@@ -1,4 +1,4 @@
-package io.clustermirror.api;
+package io.clustermirror.nativeimage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

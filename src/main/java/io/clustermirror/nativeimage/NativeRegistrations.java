@@ -1,5 +1,31 @@
-package io.clustermirror.api;
+package io.clustermirror.nativeimage;
 
+import io.clustermirror.api.AlterMirrorConfigRequest;
+import io.clustermirror.api.CreateMirrorRequest;
+import io.clustermirror.api.DivergenceDescription;
+import io.clustermirror.api.MirrorDescription;
+import io.clustermirror.api.MirrorList;
+import io.clustermirror.api.MirrorResource;
+import io.clustermirror.api.MirrorSummary;
+import io.clustermirror.api.OpenTransactionDescription;
+import io.clustermirror.api.PartitionDescription;
+import io.clustermirror.api.PartitionLagDescription;
+import io.clustermirror.api.Problem;
+import io.clustermirror.api.PromoteResponse;
+import io.clustermirror.api.PromoteTopicsRequest;
+import io.clustermirror.api.PromotedPartitionDescription;
+import io.clustermirror.api.PromotionDescription;
+import io.clustermirror.api.ServiceConfigDescription;
+import io.clustermirror.api.ServiceConfigList;
+import io.clustermirror.api.ServiceConfigResource;
+import io.clustermirror.api.ServiceConfigValue;
+import io.clustermirror.api.StartTopicsRequest;
+import io.clustermirror.api.SyncStatus;
+import io.clustermirror.api.TopicDescription;
+import io.clustermirror.api.TopicResource;
+import io.clustermirror.api.TopicSummary;
+import io.clustermirror.api.TopicsRequest;
+import io.clustermirror.api.TopicsResponse;
 import io.clustermirror.state.AclsRecord;
 import io.clustermirror.state.DivergenceRecord;
 import io.clustermirror.state.MirrorRecord;
@@ -13,15 +39,16 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 /**
  * What a native executable must keep for reflection, in one place (issue 20): the classes Jackson reads and writes
  * through an {@code ObjectMapper} of our own, which Quarkus cannot see from the REST signatures: the
- * {@code __mirror_state} records ({@code StateSerde}) and the request bodies {@link RequestBodies} parses strictly, and
+ * {@code __mirror_state} records ({@code StateSerde}) and the request bodies {@code RequestBodies} parses strictly, and
  * every API body besides, with the types of their fields ({@code registerFullHierarchy}); and the resources whose
- * methods' JAX-RS annotations {@link HttpGuards} and {@link AccessFilter} read at run time. {@code
+ * methods' JAX-RS annotations {@code HttpGuards} and {@code AccessFilter} read at run time. {@code
  * NativeRegistrationsTest} fails when a state record or an API record is missing here.
  *
  * <p>What needs nothing here: kafka-clients' own classes (the Quarkus Kafka extension registers the serializers, SASL
  * login modules and callback handlers; the data plane's NetworkClient, Selector and request classes are plain calls);
  * the config providers ({@code SourceConfigProviders} constructs them, no class name is looked up); the security
- * extensions (Elytron properties file, SmallRye JWT) register their own; re2j is plain Java.
+ * extensions (Elytron properties file, SmallRye JWT) register their own; re2j is plain Java. A package of its own, which
+ * nothing uses and which may name every other: the one place that knows both the API's and the state's classes.
  */
 @RegisterForReflection(
         registerFullHierarchy = true,
@@ -65,7 +92,7 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
             TopicResource.class,
             ServiceConfigResource.class,
         })
-final class NativeRegistrations {
+public final class NativeRegistrations {
 
     private NativeRegistrations() {}
 }
