@@ -39,6 +39,7 @@ class HelmChartTest {
 
     private static final Path CHART = Path.of("helm", "cluster-mirror");
     private static final Path PROFILES = CHART.resolve("profiles");
+    private static final Path KIT = Path.of("observability");
     private static final ObjectMapper YAML = new YAMLMapper();
 
     @Test
@@ -168,6 +169,73 @@ class HelmChartTest {
         assertHardened(pod);
     }
 
+    @Test
+    void theDashboardAndTheAlertRulesAreRenderedAsConfigMapsOfTheObservabilityKit() throws IOException {
+        List<JsonNode> manifests = render(template().withValuesFile(PROFILES.resolve("basic.yaml")));
+
+        JsonNode dashboard = named(manifests, "ConfigMap", "mirror-dashboard");
+        assertThat(dashboard.at("/metadata/labels/grafana_dashboard").asText()).isEqualTo("1");
+        assertThat(dashboard.at("/data/cluster-mirror-dashboard.json").asText())
+                .isEqualTo(Files.readString(KIT.resolve("grafana/cluster-mirror-dashboard.json"))
+                        .stripTrailing());
+        JsonNode alerts = named(manifests, "ConfigMap", "mirror-alerts");
+        assertThat(alerts.at("/data/cluster-mirror-alerts.yaml").asText())
+                .isEqualTo(Files.readString(KIT.resolve("prometheus/cluster-mirror-alerts.yaml"))
+                        .stripTrailing());
+        // the prometheus-operator resources need its CRDs: only when asked for
+        assertThat(manifests.stream().map(m -> m.path("kind").asText()))
+                .doesNotContain("PrometheusRule", "ServiceMonitor");
+    }
+
+    @Test
+    void thePrometheusRuleHoldsTheKitsRulesAndTheServiceMonitorScrapesTheMetrics() throws IOException {
+        List<JsonNode> manifests = render(template()
+                .withValuesFile(PROFILES.resolve("basic.yaml"))
+                .set("observability.prometheusRule.enabled", "true")
+                .set("observability.prometheusRule.labels.release", "kube-prometheus")
+                .set("observability.serviceMonitor.enabled", "true"));
+
+        JsonNode rule = kind(manifests, "PrometheusRule");
+        assertThat(rule.at("/metadata/labels/release").asText()).isEqualTo("kube-prometheus");
+        assertThat(rule.at("/spec/groups"))
+                .isEqualTo(YAML.readTree(KIT.resolve("prometheus/cluster-mirror-alerts.yaml")
+                                .toFile())
+                        .get("groups"));
+        JsonNode monitor = kind(manifests, "ServiceMonitor");
+        assertThat(monitor.at("/spec/selector/matchLabels"))
+                .isEqualTo(kind(manifests, "Service").at("/spec/selector"));
+        JsonNode endpoint = monitor.at("/spec/endpoints/0");
+        assertThat(endpoint.at("/path").asText()).isEqualTo("/q/metrics");
+        assertThat(endpoint.at("/port").asText()).isEqualTo("http");
+        assertThat(endpoint.has("basicAuth")).isFalse();
+    }
+
+    @Test
+    void aServiceMonitorOfProtectedOperationsEndpointsNeedsCredentials() throws IOException {
+        TemplateCommand protectedEndpoints = template()
+                .withValuesFile(PROFILES.resolve("basic.yaml"))
+                .set("auth.protectOperationsEndpoints", "true")
+                .set("observability.serviceMonitor.enabled", "true");
+        assertThatThrownBy(protectedEndpoints::call)
+                .hasMessageContaining("observability.serviceMonitor.basicAuthSecret");
+
+        JsonNode endpoint = kind(
+                        render(protectedEndpoints.set("observability.serviceMonitor.basicAuthSecret", "prometheus")),
+                        "ServiceMonitor")
+                .at("/spec/endpoints/0");
+        assertThat(endpoint.at("/basicAuth/username/name").asText()).isEqualTo("prometheus");
+        assertThat(endpoint.at("/basicAuth/password/key").asText()).isEqualTo("password");
+    }
+
+    @Test
+    void theChartsCopiesOfTheKitAreTheKit() throws IOException {
+        // Helm reads only files inside the chart: observability/ is copied into files/, and must not drift from it
+        assertThat(Files.readString(CHART.resolve("files/cluster-mirror-dashboard.json")))
+                .isEqualTo(Files.readString(KIT.resolve("grafana/cluster-mirror-dashboard.json")));
+        assertThat(Files.readString(CHART.resolve("files/cluster-mirror-alerts.yaml")))
+                .isEqualTo(Files.readString(KIT.resolve("prometheus/cluster-mirror-alerts.yaml")));
+    }
+
     /** The pod as a Kubernetes operator (and the restricted Pod Security Standard) expects it. */
     private static void assertHardened(JsonNode pod) {
         assertThat(pod.at("/securityContext/runAsNonRoot").asBoolean()).isTrue();
@@ -199,6 +267,10 @@ class HelmChartTest {
         for (String profile : profiles) {
             command = command.withValuesFile(PROFILES.resolve(profile));
         }
+        return render(command);
+    }
+
+    private static List<JsonNode> render(TemplateCommand command) throws IOException {
         List<JsonNode> manifests = new ArrayList<>();
         try (var parser = new YAMLFactory().createParser(command.call())) {
             Iterator<JsonNode> documents = YAML.readValues(parser, JsonNode.class);
@@ -217,6 +289,14 @@ class HelmChartTest {
                 .filter(m -> kind.equals(m.path("kind").asText()))
                 .findFirst()
                 .orElseThrow(() -> new AssertionError("no " + kind + " rendered"));
+    }
+
+    private static JsonNode named(List<JsonNode> manifests, String kind, String name) {
+        return manifests.stream()
+                .filter(m -> kind.equals(m.path("kind").asText())
+                        && name.equals(m.at("/metadata/name").asText()))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no " + kind + " " + name + " rendered"));
     }
 
     private static JsonNode podSpec(List<JsonNode> manifests) {
