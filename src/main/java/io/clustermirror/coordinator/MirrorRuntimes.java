@@ -92,16 +92,20 @@ final class MirrorRuntimes {
     /**
      * The mirror's runtime while its data plane runs. One whose data plane ended (a loop died or was stuck: its
      * partitions have failed) is dropped here, so that the next use builds a new one, and closed (on Quarkus' worker
-     * pool, no thread of its own) once the tasks already given to its workers have run.
+     * pool, no thread of its own) once the tasks already given to its workers have run. The next build waits for that
+     * close, as for any other ({@link RuntimeBuilds#closing}): its data plane must have left the pool first.
      */
     Optional<MirrorRuntime> live(String name) {
         MirrorRuntime runtime = runtimes.get(name);
         if (runtime != null && runtime.fetcher.deadReason() != null && runtimes.remove(name, runtime)) {
-            runtime.closeWhenIdle(Duration.ofMillis(config.flow().timeoutMs()), Infrastructure.getDefaultWorkerPool())
-                    .exceptionally(e -> {
-                        LOGGER.errorf(e, "Mirror %s: its dropped runtime could not be closed", name);
-                        return null;
-                    });
+            builds.closing(
+                    name,
+                    runtime.closeWhenIdle(
+                                    Duration.ofMillis(config.flow().timeoutMs()), Infrastructure.getDefaultWorkerPool())
+                            .exceptionally(e -> {
+                                LOGGER.errorf(e, "Mirror %s: its dropped runtime could not be closed", name);
+                                return null;
+                            }));
             return Optional.empty();
         }
         return Optional.ofNullable(runtime);
