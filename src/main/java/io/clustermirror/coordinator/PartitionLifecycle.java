@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.jboss.logging.Logger;
@@ -596,14 +597,18 @@ final class PartitionLifecycle {
                     runtime -> CompletableFuture.allOf(failed.keySet().stream()
                                     .map(p -> runtime.dataPlane().remove(p, true))
                                     .toArray(CompletableFuture[]::new))
-                            .thenRunAsync(
-                                    () -> {
+                            .handleAsync(
+                                    (removed, notRemoved) -> {
                                         List<PreservedTail> preserved = new ArrayList<>();
-                                        String error =
-                                                preserveAndRecreate(name, topic, all, excluded, runtime, preserved);
+                                        // a partition still in the data plane could append to the topic recreated
+                                        String error = notRemoved != null
+                                                ? "topic " + topic + " was not recreated: its partitions did not leave"
+                                                        + " the data plane: " + rootMessage(notRemoved)
+                                                : preserveAndRecreate(name, topic, all, excluded, runtime, preserved);
                                         thread.run(
                                                 "restart after recreating " + topic,
                                                 () -> restart(name, topic, failed, preserved, error));
+                                        return null;
                                     },
                                     runtime.workers()),
                     e -> restart(
@@ -614,6 +619,11 @@ final class PartitionLifecycle {
                             "topic " + topic + " was not recreated: the mirror's clients could not be built: "
                                     + e.getMessage()));
         });
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        return cause.toString();
     }
 
     /** On a worker: null when the topic was recreated, else why not. */

@@ -236,6 +236,23 @@ class PartitionLifecycleTest {
     }
 
     @Test
+    void aRecreateWhosePartitionsCannotLeaveTheDataPlaneShouldKeepTheTopicAndFailNamingWhy() {
+        host.mirror = mirrorWith(Map.of(MirrorConfig.TRUNCATION_POLICY, "recreate"));
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Diverged("offset 3 differs"));
+        parts.data.removalFailure = new IllegalStateException("the data plane of m died: stuck");
+
+        lifecycle.truncate("m", T0);
+        until(() -> host.status(T0).error() != null && host.status(T0).error().startsWith("topic t was not"));
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.FAILED);
+        assertThat(host.status(T0).error())
+                .isEqualTo("topic t was not recreated: its partitions did not leave the data plane: "
+                        + "java.lang.IllegalStateException: the data plane of m died: stuck");
+        assertThat(parts.recreated).isEmpty();
+    }
+
+    @Test
     void aDataPlaneFailureShouldFailAMirroringPartitionButKeepAStoppingOneStopping() {
         host.put(T0, mirroring());
         host.put(T1, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
@@ -616,6 +633,7 @@ class PartitionLifecycleTest {
         private final Map<MirrorPartition, Long> in = new ConcurrentHashMap<>();
         volatile Progress lastProgress;
         volatile boolean removalsHang;
+        volatile RuntimeException removalFailure;
 
         @Override
         public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
@@ -630,6 +648,9 @@ class PartitionLifecycleTest {
             calls.add("remove " + partition + (abortTransactions ? " aborting" : " keeping"));
             if (removalsHang) {
                 return new CompletableFuture<>(); // a loop that never gets to it
+            }
+            if (removalFailure != null) {
+                return CompletableFuture.failedFuture(removalFailure);
             }
             in.remove(partition);
             return CompletableFuture.completedFuture(lastProgress);
