@@ -237,7 +237,7 @@ public final class KafkaClusterMirrors implements Callable<Integer> {
      * @param prompt asks for a password no file gives; returns null when it cannot (no console)
      * @return the exit code ({@link ExitCodes})
      */
-    static int run(String[] args, PrintWriter out, PrintWriter err, Function<String, char[]> prompt) {
+    public static int run(String[] args, PrintWriter out, PrintWriter err, Function<String, char[]> prompt) {
         CommandLine line = new CommandLine(new KafkaClusterMirrors(prompt));
         line.setOut(out);
         line.setErr(err);
