@@ -65,7 +65,7 @@ class KafkaClusterMirrorsTest {
                 dir.resolve("mirror.properties"),
                 "# a comment\nbootstrap.servers=src:9092\nmirror.topics.include=demo\\\\..*\nsasl.jaas.config = x \\\n  y\n");
 
-        Map<String, String> config = KafkaClusterMirrors.properties(file);
+        Map<String, String> config = KafkaClusterMirrors.properties(file, "--mirror-config");
 
         assertThat(config)
                 .containsExactly(
@@ -78,7 +78,7 @@ class KafkaClusterMirrorsTest {
     void anEmptyOrMissingMirrorConfigShouldBeAUsageError() throws Exception {
         Path empty = Files.writeString(dir.resolve("empty.properties"), "# nothing\n");
 
-        assertThatThrownBy(() -> KafkaClusterMirrors.properties(empty))
+        assertThatThrownBy(() -> KafkaClusterMirrors.properties(empty, "--mirror-config"))
                 .isInstanceOf(UsageException.class)
                 .hasMessageEndingWith("sets no key");
         Run missing = run(
@@ -102,5 +102,35 @@ class KafkaClusterMirrorsTest {
 
         assertThat(run.exit()).isEqualTo(ExitCodes.UNREACHABLE);
         assertThat(run.err()).isEqualTo("Error: cannot reach http://localhost:" + port + ": connection refused\n");
+    }
+
+    @Test
+    void aCommandConfigShouldGiveTheConnectionUnlessTheCommandLineDoes() throws Exception {
+        int closed;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            closed = socket.getLocalPort();
+        }
+        Path config = Files.writeString(dir.resolve("client.properties"), "url=http://localhost:" + closed + "\n");
+
+        Run fromFile = run("--list", "--command-config", config.toString());
+        Run commandLineWins = run("--list", "--command-config", config.toString(), "--url", "ftp://x");
+
+        assertThat(fromFile.exit()).as(fromFile.err()).isEqualTo(ExitCodes.UNREACHABLE);
+        assertThat(fromFile.err())
+                .isEqualTo("Error: cannot reach http://localhost:" + closed + ": connection refused\n");
+        assertThat(commandLineWins.exit()).isEqualTo(ExitCodes.USAGE);
+        assertThat(commandLineWins.err()).contains("--url must be http://host[:port]");
+    }
+
+    @Test
+    void aCommandConfigKeyThatIsNoConnectionOptionShouldBeRefused() throws Exception {
+        Path config = Files.writeString(dir.resolve("client.properties"), "user=alice\npasswd-file=/tmp/p\n");
+
+        Run run = run("--list", "--command-config", config.toString());
+
+        assertThat(run.exit()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err())
+                .startsWith("Error: --command-config " + config
+                        + " sets 'passwd-file'; it takes url, user, password-file,");
     }
 }

@@ -105,7 +105,11 @@ class KafkaClusterMirrorsAuthIT extends ServiceIT {
                 "admin",
                 "--password-file",
                 password.toString());
-        Cli.Run list = cli("--list", "--user", "admin", "--password-file", password.toString());
+        // the same connection from a --command-config file, as the KIP's tool takes its client settings
+        Path client = file(
+                "client.properties",
+                "url=" + https + "\ntruststore=" + certs.path("ca.pem") + "\nuser=admin\npassword-file=" + password);
+        Cli.Run list = Cli.inProcess("--list", "--command-config", client.toString());
 
         assertThat(created.exit()).as(created.toString()).isZero();
         assertThat(list.exit()).as(list.toString()).isZero();

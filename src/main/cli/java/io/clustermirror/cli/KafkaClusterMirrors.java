@@ -219,6 +219,25 @@ public final class KafkaClusterMirrors implements Callable<Integer> {
             description = "The trust store's password (PKCS12, JKS); else asked on the console")
     Path truststorePasswordFile;
 
+    @Option(
+            names = "--command-config",
+            paramLabel = "FILE",
+            description = "A properties file of the options above, as name=value without the dashes (url=...,"
+                    + " user=..., password-file=..., truststore=...); the command line's own win")
+    Path commandConfig;
+
+    /** The options a --command-config file may set. */
+    static final List<String> COMMAND_CONFIG_KEYS = List.of(
+            "url",
+            "user",
+            "password-file",
+            "token",
+            "token-file",
+            "keystore",
+            "keystore-password-file",
+            "truststore",
+            "truststore-password-file");
+
     private final Function<String, char[]> prompt;
 
     KafkaClusterMirrors(Function<String, char[]> prompt) {
@@ -259,18 +278,7 @@ public final class KafkaClusterMirrors implements Callable<Integer> {
                     .collect(Collectors.toSet());
             Verb verb = Verb.of(given);
             Commands.Request request = request(verb);
-            ServiceConnection service = ServiceConnection.of(
-                    new ServiceConnection.Options(
-                            url,
-                            user,
-                            passwordFile,
-                            token,
-                            tokenFile,
-                            keystore,
-                            keystorePasswordFile,
-                            truststore,
-                            truststorePasswordFile),
-                    prompt);
+            ServiceConnection service = ServiceConnection.of(connection(given), prompt);
             return new Commands(
                             service,
                             spec.commandLine().getOut(),
@@ -301,7 +309,7 @@ public final class KafkaClusterMirrors implements Callable<Integer> {
                 mirror,
                 parsedTopics,
                 exclude,
-                mirrorConfig == null ? null : properties(mirrorConfig),
+                mirrorConfig == null ? null : properties(mirrorConfig, "--mirror-config"),
                 deleteConfig,
                 json,
                 failed,
@@ -311,8 +319,46 @@ public final class KafkaClusterMirrors implements Callable<Integer> {
                 noFenceSource);
     }
 
+    /** The connection options: the command line's, else --command-config's, else the defaults. */
+    private ServiceConnection.Options connection(Set<String> given) {
+        Map<String, String> file = commandConfig == null ? Map.of() : commandConfig(commandConfig);
+        return new ServiceConnection.Options(
+                pick(given, "url", url, file),
+                pick(given, "user", user, file),
+                path(pick(given, "password-file", passwordFile, file)),
+                pick(given, "token", token, file),
+                path(pick(given, "token-file", tokenFile, file)),
+                path(pick(given, "keystore", keystore, file)),
+                path(pick(given, "keystore-password-file", keystorePasswordFile, file)),
+                path(pick(given, "truststore", truststore, file)),
+                path(pick(given, "truststore-password-file", truststorePasswordFile, file)));
+    }
+
+    private static String pick(Set<String> given, String key, Object fromCommandLine, Map<String, String> file) {
+        if (given.contains("--" + key) || !file.containsKey(key)) {
+            return fromCommandLine == null ? null : fromCommandLine.toString();
+        }
+        return file.get(key);
+    }
+
+    private static Path path(String value) {
+        return value == null ? null : Path.of(value);
+    }
+
+    /** A --command-config file: only the connection options' names, so that a misspelt one is not ignored. */
+    static Map<String, String> commandConfig(Path file) {
+        Map<String, String> config = properties(file, "--command-config");
+        for (String key : config.keySet()) {
+            if (!COMMAND_CONFIG_KEYS.contains(key)) {
+                throw new UsageException("--command-config " + file + " sets '" + key + "'; it takes "
+                        + String.join(", ", COMMAND_CONFIG_KEYS));
+            }
+        }
+        return config;
+    }
+
     /** A properties file as a map, in the file's order (java.util.Properties syntax: {@code \\} escapes). */
-    static Map<String, String> properties(Path file) {
+    static Map<String, String> properties(Path file, String option) {
         Map<String, String> config = new LinkedHashMap<>();
         Properties read = new Properties() {
             private static final long serialVersionUID = 1L;
@@ -326,10 +372,10 @@ public final class KafkaClusterMirrors implements Callable<Integer> {
         try (InputStream in = Files.newInputStream(file)) {
             read.load(in);
         } catch (IOException | IllegalArgumentException e) {
-            throw new UsageException(ServiceConnection.unreadable("--mirror-config", file, e));
+            throw new UsageException(ServiceConnection.unreadable(option, file, e));
         }
         if (config.isEmpty()) {
-            throw new UsageException("--mirror-config " + file + " sets no key");
+            throw new UsageException(option + " " + file + " sets no key");
         }
         return config;
     }

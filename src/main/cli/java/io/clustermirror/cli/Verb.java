@@ -36,6 +36,7 @@ enum Verb {
             "--keystore-password-file",
             "--truststore",
             "--truststore-password-file",
+            "--command-config",
             "--help",
             "--version");
 
