@@ -1,0 +1,146 @@
+package io.clustermirror.cli;
+
+import io.clustermirror.client.model.MirrorSummary;
+import io.clustermirror.client.model.PartitionDescription;
+import io.clustermirror.client.model.TopicDescription;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What {@code --list} and {@code --describe} print: the KIP's columns, aligned as Kafka's tools align theirs (each
+ * column as wide as its widest cell, two spaces apart, the last one not padded).
+ */
+final class Tables {
+
+    static final List<String> LIST_COLUMNS =
+            List.of("MIRROR", "TOPICS", "SOURCE-CLUSTER-ID", "SOURCE-BOOTSTRAP-SERVER");
+
+    static final List<String> DESCRIBE_COLUMNS =
+            List.of("MIRROR", "TOPIC", "PARTITION", "SOURCE-OFFSET", "DESTINATION-OFFSET", "LAG", "STATE", "ETA");
+
+    /** The partition state {@code --failed} keeps. */
+    static final String FAILED = "FAILED";
+
+    private Tables() {}
+
+    static List<String> list(List<MirrorSummary> mirrors) {
+        List<List<String>> rows = new ArrayList<>();
+        for (MirrorSummary m : mirrors) {
+            rows.add(List.of(
+                    text(m.getName()),
+                    text(m.getTopicCount()),
+                    text(m.getSourceClusterId()),
+                    text(m.getSourceBootstrapServers())));
+        }
+        return render(LIST_COLUMNS, rows);
+    }
+
+    /**
+     * One row per partition, in the order the service gives them; with {@code failed}, only FAILED partitions, and
+     * their error in a last column.
+     */
+    static List<String> describe(List<TopicDescription> topics, boolean failed) {
+        List<String> columns = new ArrayList<>(DESCRIBE_COLUMNS);
+        if (failed) {
+            columns.add("ERROR");
+        }
+        List<List<String>> rows = new ArrayList<>();
+        for (TopicDescription topic : topics) {
+            for (PartitionDescription p : topic.getPartitions()) {
+                if (failed && !FAILED.equals(p.getState())) {
+                    continue;
+                }
+                List<String> row = new ArrayList<>(List.of(
+                        text(topic.getMirror()),
+                        text(topic.getTopic()),
+                        text(p.getPartition()),
+                        offset(p.getSourceOffset()),
+                        offset(p.getDestinationOffset()),
+                        lag(p),
+                        text(p.getState()),
+                        eta(p)));
+                if (failed) {
+                    row.add(oneLine(p.getError()));
+                }
+                rows.add(row);
+            }
+        }
+        return render(columns, rows);
+    }
+
+    /**
+     * The ETA column: when the partition will have caught up at its recent rate. PartitionDescription has no ETA yet
+     * (issue 20 item 4 adds {@code etaSeconds}); until it has, "-". Then: {@code return duration(p.getEtaSeconds());}
+     */
+    static String eta(PartitionDescription p) {
+        return "-";
+    }
+
+    /** Seconds as the ETA column shows them: {@code 0s}, {@code 59s}, {@code 1m05s}, {@code 2h03m}; "-" for none. */
+    static String duration(Long seconds) {
+        if (seconds == null || seconds < 0) {
+            return "-";
+        }
+        long s = seconds;
+        if (s < 60) {
+            return s + "s";
+        }
+        if (s < 3600) {
+            return String.format("%dm%02ds", s / 60, s % 60);
+        }
+        return String.format("%dh%02dm", s / 3600, (s % 3600) / 60);
+    }
+
+    /** An offset; the service says -1 when a cluster did not answer: "-". */
+    static String offset(Long offset) {
+        return offset == null || offset < 0 ? "-" : offset.toString();
+    }
+
+    /** The lag, "-" when either offset is unknown (the service's lag is then no difference of offsets). */
+    static String lag(PartitionDescription p) {
+        if (p.getLag() == null
+                || offset(p.getSourceOffset()).equals("-")
+                || offset(p.getDestinationOffset()).equals("-")) {
+            return "-";
+        }
+        return p.getLag().toString();
+    }
+
+    static List<String> render(List<String> columns, List<List<String>> rows) {
+        int[] widths = new int[columns.size()];
+        for (int i = 0; i < widths.length; i++) {
+            widths[i] = columns.get(i).length();
+            for (List<String> row : rows) {
+                widths[i] = Math.max(widths[i], row.get(i).length());
+            }
+        }
+        List<String> lines = new ArrayList<>();
+        lines.add(line(columns, widths));
+        for (List<String> row : rows) {
+            lines.add(line(row, widths));
+        }
+        return lines;
+    }
+
+    private static String line(List<String> cells, int[] widths) {
+        StringBuilder line = new StringBuilder();
+        for (int i = 0; i < cells.size(); i++) {
+            if (i == cells.size() - 1) {
+                line.append(cells.get(i));
+            } else {
+                line.append(cells.get(i))
+                        .append(" ".repeat(widths[i] - cells.get(i).length() + 2));
+            }
+        }
+        return line.toString().stripTrailing();
+    }
+
+    private static String text(Object value) {
+        return value == null ? "-" : value.toString();
+    }
+
+    /** A cell or message on one line: line breaks become spaces. */
+    static String oneLine(String text) {
+        return text == null ? "-" : text.replaceAll("\\s*\\R\\s*", " ").strip();
+    }
+}

@@ -1,0 +1,109 @@
+package io.clustermirror.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.clustermirror.client.model.MirrorSummary;
+import io.clustermirror.client.model.PartitionDescription;
+import io.clustermirror.client.model.TopicDescription;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class TablesTest {
+
+    private static PartitionDescription partition(int partition, String state, long source, long destination) {
+        return new PartitionDescription()
+                .partition(partition)
+                .state(state)
+                .sourceOffset(source)
+                .destinationOffset(destination)
+                .lag(source - destination);
+    }
+
+    private static TopicDescription topic(String mirror, String topic, PartitionDescription... partitions) {
+        return new TopicDescription().mirror(mirror).topic(topic).partitions(List.of(partitions));
+    }
+
+    @Test
+    void describeShouldPrintTheKipColumnsAlignedWithEta() {
+        List<String> lines = Tables.describe(
+                List.of(topic(
+                        "dr",
+                        "orders",
+                        partition(0, "MIRRORING", 120000, 119800),
+                        partition(1, "LOG_TRUNCATION", 5, 0))),
+                false);
+
+        assertThat(lines)
+                .containsExactly(
+                        "MIRROR  TOPIC   PARTITION  SOURCE-OFFSET  DESTINATION-OFFSET  LAG  STATE           ETA",
+                        "dr      orders  0          120000         119800              200  MIRRORING       -",
+                        "dr      orders  1          5              0                   5    LOG_TRUNCATION  -");
+    }
+
+    @Test
+    void anOffsetACLusterDidNotGiveShouldPrintAsADashAndSoShouldItsLag() {
+        PartitionDescription unknownSource = partition(0, "MIRRORING", -1, 10);
+
+        List<String> lines = Tables.describe(List.of(topic("m", "t", unknownSource)), false);
+
+        assertThat(lines.get(1))
+                .isEqualTo("m       t      0          -              10                  -    MIRRORING  -");
+    }
+
+    @Test
+    void failedShouldKeepOnlyFailedPartitionsWithTheirErrorOnOneLine() {
+        PartitionDescription failed = partition(2, "FAILED", 10, 4).error("diverged:\nthe destination holds [4, 9)");
+
+        List<String> lines = Tables.describe(
+                List.of(
+                        topic("m", "t", partition(0, "MIRRORING", 1, 1), failed),
+                        topic("m", "u", partition(0, "PAUSED", 1, 1))),
+                true);
+
+        assertThat(lines)
+                .containsExactly(
+                        "MIRROR  TOPIC  PARTITION  SOURCE-OFFSET  DESTINATION-OFFSET  LAG  STATE   ETA  ERROR",
+                        "m       t      2          10             4                   6    FAILED  -    diverged: the"
+                                + " destination holds [4, 9)");
+    }
+
+    @Test
+    void listShouldPrintTheKipColumns() {
+        List<String> lines = Tables.list(List.of(
+                new MirrorSummary()
+                        .name("dr-east")
+                        .topicCount(12)
+                        .sourceClusterId("MkU3OEVBNTcwNTJENDM2Qk")
+                        .sourceBootstrapServers("east-1:9092,east-2:9092"),
+                new MirrorSummary().name("x").topicCount(0)));
+
+        assertThat(lines)
+                .containsExactly(
+                        "MIRROR   TOPICS  SOURCE-CLUSTER-ID       SOURCE-BOOTSTRAP-SERVER",
+                        "dr-east  12      MkU3OEVBNTcwNTJENDM2Qk  east-1:9092,east-2:9092",
+                        "x        0       -                       -");
+    }
+
+    @Test
+    void anEmptyTableShouldStillHaveItsHeader() {
+        assertThat(Tables.list(List.of()))
+                .containsExactly("MIRROR  TOPICS  SOURCE-CLUSTER-ID  SOURCE-BOOTSTRAP-SERVER");
+    }
+
+    @Test
+    void theEtaShouldBeADashUntilTheModelHasOne() {
+        assertThat(Tables.eta(partition(0, "MIRRORING", 10, 0))).isEqualTo("-");
+    }
+
+    @Test
+    void durationsShouldReadAsTheEtaColumnShowsThem() {
+        assertThat(Tables.duration(null)).isEqualTo("-");
+        assertThat(Tables.duration(-1L)).isEqualTo("-");
+        assertThat(Tables.duration(0L)).isEqualTo("0s");
+        assertThat(Tables.duration(59L)).isEqualTo("59s");
+        assertThat(Tables.duration(65L)).isEqualTo("1m05s");
+        assertThat(Tables.duration(3599L)).isEqualTo("59m59s");
+        assertThat(Tables.duration(3600L)).isEqualTo("1h00m");
+        assertThat(Tables.duration(90061L)).isEqualTo("25h01m");
+    }
+}
