@@ -17,7 +17,7 @@ import org.jboss.logging.Logger;
  * flight, as kafka-clients' producer retries. The destination de-duplicates them (decisions §14): a batch that did land
  * is answered with its original offset, one that did not lands now, so a late original can never land twice. New
  * batches wait until every lost one is acknowledged. Past {@code 4 ×} the request timeout the partition falls back to
- * the verified reset ({@link PipelineReset}). Append thread only.
+ * the verified reset ({@link PipelineReset}). On the fetcher's thread.
  */
 final class LostAnswers {
 
@@ -111,10 +111,14 @@ final class LostAnswers {
         }
     }
 
-    /** A retry goes while the partition is mirrored or being removed (the removal waits for it), not once it failed or is reset. */
+    /**
+     * A retry goes while the partition is mirrored, blocked or being removed (the removal waits for it), not once it
+     * failed or is reset, nor while a removal that came during a reset lets it go.
+     */
     private static boolean retryable(FetchPartition state) {
-        synchronized (state) {
-            return !state.failed && !state.resetPending;
-        }
+        FetchPartition.Phase phase = state.phase();
+        return phase instanceof FetchPartition.Fetching
+                || phase instanceof FetchPartition.Blocked
+                || phase instanceof FetchPartition.Removing removing && removing.resendLost();
     }
 }
