@@ -416,6 +416,18 @@ final class FetchPartition {
         return current instanceof Fetching || current instanceof Blocked;
     }
 
+    /**
+     * Whether batches whose answers were lost are sent again ({@link LostAnswers}): while the partition is fetched or
+     * blocked, or being removed (the removal waits for them); not once it failed or is reset, nor while a removal that
+     * came during a reset lets it go.
+     */
+    boolean resendsLost() {
+        Phase current = phase();
+        return current instanceof Fetching
+                || current instanceof Blocked
+                || current instanceof Removing removing && removing.resendLost();
+    }
+
     /** Whether the fast path may send the head of the queue: sendable, and not for the transaction replay. */
     boolean plainSendable() {
         return sendable() && !TransactionReplay.replayed(queue.peek());

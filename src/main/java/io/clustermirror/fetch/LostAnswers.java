@@ -75,7 +75,7 @@ final class LostAnswers {
     void sendDue(Collection<FetchPartition> partitions) {
         long now = System.nanoTime();
         for (FetchPartition state : partitions) {
-            if (state.unconfirmed.isEmpty() || !state.inFlight.isEmpty() || !retryable(state)) {
+            if (state.unconfirmed.isEmpty() || !state.inFlight.isEmpty() || !state.resendsLost()) {
                 continue;
             }
             if (expired(state)) {
@@ -109,16 +109,5 @@ final class LostAnswers {
                     sent,
                     sent.transactionalId() == null ? ProduceRequest.builder(data) : ProduceRequest.builder(data, true));
         }
-    }
-
-    /**
-     * A retry goes while the partition is mirrored, blocked or being removed (the removal waits for it), not once it
-     * failed or is reset, nor while a removal that came during a reset lets it go.
-     */
-    private static boolean retryable(FetchPartition state) {
-        FetchPartition.Phase phase = state.phase();
-        return phase instanceof FetchPartition.Fetching
-                || phase instanceof FetchPartition.Blocked
-                || phase instanceof FetchPartition.Removing removing && removing.resendLost();
     }
 }

@@ -243,10 +243,15 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         return state == null ? Optional.empty() : Optional.of(state.progress());
     }
 
+    /** The partition's phase, while it is in the data plane (tests). */
+    Optional<FetchPartition.Phase> phase(MirrorPartition partition) {
+        FetchPartition state = admitted.get(new TopicPartition(partition.topic(), partition.partition()));
+        return state == null ? Optional.empty() : Optional.of(state.phase());
+    }
+
     /** Whether a pipeline reset of the partition is under way (tests). */
     boolean resetting(MirrorPartition partition) {
-        FetchPartition state = admitted.get(new TopicPartition(partition.topic(), partition.partition()));
-        return state != null && state.phase() instanceof FetchPartition.Resetting;
+        return phase(partition).orElse(null) instanceof FetchPartition.Resetting;
     }
 
     /** The destination transactions held open over all partitions in the data plane. */
