@@ -149,8 +149,10 @@ final class AppendLoop {
                     pipeline.fail(state, blocked);
                 }
             } else if (phase instanceof FetchPartition.Removing removing) {
-                if (removing.resendLost() && !state.unconfirmed.isEmpty() && !lostAnswers.expired(state)) {
-                    continue; // the removal waits for the retries: a batch still landing after it would be a stranger's
+                if (!state.unconfirmed.isEmpty() && !lostAnswers.expired(state)) {
+                    // the removal waits for the retries (after a reset, for their bound without re-sending): a batch
+                    // still landing after it would be a stranger's
+                    continue;
                 }
                 if (mayLeave(state, removing.abortTransactions(), removing.leftOpenSinceNanos())) {
                     it.remove();

@@ -79,8 +79,8 @@ final class FetchPartition {
      *
      * @param abortTransactions whether the destination transactions held open for it are aborted first (stop, not
      *     pause)
-     * @param resendLost whether batches whose answers were lost are still sent again before it leaves (not after a
-     *     reset, which had given up on sending them in place)
+     * @param resendLost whether batches whose answers were lost are sent again while the removal waits for them (not
+     *     after a reset, which had given up on sending them in place: the removal then only waits out their bound)
      * @param leftOpenSinceNanos for a stop of a partition outside the data plane, which only passes through to have the
      *     transactions left open on it read back and aborted: when that stop was asked for (System.nanoTime); 0 else
      */
