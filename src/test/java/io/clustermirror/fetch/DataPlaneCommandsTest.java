@@ -3,20 +3,16 @@ package io.clustermirror.fetch;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.clustermirror.kafka.ClusterView;
 import io.clustermirror.kafka.WireNetwork;
 import io.clustermirror.mirror.MirrorPartition;
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import org.apache.kafka.clients.ClientRequest;
 import org.apache.kafka.clients.MockClient;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.Test;
@@ -28,15 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class DataPlaneCommandsTest {
 
-    private static final Node BROKER = new Node(1, "localhost", 9092);
-    private static final MirrorPartition PARTITION = new MirrorPartition("orders", 0);
-    private static final Uuid TOPIC_ID = Uuid.randomUuid();
-    private static final ClusterView SOURCE = new ClusterView(
-            "source-cluster",
-            List.of(BROKER),
-            Map.of(new TopicPartition("orders", 0), BROKER),
-            Map.of("orders", TOPIC_ID),
-            Map.of(TOPIC_ID, "orders"));
+    private static final MirrorPartition PARTITION = DataPlaneLivenessTest.PARTITION;
 
     private final MockClient sourceNetwork = new MockClient(Time.SYSTEM);
     /** The fetcher's turns, each run when the test says. */
@@ -140,19 +128,7 @@ class DataPlaneCommandsTest {
 
     private MirrorFetcher start() {
         Executor byTheTest = turns::add;
-        Fetcher fetcher = new Fetcher(0, WireNetwork.over("test", sourceNetwork), byTheTest, null).start();
-        return new MirrorFetcher(
-                "m1",
-                "source-cluster",
-                fetcher,
-                fetcher.sourceClient("m1", "source", null, 30_000),
-                fetcher.destinationClient("destination", 30_000),
-                topics -> CompletableFuture.completedFuture(SOURCE),
-                topics -> CompletableFuture.completedFuture(ClusterView.empty()),
-                null,
-                listener,
-                1,
-                30_000,
-                new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
+        return DataPlaneLivenessTest.dataPlane(
+                new Fetcher(0, WireNetwork.over("test", sourceNetwork), byTheTest, null).start(), listener, 30_000);
     }
 }
