@@ -4,6 +4,7 @@ import io.clustermirror.batches.SourceBatch;
 import io.clustermirror.kafka.ClusterView;
 import io.clustermirror.kafka.WireClient;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.ClientResponse;
@@ -130,59 +131,73 @@ final class AppendLoop {
         }
     }
 
-    /** The data plane left its fetcher: whoever waits for a partition to leave hears it now. */
-    void detached() {
-        partitions.values().forEach(state -> {
-            state.clearQueue(); // back to the instance's budget
-            state.removed.complete(state.progress());
-        });
-    }
-
+    /**
+     * What the phase of each partition of which nothing is in flight asks for: a drained Blocked one fails with its
+     * reason, a Removing or Failed one leaves (after its lost answers, and the aborts of its transactions), a Resetting
+     * one takes its next step.
+     */
     private void finishRemovalsAndResets() {
-        for (FetchPartition state : partitions.values()) {
+        for (Iterator<FetchPartition> it = partitions.values().iterator(); it.hasNext(); ) {
+            FetchPartition state = it.next();
             if (!state.inFlight.isEmpty()) {
                 continue;
             }
-            boolean removing;
-            boolean failed;
-            boolean reset;
-            boolean abort;
-            synchronized (state) {
-                removing = state.removing || state.failed;
-                failed = state.failed;
-                reset = state.resetPending;
-                abort = state.removing && state.abortOnRemove;
-            }
-            boolean answered = state.unconfirmed.isEmpty();
-            String blocked = state.blockedAndDrained();
-            if (blocked != null && !removing && !reset && answered) {
-                pipeline.fail(state, blocked);
-            } else if (removing && !failed && !answered && !lostAnswers.expired(state)) {
-                continue; // the removal waits for the retries: a batch still landing after it would be a stranger's
-            } else if (removing) {
-                if (abort && state.leftOpenSince != 0 && state.transactions.recoveryNeeded) {
-                    if (System.nanoTime() - state.leftOpenSince < LEFT_OPEN_WAIT_NANOS) {
-                        continue; // its open transactions are read back first (recoverTransactions)
-                    }
-                    LOGGER.errorf(
-                            "Mirror %s: %s stopped, but the destination transactions left open on it could not be read back within "
-                                    + "10 s; the destination aborts them after their transaction timeout",
-                            mirror, state.partition);
-                } else if (abort && !replay.abortOpen(state)) {
-                    continue; // its EndTxn answers come first
+            FetchPartition.Phase phase = state.phase();
+            if (phase instanceof FetchPartition.Blocked) {
+                String blocked = state.blockedAndDrained();
+                if (blocked != null) {
+                    pipeline.fail(state, blocked);
                 }
-                partitions.remove(state.tp, state);
-                state.removed.complete(state.progress());
-            } else if (reset && !state.transactions.settling()) {
-                resets.step(state);
-            } else if (reset && System.nanoTime() - state.resetRequestedAt > 4_000_000L * timeoutMs) {
-                pipeline.fail(
-                        state,
-                        "after a pipeline reset, a destination transaction of this partition was still writing its marker "
-                                + (4 * timeoutMs) + " ms later (PREPARE_COMMIT or PREPARE_ABORT); its end is checked "
-                                + "again by LOG_TRUNCATION");
+            } else if (phase instanceof FetchPartition.Removing removing) {
+                if (!state.unconfirmed.isEmpty() && !lostAnswers.expired(state)) {
+                    // the removal waits for the retries (after a reset, for their bound without re-sending): a batch
+                    // still landing after it would be a stranger's
+                    continue;
+                }
+                if (mayLeave(state, removing.abortTransactions(), removing.leftOpenSinceNanos())) {
+                    it.remove();
+                    pipeline.left(state);
+                }
+            } else if (phase instanceof FetchPartition.Failed failed) {
+                if (mayLeave(state, failed.abortTransactions(), 0)) {
+                    it.remove();
+                    pipeline.left(state);
+                }
+            } else if (phase instanceof FetchPartition.Resetting resetting) {
+                if (!state.transactions.settling()) {
+                    resets.step(state, resetting);
+                } else if (System.nanoTime() - resetting.requestedAtNanos() > 4_000_000L * timeoutMs) {
+                    pipeline.fail(
+                            state,
+                            "after a pipeline reset, a destination transaction of this partition was still writing its marker "
+                                    + (4 * timeoutMs)
+                                    + " ms later (PREPARE_COMMIT or PREPARE_ABORT); its end is checked "
+                                    + "again by LOG_TRUNCATION");
+                }
             }
         }
+    }
+
+    /**
+     * Whether a leaving partition may go now: without {@code abort}, at once; with it, once the destination transactions
+     * held open for it are aborted, or (a partition outside the data plane, {@code leftOpenSince} ≠ 0) once those left
+     * open on it have been read back and aborted, or could not be read back within 10 s.
+     */
+    private boolean mayLeave(FetchPartition state, boolean abort, long leftOpenSince) {
+        if (!abort) {
+            return true;
+        }
+        if (leftOpenSince != 0 && state.transactions.recoveryNeeded) {
+            if (System.nanoTime() - leftOpenSince < LEFT_OPEN_WAIT_NANOS) {
+                return false; // its open transactions are read back first (recoverTransactions)
+            }
+            LOGGER.errorf(
+                    "Mirror %s: %s stopped, but the destination transactions left open on it could not be read back within "
+                            + "10 s; the destination aborts them after their transaction timeout",
+                    mirror, state.partition);
+            return true;
+        }
+        return replay.abortOpen(state); // false while its EndTxn answers are still to come
     }
 
     /**
@@ -234,7 +249,7 @@ final class AppendLoop {
             }
             wakeFetcher = true;
             ProduceResponseData.PartitionProduceResponse result = results.get(entry.getKey());
-            if (state.failed) {
+            if (state.phase() instanceof FetchPartition.Failed) {
                 continue;
             }
             boolean appended = result != null && Errors.forCode(result.errorCode()) == Errors.NONE;

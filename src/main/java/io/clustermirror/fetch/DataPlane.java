@@ -15,7 +15,9 @@ public interface DataPlane {
     /**
      * Starts mirroring the partition at {@code startOffset} (the destination's log end, equal to the source offset);
      * {@code sourceEpoch} is the source leader epoch of the batch just before it (-1: none or unknown), checked by the
-     * source leader on every fetch. Throws IllegalStateException while the partition is still in the data plane.
+     * source leader on every fetch. The partition enters on the data plane's own thread, at the start of its next
+     * turn (a command, like {@link #remove}). Throws IllegalStateException while the partition is still in the data
+     * plane, and once the data plane has ended.
      */
     void add(MirrorPartition partition, long startOffset, int sourceEpoch);
 

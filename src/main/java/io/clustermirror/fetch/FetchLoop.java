@@ -362,49 +362,45 @@ final class FetchLoop {
         String fenced = null;
         long epochEndOffset = -1;
         boolean queued = false;
-        synchronized (state) {
-            if (state.generation != ticket.generation()
-                    || state.fetchOffset != ticket.fetchOffset()
-                    || state.removing
-                    || state.failed
-                    || state.resetPending) {
-                return false;
-            }
-            if (data.highWatermark() >= 0) {
-                state.sourceHighWatermark = data.highWatermark();
-            }
-            if (error == Errors.NONE && data.divergingEpoch().epoch() >= 0) {
-                epochEndOffset = data.divergingEpoch().endOffset();
-                fenced = SourceDivergence.describe(
-                        ticket.lastFetchedEpoch(),
-                        ticket.fetchOffset(),
-                        data.divergingEpoch().epoch(),
-                        epochEndOffset);
-            } else if (error == Errors.OFFSET_OUT_OF_RANGE) {
-                failure = SourceDivergence.outOfRange(state.fetchOffset, data.logStartOffset(), data.highWatermark());
-            } else if (ErrorRules.retriable(error)) {
-                pipeline.sourceRefresh = true;
-            } else if (error != Errors.NONE) {
-                failure = "source fetch failed: " + error.name() + " (" + error.message() + ")";
-            } else {
-                MemoryRecords records = (MemoryRecords) FetchResponse.recordsOrFail(data);
-                for (SourceBatch sourceBatch : SourceBatch.slices(records)) {
-                    if (sourceBatch.lastOffset() < state.fetchOffset) {
-                        continue;
-                    }
-                    BatchContinuity.Plan plan = BatchContinuity.plan(sourceBatch, state.fetchOffset);
-                    queued = true;
-                    if (plan.isBlocked()) {
-                        state.blocked = plan.blocked(); // what came before it is still appended
-                        break;
-                    }
-                    for (SourceBatch batch : plan.batches()) {
-                        state.enqueue(batch);
-                    }
-                    state.fetchOffset = plan.nextOffset();
-                    if (sourceBatch.partitionLeaderEpoch() >= 0) {
-                        state.fetchedEpoch = sourceBatch.partitionLeaderEpoch();
-                    }
+        if (state.generation != ticket.generation()
+                || state.fetchOffset != ticket.fetchOffset()
+                || !(state.phase() instanceof FetchPartition.Fetching)) {
+            return false; // reset, removed or failed since the Fetch went
+        }
+        if (data.highWatermark() >= 0) {
+            state.sourceHighWatermark = data.highWatermark();
+        }
+        if (error == Errors.NONE && data.divergingEpoch().epoch() >= 0) {
+            epochEndOffset = data.divergingEpoch().endOffset();
+            fenced = SourceDivergence.describe(
+                    ticket.lastFetchedEpoch(),
+                    ticket.fetchOffset(),
+                    data.divergingEpoch().epoch(),
+                    epochEndOffset);
+        } else if (error == Errors.OFFSET_OUT_OF_RANGE) {
+            failure = SourceDivergence.outOfRange(state.fetchOffset, data.logStartOffset(), data.highWatermark());
+        } else if (ErrorRules.retriable(error)) {
+            pipeline.sourceRefresh = true;
+        } else if (error != Errors.NONE) {
+            failure = "source fetch failed: " + error.name() + " (" + error.message() + ")";
+        } else {
+            MemoryRecords records = (MemoryRecords) FetchResponse.recordsOrFail(data);
+            for (SourceBatch sourceBatch : SourceBatch.slices(records)) {
+                if (sourceBatch.lastOffset() < state.fetchOffset) {
+                    continue;
+                }
+                BatchContinuity.Plan plan = BatchContinuity.plan(sourceBatch, state.fetchOffset);
+                queued = true;
+                if (plan.isBlocked()) {
+                    state.block(plan.blocked()); // what came before it is still appended
+                    break;
+                }
+                for (SourceBatch batch : plan.batches()) {
+                    state.enqueue(batch);
+                }
+                state.fetchOffset = plan.nextOffset();
+                if (sourceBatch.partitionLeaderEpoch() >= 0) {
+                    state.fetchedEpoch = sourceBatch.partitionLeaderEpoch();
                 }
             }
         }

@@ -6,12 +6,37 @@ import io.clustermirror.mirror.MirrorPartition;
 import java.util.ArrayDeque;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The data plane's view of one partition. Fields under "guarded by this" are shared by the fetcher's thread and the
- * coordinator's (add, remove); the others belong to the append loop's rounds alone. A new instance is made each time a
- * partition enters the data plane, so responses to requests of an earlier instance are told apart by identity.
+ * The data plane's view of one partition, owned by the thread of its data plane's fetcher: every field but the
+ * volatile ones below is read and written there alone, so none needs a lock. The coordinator never writes it: its add
+ * and remove are commands the fetcher runs at the start of a turn ({@link MirrorFetcher}). A new instance is made each
+ * time a partition enters the data plane, so responses to requests of an earlier instance are told apart by identity.
+ *
+ * <p>Where the partition stands is one {@link Phase}, held in one field and changed only by the transition methods
+ * below, each of which names the phases it moves from; any other move is a bug and throws IllegalStateException naming
+ * both phases:
+ *
+ * <pre>
+ *  Entering ──enter──► Fetching ──block──► Blocked
+ *     │                 ▲    │               │
+ *     │          resume │    │ reset         │ reset
+ *     │                 │    ▼               │
+ *     │               Resetting ◄────────────┘
+ *     │
+ *     └──enterToAbortLeftOpen──► Removing ◄──remove── Fetching, Blocked, Resetting
+ *                                Failed   ◄──fail──── Fetching, Blocked, Resetting, Removing
+ *  Removing, Failed ──(nothing of it in flight)──► gone (AppendLoop)
+ * </pre>
+ *
+ * A reset of a partition that is resetting or leaving (Resetting, Removing, Failed) and a failure of a failed one
+ * change nothing (their callers cannot know); a further removal keeps the partition where it is and adds the abort of
+ * its transactions if asked for (Removing, Failed). Once the data plane has died ({@link Pipeline#loopDied}, possibly
+ * on another thread while the fetcher's is stuck) every partition of it reads as Failed and takes no transition any
+ * more (each is a no-op), so whatever a stuck round still does sends nothing for them.
  */
 final class FetchPartition {
 
@@ -23,15 +48,68 @@ final class FetchPartition {
      */
     record Sent(SourceBatch batch, int generation, String transactionalId) {}
 
-    /** What a Fetch request was built from, captured under the lock. */
+    /** What a Fetch request was built from, captured when it was built. */
     record FetchTicket(FetchPartition state, int generation, long fetchOffset, int lastFetchedEpoch, int maxBytes) {}
+
+    /** Where a partition stands in the data plane; see the diagram above. */
+    sealed interface Phase permits Entering, Fetching, Blocked, Resetting, Removing, Failed {}
+
+    /** Added by the coordinator, not taken up by the fetcher yet: nothing of it runs. */
+    record Entering() implements Phase {}
+
+    /** Fetched and appended. */
+    record Fetching() implements Phase {}
+
+    /**
+     * Fetching cannot go on past what is queued ({@code reason}, e.g. a message format the destination cannot take at
+     * that offset): what is queued is still appended, then the partition fails with the reason.
+     */
+    record Blocked(String reason) implements Phase {}
+
+    /**
+     * A pipeline reset ({@link PipelineReset}): nothing is fetched or sent until the destination has been read back.
+     *
+     * @param requestedAtNanos when it was asked for (System.nanoTime), for giving up on an unreachable destination
+     * @param readBack the read-back of the destination, its tries and their back-off
+     */
+    record Resetting(long requestedAtNanos, PipelineReset.ReadBack readBack) implements Phase {}
+
+    /**
+     * Leaving the data plane (the coordinator's remove), once nothing of it is in flight.
+     *
+     * @param abortTransactions whether the destination transactions held open for it are aborted first (stop, not
+     *     pause)
+     * @param resendLost whether batches whose answers were lost are sent again while the removal waits for them (not
+     *     after a reset, which had given up on sending them in place: the removal then only waits out their bound)
+     * @param leftOpenSinceNanos for a stop of a partition outside the data plane, which only passes through to have the
+     *     transactions left open on it read back and aborted: when that stop was asked for (System.nanoTime); 0 else
+     */
+    record Removing(boolean abortTransactions, boolean resendLost, long leftOpenSinceNanos) implements Phase {}
+
+    /**
+     * Stopped for good here (failed, fenced, or its data plane died; the owner is told once): it leaves the data plane
+     * once nothing of it is in flight.
+     *
+     * @param abortTransactions whether a removal asked for the destination transactions held open for it to be aborted
+     *     as it leaves
+     */
+    record Failed(String error, boolean abortTransactions) implements Phase {}
+
+    private static final Phase ENTERING = new Entering();
+    private static final Phase FETCHING = new Fetching();
 
     final MirrorPartition partition;
     final TopicPartition tp;
-    /** The instance's budget that this partition's queue counts against. */
+    /** The instance's budget that this partition's queue counts against (shared by every fetcher, hence atomic). */
     private final FetchBudget budget;
+    /** Why this partition's data plane died, or null while it runs. */
+    private final Supplier<String> dataPlaneDeath;
 
-    // guarded by this
+    /** Written only by the transition methods, on the fetcher's thread; volatile for readers elsewhere. */
+    private volatile Phase phase = ENTERING;
+    /** Whether the owner has been told that the partition ended here: once, by whichever thread tells it first. */
+    private final AtomicBoolean ended = new AtomicBoolean();
+
     int generation;
     long fetchOffset;
     /**
@@ -43,16 +121,9 @@ final class FetchPartition {
 
     final ArrayDeque<SourceBatch> queue = new ArrayDeque<>();
     long queuedBytes;
-    boolean removing;
-    boolean failed;
-    boolean resetPending;
+    /** Whether a Fetch of this partition is in flight (one at a time). */
     boolean fetchInFlight;
-    /** Whether leaving the data plane aborts the destination transactions held open for this partition (stop, not pause). */
-    boolean abortOnRemove;
-    /** Why fetching cannot go on past what is queued; the partition fails once the queue has been appended. */
-    String blocked;
 
-    // append thread only
     ProducerIdentity identity;
     int nextSequence;
     /** Whether an InitProducerId for {@link #identity} is under way ({@link ProducerIds}). */
@@ -63,21 +134,8 @@ final class FetchPartition {
     int identityAttempts;
 
     final ArrayDeque<Sent> inFlight = new ArrayDeque<>();
-    /**
-     * When a stop of this partition, not in the data plane, asked to abort the destination transactions left open on it
-     * (System.nanoTime; 0: a partition being mirrored). It only passes through to have them read back and aborted.
-     */
-    long leftOpenSince;
     /** The aborts of the destination transactions left open by a stop, once started ({@link TransactionReplay}). */
     TransactionReplay.Aborts aborts;
-    /** When the pending reset was requested (System.nanoTime), for giving up on an unreachable destination. */
-    long resetRequestedAt;
-    /** The pending reset's read-back of the destination under way, or null ({@link PipelineReset}). */
-    PipelineReset.ReadBack readBack;
-    /** When the next read-back may start after a failed one (System.nanoTime). */
-    long readBackNotBefore = System.nanoTime();
-    /** Read-backs in a row that failed, for the back-off between them. */
-    int readBackAttempts;
     /**
      * Batches sent under the current producer identity whose answer was lost (disconnect, timeout, retriable error), by
      * source base offset: re-sent as they are, in order, until each is acknowledged; read back by a reset.
@@ -95,17 +153,34 @@ final class FetchPartition {
     /** Completes, with the last progress, once the partition has left the data plane. */
     final CompletableFuture<DataPlane.Progress> removed = new CompletableFuture<>();
 
-    // read by anyone
+    // read by anyone (progress, lags)
     volatile long ackedEnd;
     volatile long sourceHighWatermark = -1;
     volatile int lastEpoch = -1;
 
+    /** A partition of no data plane (unit tests): its data plane never dies. */
     FetchPartition(MirrorPartition partition, long startOffset, int sourceEpoch, int generation) {
         this(partition, startOffset, sourceEpoch, generation, FetchBudget.UNLIMITED);
     }
 
     FetchPartition(MirrorPartition partition, long startOffset, int sourceEpoch, int generation, FetchBudget budget) {
+        this(partition, startOffset, sourceEpoch, generation, budget, () -> null);
+    }
+
+    /**
+     * A partition entering a data plane, in {@link Entering}.
+     *
+     * @param dataPlaneDeath why its data plane died, or null while it runs (read on every look at the phase)
+     */
+    FetchPartition(
+            MirrorPartition partition,
+            long startOffset,
+            int sourceEpoch,
+            int generation,
+            FetchBudget budget,
+            Supplier<String> dataPlaneDeath) {
         this.budget = budget;
+        this.dataPlaneDeath = dataPlaneDeath;
         this.partition = partition;
         this.tp = new TopicPartition(partition.topic(), partition.partition());
         this.fetchOffset = startOffset;
@@ -115,31 +190,185 @@ final class FetchPartition {
         this.generation = generation;
     }
 
+    // ---------------------------------------------------------------- the phase and its transitions
+
+    /** Where the partition stands: its phase, or Failed once its data plane died. Safe from any thread. */
+    Phase phase() {
+        Phase current = phase;
+        String death = current instanceof Failed ? null : dataPlaneDeath.get();
+        return death == null ? current : new Failed(death, false);
+    }
+
+    /** Entering → Fetching: the fetcher took the partition up (the add command). */
+    void enter() {
+        if (isDead()) {
+            return;
+        }
+        Phase from = phase;
+        if (!(from instanceof Entering)) {
+            throw illegal(from, FETCHING);
+        }
+        phase = FETCHING;
+    }
+
     /**
-     * Atomically: may this partition be fetched now (at least {@code minFree} free in its {@code maxQueuedBytes} queue and
-     * in the instance's budget), and if so from where and how much: the free space (marks it in flight). Null when not.
+     * Entering → Removing: a stop of a partition outside the data plane, taken up only to read back and abort the
+     * destination transactions left open on it ({@code since}: when the stop was asked for).
      */
-    synchronized FetchTicket ticket(long maxQueuedBytes, long minFree) {
+    void enterToAbortLeftOpen(long since) {
+        if (isDead()) {
+            return;
+        }
+        Phase from = phase;
+        Removing to = new Removing(true, false, since);
+        if (!(from instanceof Entering)) {
+            throw illegal(from, to);
+        }
+        phase = to;
+    }
+
+    /** Fetching → Blocked: fetching stops past what is queued (a fetched batch cannot be mirrored as it is). */
+    void block(String reason) {
+        if (isDead()) {
+            return;
+        }
+        Phase from = phase;
+        Blocked to = new Blocked(reason);
+        if (!(from instanceof Fetching)) {
+            throw illegal(from, to);
+        }
+        phase = to;
+    }
+
+    /**
+     * Fetching or Blocked → Resetting: what is queued is dropped and nothing more is fetched or sent under this
+     * generation until {@link #resume}. Resetting, Removing, Failed: nothing changes (a reset under way, or leaving).
+     *
+     * @return whether the partition moved to Resetting
+     */
+    boolean reset(long now, PipelineReset.ReadBack readBack, int newGeneration) {
+        if (isDead()) {
+            return false;
+        }
+        Phase from = phase;
+        if (from instanceof Resetting || from instanceof Removing || from instanceof Failed) {
+            return false;
+        }
+        Resetting to = new Resetting(now, readBack);
+        if (!(from instanceof Fetching || from instanceof Blocked)) {
+            throw illegal(from, to);
+        }
+        phase = to;
+        generation = newGeneration;
+        clearQueue();
+        return true;
+    }
+
+    /** Resetting → Fetching: the destination was read back; fetching goes on from its end, {@code end}. */
+    void resume(long end, int newGeneration) {
+        if (isDead()) {
+            return;
+        }
+        Phase from = phase;
+        if (!(from instanceof Resetting)) {
+            throw illegal(from, FETCHING);
+        }
+        phase = FETCHING;
+        generation = newGeneration;
+        clearQueue();
+        fetchOffset = end;
+        fetchedEpoch = lastEpoch;
+    }
+
+    /**
+     * Fetching, Blocked or Resetting → Removing (the remove command): nothing more is fetched, what is queued is
+     * dropped, and the partition leaves once nothing of it is in flight. Removing or Failed stay where they are, with
+     * the abort added if asked for now (a stop after a pause aborts; a pause after a stop does not take it back).
+     */
+    void remove(boolean abortTransactions) {
+        if (isDead()) {
+            return;
+        }
+        Phase from = phase;
+        Phase to;
+        if (from instanceof Fetching || from instanceof Blocked) {
+            to = new Removing(abortTransactions, true, 0);
+        } else if (from instanceof Resetting) {
+            to = new Removing(abortTransactions, false, 0);
+        } else if (from instanceof Removing removing) {
+            to = new Removing(
+                    removing.abortTransactions() || abortTransactions,
+                    removing.resendLost(),
+                    removing.leftOpenSinceNanos());
+        } else if (from instanceof Failed failed) {
+            to = new Failed(failed.error(), failed.abortTransactions() || abortTransactions);
+        } else {
+            throw illegal(from, new Removing(abortTransactions, true, 0));
+        }
+        phase = to;
+        clearQueue();
+    }
+
+    /**
+     * Fetching, Blocked, Resetting or Removing → Failed: nothing more is fetched or sent, what is queued is dropped, and
+     * the partition leaves once nothing of it is in flight (with the abort a removal asked for). Failed: nothing
+     * changes.
+     *
+     * @return whether the partition moved to Failed now (its owner is to be told, {@link #tellOwnerOnce})
+     */
+    boolean fail(String error, int newGeneration) {
+        if (isDead()) {
+            return false;
+        }
+        Phase from = phase;
+        if (from instanceof Failed) {
+            return false;
+        }
+        Failed to = new Failed(error, from instanceof Removing removing && removing.abortTransactions());
+        if (from instanceof Entering) {
+            throw illegal(from, to);
+        }
+        phase = to;
+        generation = newGeneration;
+        clearQueue();
+        return true;
+    }
+
+    /** Whether the owner is to be told now that the partition ended here (true once, on whichever thread asks first). */
+    boolean tellOwnerOnce() {
+        return ended.compareAndSet(false, true);
+    }
+
+    private boolean isDead() {
+        return dataPlaneDeath.get() != null;
+    }
+
+    private IllegalStateException illegal(Phase from, Phase to) {
+        return new IllegalStateException(
+                tp + ": no transition from " + from + " to " + to + " (a bug in the data plane)");
+    }
+
+    // ---------------------------------------------------------------- the queue
+
+    /**
+     * May this partition be fetched now (Fetching, no Fetch of it in flight, at least {@code minFree} free in its
+     * {@code maxQueuedBytes} queue and in the instance's budget), and if so from where and how much: the free space
+     * (marks it in flight). Null when not.
+     */
+    FetchTicket ticket(long maxQueuedBytes, long minFree) {
         long free = Math.min(maxQueuedBytes - queuedBytes, budget.available());
-        if (removing || failed || resetPending || fetchInFlight || blocked != null || free < minFree) {
+        if (fetchInFlight || free < minFree || !(phase() instanceof Fetching)) {
             return null;
         }
         fetchInFlight = true;
         return new FetchTicket(this, generation, fetchOffset, fetchedEpoch, (int) free);
     }
 
-    /** The partition leaves the data plane once nothing of it is in flight (on the fetcher's thread, as a command). */
-    synchronized void removing(boolean abortTransactions) {
-        removing = true;
-        abortOnRemove = abortTransactions;
-        clearQueue();
-    }
-
-    synchronized void fetchDone() {
+    void fetchDone() {
         fetchInFlight = false;
     }
 
-    synchronized SourceBatch pollQueue() {
+    SourceBatch pollQueue() {
         SourceBatch batch = queue.poll();
         if (batch != null) {
             queuedBytes -= batch.sizeInBytes();
@@ -148,21 +377,21 @@ final class FetchPartition {
         return batch;
     }
 
-    /** Queues a fetched batch for the append loop (under this monitor). */
-    synchronized void enqueue(SourceBatch batch) {
+    /** Queues a fetched batch for the append loop. */
+    void enqueue(SourceBatch batch) {
         queue.add(batch);
         queuedBytes += batch.sizeInBytes();
         budget.add(batch.sizeInBytes());
     }
 
-    /** Drops what is queued (under this monitor). */
-    synchronized void clearQueue() {
+    /** Drops what is queued, its bytes back to the budget. */
+    void clearQueue() {
         queue.clear();
         budget.release(queuedBytes);
         queuedBytes = 0;
     }
 
-    synchronized SourceBatch peekQueue() {
+    SourceBatch peekQueue() {
         return queue.peek();
     }
 
@@ -171,25 +400,43 @@ final class FetchPartition {
         return !inFlight.isEmpty() && inFlight.peekLast().batch().transactional();
     }
 
-    /** The block reason once everything before it is appended, else null. */
-    synchronized String blockedAndDrained() {
-        return blocked != null && queue.isEmpty() && inFlight.isEmpty() ? blocked : null;
+    /** The block reason once everything before it is appended and answered, else null. */
+    String blockedAndDrained() {
+        return phase() instanceof Blocked blocked && queue.isEmpty() && inFlight.isEmpty() && unconfirmed.isEmpty()
+                ? blocked.reason()
+                : null;
     }
 
-    synchronized boolean sendable() {
-        return !removing && !failed && !resetPending && !queue.isEmpty();
+    /** Whether the head of the queue may be sent: Fetching or Blocked (what was queued before the block still goes). */
+    boolean sendable() {
+        if (queue.isEmpty()) {
+            return false;
+        }
+        Phase current = phase();
+        return current instanceof Fetching || current instanceof Blocked;
+    }
+
+    /**
+     * Whether batches whose answers were lost are sent again ({@link LostAnswers}): while the partition is fetched or
+     * blocked, or being removed (the removal waits for them); not once it failed or is reset, nor while a removal that
+     * came during a reset lets it go.
+     */
+    boolean resendsLost() {
+        Phase current = phase();
+        return current instanceof Fetching
+                || current instanceof Blocked
+                || current instanceof Removing removing && removing.resendLost();
     }
 
     /** Whether the fast path may send the head of the queue: sendable, and not for the transaction replay. */
-    synchronized boolean plainSendable() {
+    boolean plainSendable() {
         return sendable() && !TransactionReplay.replayed(queue.peek());
     }
 
     /**
-     * The head of the queue, taken when the fast path may send it and it has at most {@code maxBytes} (one lock per
-     * batch on the hot path); else null.
+     * The head of the queue, taken when the fast path may send it and it has at most {@code maxBytes}; else null.
      */
-    synchronized SourceBatch pollPlain(int maxBytes) {
+    SourceBatch pollPlain(int maxBytes) {
         return plainSendable() && queue.peek().sizeInBytes() <= maxBytes ? pollQueue() : null;
     }
 

@@ -17,7 +17,7 @@ import org.jboss.logging.Logger;
  * flight, as kafka-clients' producer retries. The destination de-duplicates them (decisions §14): a batch that did land
  * is answered with its original offset, one that did not lands now, so a late original can never land twice. New
  * batches wait until every lost one is acknowledged. Past {@code 4 ×} the request timeout the partition falls back to
- * the verified reset ({@link PipelineReset}). Append thread only.
+ * the verified reset ({@link PipelineReset}). On the fetcher's thread.
  */
 final class LostAnswers {
 
@@ -75,7 +75,7 @@ final class LostAnswers {
     void sendDue(Collection<FetchPartition> partitions) {
         long now = System.nanoTime();
         for (FetchPartition state : partitions) {
-            if (state.unconfirmed.isEmpty() || !state.inFlight.isEmpty() || !retryable(state)) {
+            if (state.unconfirmed.isEmpty() || !state.inFlight.isEmpty() || !state.resendsLost()) {
                 continue;
             }
             if (expired(state)) {
@@ -108,13 +108,6 @@ final class LostAnswers {
                     state,
                     sent,
                     sent.transactionalId() == null ? ProduceRequest.builder(data) : ProduceRequest.builder(data, true));
-        }
-    }
-
-    /** A retry goes while the partition is mirrored or being removed (the removal waits for it), not once it failed or is reset. */
-    private static boolean retryable(FetchPartition state) {
-        synchronized (state) {
-            return !state.failed && !state.resetPending;
         }
     }
 }

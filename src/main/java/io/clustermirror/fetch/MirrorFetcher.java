@@ -30,7 +30,9 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
     private final String mirror;
     private final Fetcher fetcher;
     private final Pipeline pipeline;
-    private final Map<TopicPartition, FetchPartition> partitions;
+    /** The partitions added and not gone yet ({@link Pipeline#admitted}): what this class reads from other threads. */
+    private final Map<TopicPartition, FetchPartition> admitted;
+
     private final WireClient source;
     private final FetchLoop fetchLoop;
     private final AppendLoop appendLoop;
@@ -57,7 +59,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         this.fetcher = fetcher;
         this.source = source;
         this.pipeline = new Pipeline(mirror, listener, source, destination, timeoutMs, fetcher.budget);
-        this.partitions = pipeline.partitions;
+        this.admitted = pipeline.admitted;
         this.fetchLoop = new FetchLoop(pipeline, sourceClusterId, sourceViews, fetchersPerBroker, throttle);
         this.appendLoop = new AppendLoop(
                 pipeline, destinationViews, new TransactionRecovery(mirror, destinationAdmin, timeoutMs));
@@ -93,8 +95,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
 
     @Override
     public void detached() {
-        appendLoop.detached(); // queued bytes back to the budget, waiters told
-        partitions.clear(); // nothing of a closed data plane is reported (lag gauges) any more
+        pipeline.detached(); // queued bytes back to the budget, waiters told, no more partitions taken
         source.close(); // this data plane's source connections (the destination ones are the fetcher's)
         detached.complete(null);
     }
@@ -164,39 +165,45 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         }
     }
 
+    /**
+     * Admits the partition here (refused while it is still here, or once this data plane has ended or closed) and posts
+     * the command that takes it up on the fetcher's thread at the start of its next turn, before this data plane's
+     * round: the partition is fetched from that round on.
+     */
     @Override
     public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
-        FetchPartition state =
-                new FetchPartition(partition, startOffset, sourceEpoch, pipeline.nextGeneration(), pipeline.budget);
-        FetchPartition previous;
-        synchronized (pipeline) { // the lock loopDied takes: refused here, or failed there
+        FetchPartition state = new FetchPartition(
+                partition, startOffset, sourceEpoch, pipeline.nextGeneration(), pipeline.budget, pipeline::deadReason);
+        synchronized (pipeline) { // the lock loopDied and detached take: refused here, or ended there
             String dead = pipeline.deadReason();
             if (dead != null) {
                 throw new IllegalStateException("the data plane of " + mirror + " takes no more partitions: " + dead);
             }
-            previous = partitions.putIfAbsent(state.tp, state);
+            if (!pipeline.running) {
+                throw new IllegalStateException("the data plane of " + mirror + " takes no more partitions: it closed");
+            }
+            if (admitted.putIfAbsent(state.tp, state) != null) {
+                throw new IllegalStateException(
+                        partition + " is still in the data plane of " + mirror + "; wait for whenGone()");
+            }
         }
-        if (previous != null) {
-            throw new IllegalStateException(
-                    partition + " is still in the data plane of " + mirror + "; wait for whenGone()");
-        }
-        pipeline.sourceRefresh = true;
-        pipeline.destinationRefresh = true;
-        source.wakeup();
+        fetcher.execute(() -> pipeline.enter(state));
     }
 
+    /**
+     * Posts the removal as a command the fetcher runs at the start of its next turn, after an add posted before it and
+     * before this data plane's round; the partition's phase changes there, on the fetcher's thread.
+     */
     @Override
     public CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions) {
-        FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
+        FetchPartition state = admitted.get(new TopicPartition(partition.topic(), partition.partition()));
         if (state == null && abortTransactions) {
             return abortLeftOpen(partition);
         }
         if (state == null) {
             return CompletableFuture.completedFuture(null);
         }
-        // a command the fetcher runs at the start of its next turn, before this data plane's round: the partition's
-        // flags change on the fetcher's thread, between rounds
-        fetcher.execute(() -> state.removing(abortTransactions));
+        fetcher.execute(() -> pipeline.remove(state, abortTransactions));
         return state.removed;
     }
 
@@ -206,11 +213,10 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
      * partition being mirrored, on the fetcher's connections. Completes with null once done.
      */
     private CompletableFuture<Progress> abortLeftOpen(MirrorPartition partition) {
-        FetchPartition state = new FetchPartition(partition, -1, -1, pipeline.nextGeneration());
-        state.removing = true;
-        state.abortOnRemove = true;
-        state.leftOpenSince = System.nanoTime();
-        synchronized (pipeline) { // the lock loopDied takes: queued here, or refused
+        FetchPartition state =
+                new FetchPartition(partition, -1, -1, pipeline.nextGeneration(), pipeline.budget, pipeline::deadReason);
+        long since = System.nanoTime();
+        synchronized (pipeline) { // the lock loopDied and detached take: admitted here, or refused
             if (pipeline.deadReason() != null || !pipeline.running) {
                 LOGGER.errorf(
                         "Mirror %s: %s stopped, but the destination transactions left open on it were not aborted (its data "
@@ -218,40 +224,40 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
                         mirror, partition);
                 return CompletableFuture.completedFuture(null);
             }
-            if (partitions.putIfAbsent(state.tp, state) != null) {
+            if (admitted.putIfAbsent(state.tp, state) != null) {
                 return whenGone(partition);
             }
         }
-        source.wakeup();
+        fetcher.execute(() -> pipeline.enterToAbortLeftOpen(state, since));
         return state.removed.thenApply(progress -> null);
     }
 
     @Override
     public CompletableFuture<Progress> whenGone(MirrorPartition partition) {
-        FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
+        FetchPartition state = admitted.get(new TopicPartition(partition.topic(), partition.partition()));
         return state == null ? CompletableFuture.completedFuture(null) : state.removed;
     }
 
     public Optional<Progress> progress(MirrorPartition partition) {
-        FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
+        FetchPartition state = admitted.get(new TopicPartition(partition.topic(), partition.partition()));
         return state == null ? Optional.empty() : Optional.of(state.progress());
+    }
+
+    /** The partition's phase, while it is in the data plane (tests). */
+    Optional<FetchPartition.Phase> phase(MirrorPartition partition) {
+        FetchPartition state = admitted.get(new TopicPartition(partition.topic(), partition.partition()));
+        return state == null ? Optional.empty() : Optional.of(state.phase());
     }
 
     /** Whether a pipeline reset of the partition is under way (tests). */
     boolean resetting(MirrorPartition partition) {
-        FetchPartition state = partitions.get(new TopicPartition(partition.topic(), partition.partition()));
-        if (state == null) {
-            return false;
-        }
-        synchronized (state) {
-            return state.resetPending;
-        }
+        return phase(partition).orElse(null) instanceof FetchPartition.Resetting;
     }
 
     /** The destination transactions held open over all partitions in the data plane. */
     public List<OpenTransaction> openTransactions() {
         List<OpenTransaction> open = new ArrayList<>();
-        partitions.values().forEach(state -> open.addAll(state.transactions.snapshot()));
+        admitted.values().forEach(state -> open.addAll(state.transactions.snapshot()));
         return open;
     }
 
@@ -263,7 +269,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
     /** Each partition's lag in records (source high watermark minus destination end), once its source end is known. */
     public Map<MirrorPartition, Long> lags() {
         Map<MirrorPartition, Long> lags = new HashMap<>();
-        for (FetchPartition state : partitions.values()) {
+        for (FetchPartition state : admitted.values()) {
             long sourceEnd = state.sourceHighWatermark;
             if (sourceEnd >= 0) {
                 lags.put(state.partition, Math.max(0, sourceEnd - state.ackedEnd));

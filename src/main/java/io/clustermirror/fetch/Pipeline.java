@@ -2,6 +2,7 @@ package io.clustermirror.fetch;
 
 import io.clustermirror.kafka.ClusterView;
 import io.clustermirror.kafka.WireClient;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -17,8 +18,9 @@ import org.jboss.logging.Logger;
 
 /**
  * What the two loops of one mirror's data plane share: its partitions, the flags and views of both clusters' metadata,
- * the wire clients, and the ways a partition leaves the pipeline (failed, fenced, reset). A partition's own fields are
- * guarded by its monitor; these are safe from either loop.
+ * the wire clients, and the ways a partition enters and leaves the pipeline (entered, removed, failed, fenced, reset).
+ * Both loops run on the fetcher's thread, which alone changes a partition ({@link FetchPartition}); what other threads
+ * touch is {@link #admitted} and the data plane's end ({@link #loopDied}), both safe from any thread.
  */
 final class Pipeline {
 
@@ -32,7 +34,18 @@ final class Pipeline {
     /** The instance's budget for queued batches, shared with every other data plane. */
     final FetchBudget budget;
 
-    final Map<TopicPartition, FetchPartition> partitions = new ConcurrentHashMap<>();
+    /**
+     * The partitions the fetcher has taken up and not let go yet, in the order they entered: what the loops go over.
+     * The fetcher's thread only.
+     */
+    final Map<TopicPartition, FetchPartition> partitions = new LinkedHashMap<>();
+    /**
+     * Every partition added and not gone yet, whether the fetcher has taken it up or not: what the coordinator's thread
+     * and readers (progress, lags) see. An add puts it here, its leaving or the data plane's end takes it out; a change
+     * of membership and the data plane's end exclude each other under this pipeline's monitor (so an add is either
+     * refused or ended with the rest).
+     */
+    final Map<TopicPartition, FetchPartition> admitted = new ConcurrentHashMap<>();
     /** One counter for every generation of every partition: a re-added partition never reuses a value. */
     private final AtomicInteger generations = new AtomicInteger();
 
@@ -83,24 +96,56 @@ final class Pipeline {
     }
 
     /**
+     * Takes an added partition up, on the fetcher's thread (the add command): it is fetched from the next round on.
+     * Nothing happens to one that the data plane's end already let go.
+     */
+    void enter(FetchPartition state) {
+        if (admitted.get(state.tp) != state || !running) {
+            return; // the data plane ended or was closed before this turn: its end completes the partition
+        }
+        partitions.put(state.tp, state);
+        state.enter();
+        sourceRefresh = true;
+        destinationRefresh = true;
+    }
+
+    /**
+     * Takes up a stop of a partition outside the data plane (the abort command): it passes through only to have the
+     * transactions left open on it read back and aborted.
+     */
+    void enterToAbortLeftOpen(FetchPartition state, long since) {
+        if (admitted.get(state.tp) != state || !running) {
+            return;
+        }
+        partitions.put(state.tp, state);
+        state.enterToAbortLeftOpen(since);
+        destinationRefresh = true;
+    }
+
+    /** The remove command, on the fetcher's thread: the partition leaves once nothing of it is in flight. */
+    void remove(FetchPartition state, boolean abortTransactions) {
+        if (partitions.get(state.tp) == state) {
+            state.remove(abortTransactions);
+        }
+    }
+
+    /** The partition has left (the caller took it out of {@link #partitions}): whoever waits for it hears it now. */
+    void left(FetchPartition state) {
+        admitted.remove(state.tp, state);
+        state.removed.complete(state.progress());
+    }
+
+    /**
      * The fallback when batches cannot be sent again in place ({@link LostAnswers}): drops what is queued and in flight
      * for the partition and resumes from the destination's log end, read back ({@link PipelineReset}), under the next
-     * epoch of its producer id. On the append thread. A transaction of the partition that is open may be writing its
-     * marker: the end is read only once the destination says it is done ({@link TransactionRecovery}).
+     * epoch of its producer id. On the fetcher's thread. A transaction of the partition that is open may be writing its
+     * marker: the end is read only once the destination says it is done ({@link TransactionRecovery}). Nothing happens
+     * to a partition that is resetting or leaving.
      */
     void requestReset(FetchPartition state, String reason) {
-        synchronized (state) {
-            if (state.resetPending || state.removing || state.failed) {
-                return;
-            }
-            state.resetPending = true;
-            state.resetRequestedAt = System.nanoTime();
-            state.readBack = null;
-            state.readBackAttempts = 0;
-            state.readBackNotBefore = state.resetRequestedAt;
-            state.blocked = null;
-            state.generation = nextGeneration();
-            state.clearQueue();
+        long now = System.nanoTime();
+        if (!state.reset(now, new PipelineReset.ReadBack(now), nextGeneration())) {
+            return;
         }
         if (!state.transactions.open().isEmpty()) {
             state.transactions.recoveryNeeded = true;
@@ -111,7 +156,7 @@ final class Pipeline {
 
     /** The partition stops here; its owner is told, moves it to FAILED and logs it (once, there). */
     void fail(FetchPartition state, String error) {
-        if (halt(state)) {
+        if (state.fail(error, nextGeneration()) && state.tellOwnerOnce()) {
             LOGGER.debugf("Mirror %s: %s leaves the pipeline: %s", mirror, state.partition, error);
             listener.onFailed(state.partition, error);
             destination.wakeup();
@@ -120,24 +165,11 @@ final class Pipeline {
 
     /** The source leader's log diverged from what was fetched: the owner moves the partition to EPOCH_FENCING (and logs it). */
     void fence(FetchPartition state, String reason, long epochEndOffset) {
-        if (halt(state)) {
+        if (state.fail(reason, nextGeneration()) && state.tellOwnerOnce()) {
             LOGGER.debugf("Mirror %s: %s leaves the pipeline for EPOCH_FENCING: %s", mirror, state.partition, reason);
             listener.onEpochFenced(state.partition, reason, epochEndOffset);
             destination.wakeup();
         }
-    }
-
-    /** Stops fetching and sending for the partition, once; false when it was already stopped. */
-    private boolean halt(FetchPartition state) {
-        synchronized (state) {
-            if (state.failed) {
-                return false;
-            }
-            state.failed = true;
-            state.generation = nextGeneration();
-            state.clearQueue();
-        }
-        return true;
     }
 
     String deadReason() {
@@ -148,11 +180,14 @@ final class Pipeline {
      * A loop died ({@code cause}: an Error, an exception the loop cannot tell is harmless, a network client in an
      * unknown state) or is stuck: nothing of this data plane can be trusted to run on. Every partition in it fails with
      * the reason (so none stays MIRRORING with only a growing lag to show), the removals waiting on it complete, and
-     * then {@link #death} does; the owner builds a new data plane when it next needs one.
+     * then {@link #death} does; the owner builds a new data plane when it next needs one. This may run on another
+     * thread than the fetcher's (the liveness check of a stuck one), so it changes no partition: from now on each reads
+     * as Failed ({@link FetchPartition#phase}) and takes no transition, and what is queued goes back to the budget when
+     * the fetcher lets the data plane go ({@link #detached}).
      */
     void loopDied(String loop, String how, Throwable cause) {
         String reason;
-        synchronized (this) { // the lock add() takes: a partition is either refused or failed here
+        synchronized (this) { // the lock add() takes: a partition is either refused or ended here
             if (deadReason != null || !running) {
                 return; // already ended, or closing: a thread interrupted by close() is no death
             }
@@ -161,14 +196,30 @@ final class Pipeline {
         }
         running = false;
         LOGGER.errorf(cause, "Mirror %s: %s; its partitions fail and a new data plane is built", mirror, reason);
-        for (FetchPartition state : partitions.values()) {
-            fail(state, reason);
+        for (FetchPartition state : admitted.values()) {
+            if (state.tellOwnerOnce()) {
+                listener.onFailed(state.partition, reason);
+            }
             state.removed.complete(state.progress());
         }
-        partitions.clear();
+        admitted.clear();
         death.complete(new DataPlane.LoopDeath(loop, reason));
         source.wakeup();
         destination.wakeup();
+    }
+
+    /**
+     * The data plane left its fetcher (closed or dead), on the fetcher's thread: it takes no more partitions, what is
+     * queued goes back to the instance's budget, and whoever waits for a partition to leave hears it now.
+     */
+    void detached() {
+        synchronized (this) { // the lock add() takes: refused from now on, or let go below
+            running = false;
+        }
+        partitions.values().forEach(FetchPartition::clearQueue);
+        partitions.clear();
+        admitted.values().forEach(state -> state.removed.complete(state.progress()));
+        admitted.clear(); // nothing of a closed data plane is reported (lag gauges) any more
     }
 
     /**

@@ -27,7 +27,7 @@ import org.jboss.logging.Logger;
  * producer id. The read-back is a ListOffsets and as many Fetches as the unanswered batches take, each a request on the
  * partition's pinned destination connection whose answer the append loop takes up in a later round: no fetcher turn
  * waits for it. A read-back that fails is started again after the partition's own back-off, for 4 × the request timeout
- * from the reset on. Append thread only.
+ * from the reset on. On the fetcher's thread, for partitions in {@link FetchPartition.Resetting}.
  */
 final class PipelineReset {
 
@@ -36,17 +36,50 @@ final class PipelineReset {
     private static final ExponentialBackoff BACKOFF = new ExponentialBackoff(100, 2, 1000, 0.2);
 
     /**
-     * A read-back under way: the destination's end once ListOffsets has told it, how far its batches have been checked,
-     * and the answer of the request under way once it is there (set by its completion handler, taken up by a round).
+     * The read-back of one reset ({@link FetchPartition.Resetting}): the try under way (the destination's end once
+     * ListOffsets has told it, how far its batches have been checked, the answer of the request under way once it is
+     * there, set by its completion handler and taken up by a round), and the back-off between tries that failed.
      */
     static final class ReadBack {
-        private long end = -1;
+        /** Whether a try is under way (started, and neither failed nor finished). */
+        private boolean underWay;
+        /** Tries started so far: an answer to an earlier one is not taken up. */
+        private int tries;
+
+        private long end;
         private long verified;
         private boolean waiting;
         private ClientResponse answer;
         private Node connection;
         /** A request that waits for its connection to be ready. */
         private AbstractRequest.Builder<?> unsent;
+        /** When the next try may start after a failed one (System.nanoTime). */
+        private long notBefore;
+        /** Tries in a row that failed, for the back-off between them. */
+        private int failures;
+
+        /** A read-back whose first try may start at {@code now}. */
+        ReadBack(long now) {
+            this.notBefore = now;
+        }
+
+        private void restart() {
+            underWay = true;
+            tries++;
+            end = -1;
+            verified = 0;
+            waiting = false;
+            answer = null;
+            connection = null;
+            unsent = null;
+        }
+
+        @Override
+        public String toString() {
+            return underWay
+                    ? "try " + tries + (end < 0 ? ", end unknown" : ", end " + end)
+                    : failures + " failed tries";
+        }
     }
 
     private final Pipeline pipeline;
@@ -70,11 +103,12 @@ final class PipelineReset {
      * goes on from there under the next epoch. Anything else (a foreign write, data lost by the destination) is for
      * LOG_TRUNCATION to judge.
      */
-    void step(FetchPartition state) {
-        ReadBack readBack = state.readBack;
-        if (readBack == null) {
-            if (System.nanoTime() - state.readBackNotBefore >= 0) {
-                start(state);
+    void step(FetchPartition state, FetchPartition.Resetting resetting) {
+        ReadBack readBack = resetting.readBack();
+        if (!readBack.underWay) {
+            if (System.nanoTime() - readBack.notBefore >= 0) {
+                readBack.restart();
+                send(state, resetting, listOffsets(state));
             }
             return;
         }
@@ -84,14 +118,14 @@ final class PipelineReset {
         if (readBack.unsent != null) {
             AbstractRequest.Builder<?> request = readBack.unsent;
             readBack.unsent = null;
-            send(state, readBack, request);
+            send(state, resetting, request);
             return;
         }
         ClientResponse answer = readBack.answer;
         readBack.answer = null;
         try {
             if (readBack.end < 0) {
-                readBack.end = endOf(state, answer);
+                readBack.end = endOf(state, readBack, answer);
                 readBack.verified = state.ackedEnd;
             } else {
                 String unverified = verify(state, readBack, answer);
@@ -101,21 +135,15 @@ final class PipelineReset {
                 }
             }
         } catch (IOException e) {
-            failed(state, e);
+            failed(state, resetting, e);
             return;
         }
         if (readBack.end > state.ackedEnd && readBack.verified < readBack.end) {
             // batches whose answers were lost may have landed: they must be exactly ours, checked by content
-            send(state, readBack, fetchRequest(state, readBack));
+            send(state, resetting, fetchRequest(state, readBack));
             return;
         }
         finish(state, readBack.end);
-    }
-
-    private void start(FetchPartition state) {
-        ReadBack readBack = new ReadBack();
-        state.readBack = readBack;
-        send(state, readBack, listOffsets(state));
     }
 
     /**
@@ -145,41 +173,53 @@ final class PipelineReset {
     }
 
     /** Sends a read-back request over the partition's pinned connection to its leader; its answer waits for a round. */
-    private void send(FetchPartition state, ReadBack readBack, AbstractRequest.Builder<?> request) {
+    private void send(FetchPartition state, FetchPartition.Resetting resetting, AbstractRequest.Builder<?> request) {
+        ReadBack readBack = resetting.readBack();
         Node leader = pipeline.destinationView.leaders().get(state.tp);
         if (leader == null || request == null) {
-            failed(state, new IOException("no leader or topic id known for " + state.tp + " on the destination"));
+            failed(
+                    state,
+                    resetting,
+                    new IOException("no leader or topic id known for " + state.tp + " on the destination"));
             return;
         }
         Node connection = pipeline.pinned(leader, state.tp);
         readBack.connection = connection;
         if (!destination.ready(connection)) { // connecting: sent by a later round
-            if (destination.connectionFailed(connection)
-                    || System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
-                failed(state, new IOException("destination broker " + connection + " cannot be reached"));
+            if (destination.connectionFailed(connection) || expired(resetting)) {
+                failed(state, resetting, new IOException("destination broker " + connection + " cannot be reached"));
             } else {
                 readBack.unsent = request;
             }
             return;
         }
         readBack.waiting = true;
+        int attempt = readBack.tries;
         destination.send(connection, request, response -> {
-            readBack.answer = response;
-            readBack.waiting = false;
-            destination.wakeup();
+            if (readBack.tries == attempt) {
+                readBack.answer = response;
+                readBack.waiting = false;
+                destination.wakeup();
+            }
         });
     }
 
+    /** Whether the reset is past its bound, 4 × the request timeout from when it was asked for. */
+    private boolean expired(FetchPartition.Resetting resetting) {
+        return System.nanoTime() - resetting.requestedAtNanos() > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs);
+    }
+
     /** The read-back failed (the destination is not answering yet, e.g. a restarted broker without leaders): again, for a while. */
-    private void failed(FetchPartition state, Exception e) {
-        state.readBack = null;
+    private void failed(FetchPartition state, FetchPartition.Resetting resetting, Exception e) {
+        ReadBack readBack = resetting.readBack();
+        readBack.underWay = false;
         pipeline.destinationRefresh = true;
-        if (System.nanoTime() - state.resetRequestedAt > TimeUnit.MILLISECONDS.toNanos(4L * timeoutMs)) {
+        if (expired(resetting)) {
             pipeline.fail(state, "could not read the destination back after a pipeline reset: " + e);
             return;
         }
-        long backoffMs = BACKOFF.backoff(state.readBackAttempts++);
-        state.readBackNotBefore = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMs);
+        long backoffMs = BACKOFF.backoff(readBack.failures++);
+        readBack.notBefore = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMs);
         LOGGER.debugf(
                 "Mirror %s: %s: reset read-back failed (%s); again in %d ms", mirror, state.partition, e, backoffMs);
     }
@@ -194,8 +234,8 @@ final class PipelineReset {
         }
     }
 
-    private long endOf(FetchPartition state, ClientResponse response) throws IOException {
-        answered(response, state.readBack.connection);
+    private long endOf(FetchPartition state, ReadBack readBack, ClientResponse response) throws IOException {
+        answered(response, readBack.connection);
         ListOffsetsResponse answer = (ListOffsetsResponse) response.responseBody();
         for (ListOffsetsResponseData.ListOffsetsTopicResponse topic : answer.topics()) {
             for (ListOffsetsResponseData.ListOffsetsPartitionResponse partition : topic.partitions()) {
@@ -213,8 +253,6 @@ final class PipelineReset {
 
     /** Applies what the read-back found; fetching goes on from {@code end}. */
     private void finish(FetchPartition state, long end) {
-        state.readBack = null;
-        state.readBackAttempts = 0;
         if (end > state.ackedEnd) {
             LOGGER.infof(
                     "Mirror %s: %s: batches up to %d landed without an answer; verified by content",
@@ -228,13 +266,7 @@ final class PipelineReset {
             return;
         }
         state.unconfirmed.clear();
-        synchronized (state) {
-            state.generation = pipeline.nextGeneration();
-            state.clearQueue();
-            state.fetchOffset = end;
-            state.fetchedEpoch = state.lastEpoch;
-            state.resetPending = false;
-        }
+        state.resume(end, pipeline.nextGeneration());
         // the same producer id under the next epoch, as kafka-clients' idempotent producer does (KIP-360): a batch
         // of the old epoch still queued somewhere is refused once the new epoch has landed, where a new id would
         // let it in

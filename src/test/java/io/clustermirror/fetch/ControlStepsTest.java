@@ -60,7 +60,7 @@ class ControlStepsTest {
 
     private static final Node SOURCE_BROKER = new Node(1, "source", 9092);
     private static final Node DESTINATION_BROKER = new Node(7, "destination", 9092);
-    /** The destination's request timeout: longer than any wait here, so an unanswered request stays so. */
+    /** Both clusters' request timeout: longer than any wait here, so an unanswered request stays so. */
     private static final int TIMEOUT_MS = 30_000;
 
     private static final Node SOURCE_BROKER_B = new Node(2, "source-b", 9092);
@@ -69,7 +69,7 @@ class ControlStepsTest {
     private static final Map<String, Uuid> DESTINATION_IDS =
             Map.of("orders", Uuid.randomUuid(), "payments", Uuid.randomUuid());
 
-    private final SourceNetwork sourceNetwork = new SourceNetwork();
+    private final MockClient sourceNetwork = new MockClient(Time.SYSTEM);
     private final MockClient sourceNetworkB = new MockClient(Time.SYSTEM);
     private final MockClient destinationNetwork = new MockClient(Time.SYSTEM);
     private final TwoClusterClient network = new TwoClusterClient(Map.of(
@@ -90,17 +90,17 @@ class ControlStepsTest {
     @Test
     void producerIdsOfManyPartitionsShouldBeAskedForAtOnceAndTakenUpWhenAnswered() {
         // Given 20 partitions with a batch each, and a destination that has not answered any InitProducerId yet
-        // (the source answers every Fetch: the fetcher may send one between two adds)
         List<TopicPartition> tps = partitions(20);
-        sourceNetwork.answerFromTheStart(tps);
         MirrorFetcher fetcher = start(tps);
 
-        // When they enter the data plane, one after the other
+        // When they enter the data plane (the fetcher turns meanwhile: the first Fetch may carry only some of them)
         tps.forEach(tp -> fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1));
 
         // Then every one of them has its InitProducerId under way at the same time, none waiting for another's answer
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> pending(ApiKeys.INIT_PRODUCER_ID).size() == tps.size());
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            answerFetches(sourceNetwork);
+            return pending(ApiKeys.INIT_PRODUCER_ID).size() == tps.size();
+        });
         // and once answered, each partition's batch goes under the producer id it was given
         long id = 1000;
         for (ClientRequest request : pending(ApiKeys.INIT_PRODUCER_ID)) {
@@ -327,7 +327,7 @@ class ControlStepsTest {
                 mirror,
                 "source-cluster",
                 pooled,
-                pooled.sourceClient(mirror, "source", null, 1000),
+                pooled.sourceClient(mirror, "source", null, TIMEOUT_MS),
                 pooled.destinationClient("destination", TIMEOUT_MS),
                 topics -> CompletableFuture.completedFuture(source),
                 topics -> CompletableFuture.completedFuture(destination),
@@ -367,41 +367,24 @@ class ControlStepsTest {
     }
 
     /**
-     * A source that answers each Fetch as it is sent, on the sender's thread: one batch of one record for each partition
-     * it asks for from offset 0 and that {@link #answerFromTheStart} named, nothing for the others. Once every named
-     * partition had its batch, a Fetch stays unanswered, as a long poll would; until then it is answered at once, so
-     * that a partition added after a Fetch went out is asked for by the next one.
+     * Answers each unanswered Fetch of {@code source} with what it asks for: a batch of one record for each partition it
+     * fetches from offset 0, nothing for the others. A Fetch carries the partitions that had entered when it was built,
+     * so one answer prepared for all of them fits only a Fetch built after the last one entered: kafka-clients' fetch
+     * session handler refuses an answer with partitions its request did not carry, and nothing answers the next Fetch.
+     * (The source's request timeout is longer than any test, so no request times out while it is answered here.)
      */
-    private static final class SourceNetwork extends MockClient {
-        private final Set<TopicPartition> fromTheStart = ConcurrentHashMap.newKeySet();
-
-        SourceNetwork() {
-            super(Time.SYSTEM);
-        }
-
-        void answerFromTheStart(List<TopicPartition> tps) {
-            fromTheStart.addAll(tps);
-        }
-
-        @Override
-        public void send(ClientRequest request, long now) {
-            super.send(request, now);
-            if (request.apiKey() != ApiKeys.FETCH || fromTheStart.isEmpty()) {
-                return;
-            }
-            LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> data = new LinkedHashMap<>();
-            ((FetchRequest.Builder) request.requestBuilder()).fetchData().forEach((tp, fetch) -> {
-                if (fetch.fetchOffset == 0 && fromTheStart.remove(tp)) {
-                    data.put(
-                            new TopicIdPartition(fetch.topicId, tp),
-                            new FetchResponseData.PartitionData()
-                                    .setPartitionIndex(tp.partition())
-                                    .setHighWatermark(1)
-                                    .setRecords(batch(0, 1)));
-                }
-            });
-            if (!data.isEmpty() || !fromTheStart.isEmpty()) {
-                respondToRequest(request, FetchResponse.of(Errors.NONE, 0, 0, data, List.of()));
+    private static void answerFetches(MockClient source) {
+        for (ClientRequest request : List.copyOf(source.requests())) {
+            if (request.requestBuilder() instanceof FetchRequest.Builder fetch) {
+                LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> data = new LinkedHashMap<>();
+                fetch.fetchData()
+                        .forEach((tp, asked) -> data.put(
+                                new TopicIdPartition(SOURCE_IDS.get(tp.topic()), tp),
+                                new FetchResponseData.PartitionData()
+                                        .setPartitionIndex(tp.partition())
+                                        .setHighWatermark(1)
+                                        .setRecords(asked.fetchOffset == 0 ? batch(0, 1) : MemoryRecords.EMPTY)));
+                source.respondToRequest(request, FetchResponse.of(Errors.NONE, 0, 0, data, List.of()));
             }
         }
     }

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 class DataPlaneLivenessTest {
 
     private static final Node BROKER = new Node(1, "localhost", 9092);
-    private static final MirrorPartition PARTITION = new MirrorPartition("orders", 0);
+    static final MirrorPartition PARTITION = new MirrorPartition("orders", 0);
     private static final Uuid TOPIC_ID = Uuid.randomUuid();
     private static final ClusterView SOURCE = new ClusterView(
             "source-cluster",
@@ -140,19 +140,27 @@ class DataPlaneLivenessTest {
     }
 
     private MirrorFetcher start() {
-        Fetcher fetcher = new Fetcher(0, WireNetwork.over("test", sourceNetwork), threads, null).start();
+        return dataPlane(
+                new Fetcher(0, WireNetwork.over("test", sourceNetwork), threads, null).start(), listener, 1000);
+    }
+
+    /**
+     * The data plane of mirror m1 on {@code fetcher}, fetching {@link #PARTITION} from one source broker; the
+     * destination has no leaders, so nothing is appended.
+     */
+    static MirrorFetcher dataPlane(Fetcher fetcher, DataPlane.Listener listener, int timeoutMs) {
         return new MirrorFetcher(
                 "m1",
                 "source-cluster",
                 fetcher,
-                fetcher.sourceClient("m1", "source", null, 1000),
-                fetcher.destinationClient("destination", 1000),
+                fetcher.sourceClient("m1", "source", null, timeoutMs),
+                fetcher.destinationClient("destination", timeoutMs),
                 topics -> CompletableFuture.completedFuture(SOURCE),
                 topics -> CompletableFuture.completedFuture(ClusterView.empty()),
                 null,
                 listener,
                 1,
-                1000,
+                timeoutMs,
                 new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
     }
 

@@ -164,6 +164,7 @@ class FetchLanesTest {
     void aFetchShouldAskForNoMoreThanTheInstancesBudgetLeavesAndWaitWhenItIsSpent() {
         FetchBudget budget = new FetchBudget(8L << 20);
         FetchPartition state = new FetchPartition(new MirrorPartition(TOPIC, 0), 0, -1, 1, budget);
+        state.enter();
         budget.add((8L << 20) - (3L << 19)); // other partitions hold all but 1.5 MiB
 
         FetchPartition.FetchTicket ticket = state.ticket(FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION, 1L << 20);
@@ -231,7 +232,9 @@ class FetchLanesTest {
         for (int partition : partitions) {
             TopicPartition tp = new TopicPartition(TOPIC, partition);
             leaders.put(tp, BROKER);
-            pipeline.partitions.put(tp, new FetchPartition(new MirrorPartition(TOPIC, partition), 0, -1, 1));
+            FetchPartition state = new FetchPartition(new MirrorPartition(TOPIC, partition), 0, -1, 1);
+            state.enter();
+            pipeline.partitions.put(tp, state);
         }
         ClusterView view = new ClusterView(
                 "source-cluster", List.of(BROKER), leaders, Map.of(TOPIC, TOPIC_ID), Map.of(TOPIC_ID, TOPIC));

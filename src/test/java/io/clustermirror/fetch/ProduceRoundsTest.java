@@ -95,6 +95,7 @@ class ProduceRoundsTest {
                 continue;
             }
             FetchPartition state = new FetchPartition(new MirrorPartition("orders", p), 0, -1, 1);
+            state.enter();
             state.identity = new ProducerIdentity(42, (short) 0);
             for (int b = 0; b < batchesEach; b++) {
                 SourceBatch batch = batch(b, recordBytes);
