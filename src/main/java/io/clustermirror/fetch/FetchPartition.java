@@ -6,6 +6,7 @@ import io.clustermirror.mirror.MirrorPartition;
 import java.util.ArrayDeque;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -14,6 +15,8 @@ import org.apache.kafka.common.TopicPartition;
  * partition enters the data plane, so responses to requests of an earlier instance are told apart by identity.
  */
 final class FetchPartition {
+
+    private static final AtomicLong INSTANCES = new AtomicLong();
 
     /**
      * One batch sent to the destination, its bytes restamped with the producer id, epoch and sequence it is sent (and
@@ -99,6 +102,15 @@ final class FetchPartition {
     volatile long ackedEnd;
     volatile long sourceHighWatermark = -1;
     volatile int lastEpoch = -1;
+    /**
+     * Records and log bytes the destination acknowledged for this instance: written by the append loop alone (one
+     * writer, once per batch, no lock), read by the coordinator's rate sampler.
+     */
+    volatile long appendedRecords;
+
+    volatile long appendedBytes;
+    /** Tells this instance from the partition's earlier ones in the data plane, whose counters also started at 0. */
+    final long instance = INSTANCES.incrementAndGet();
 
     FetchPartition(MirrorPartition partition, long startOffset, int sourceEpoch, int generation) {
         this(partition, startOffset, sourceEpoch, generation, FetchBudget.UNLIMITED);
@@ -191,6 +203,17 @@ final class FetchPartition {
      */
     synchronized SourceBatch pollPlain(int maxBytes) {
         return plainSendable() && queue.peek().sizeInBytes() <= maxBytes ? pollQueue() : null;
+    }
+
+    /** The destination acknowledged a batch of {@code records} records, {@code bytes} long (append loop only). */
+    void appended(int records, int bytes) {
+        appendedRecords += records;
+        appendedBytes += bytes;
+    }
+
+    /** The counters the rate sampler reads (volatile reads only). */
+    DataPlane.Counts counts() {
+        return new DataPlane.Counts(instance, sourceHighWatermark, ackedEnd, appendedRecords, appendedBytes);
     }
 
     DataPlane.Progress progress() {
