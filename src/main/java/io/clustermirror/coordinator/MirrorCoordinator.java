@@ -1,11 +1,13 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.FetchBudget;
 import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceClusterProbe;
 import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.CatchUpWindow;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
@@ -14,6 +16,8 @@ import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.MirrorProgress;
+import io.clustermirror.mirror.PartitionProgress;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.topics.ForeignStateTopics;
@@ -29,6 +33,7 @@ import jakarta.enterprise.event.Observes;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -74,6 +79,7 @@ public class MirrorCoordinator {
     private final TopicStarts starts;
     private final FlowDeadlines flows;
     private final ServiceConfigs settings;
+    private final PartitionRates rates = new PartitionRates();
 
     public MirrorCoordinator(
             KafkaClients clients,
@@ -172,6 +178,12 @@ public class MirrorCoordinator {
     @Scheduled(every = "5s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void checkDataPlanes() {
         runtimes.checkLiveness(stuckAfterMs());
+    }
+
+    /** The data planes' rates: one sample of each every {@value PartitionRates#SAMPLE_EVERY} (volatile reads only). */
+    @Scheduled(every = PartitionRates.SAMPLE_EVERY, concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void sampleRates() {
+        runtimes.sampleRates(rates, TimeUnit.NANOSECONDS.toMillis(System.nanoTime()));
     }
 
     private long stuckAfterMs() {
@@ -339,8 +351,35 @@ public class MirrorCoordinator {
         return keeper.state().partitions(mirror);
     }
 
-    public String progress(String mirror, MirrorPartition partition) {
-        return lifecycle.progress(mirror, partition);
+    /**
+     * How far the partition is, for describe: its last LOG_TRUNCATION check, and while MIRRORING the rates of the last
+     * {@link CatchUpWindow#WINDOW_MS} ms and the time to catch up {@code lag} records at them.
+     */
+    public PartitionProgress progress(String mirror, MirrorPartition partition, MirrorPartitionState state, long lag) {
+        return PartitionProgress.of(
+                state,
+                lag,
+                lifecycle.truncation(mirror, partition),
+                rates.rates(mirror).get(partition));
+    }
+
+    /**
+     * The mirror's progress over its MIRRORING partitions, each one's lag as its data plane last saw it (no cluster is
+     * read: describe of a mirror stays non-blocking); a partition not in the data plane (yet) has an unknown lag.
+     */
+    public MirrorProgress mirrorProgress(String mirror) {
+        Map<MirrorPartition, DataPlane.Counts> counts = runtimes.counts(mirror);
+        List<MirrorProgress.Partition> mirroring = new ArrayList<>();
+        partitions(mirror).forEach((p, s) -> {
+            if (s.state() == MirrorPartitionState.MIRRORING) {
+                DataPlane.Counts c = counts.get(p);
+                long lag = c == null || c.sourceHighWatermark() < 0
+                        ? -1
+                        : Math.max(0, c.sourceHighWatermark() - c.destinationEnd());
+                mirroring.add(new MirrorProgress.Partition(p, progress(mirror, p, s.state(), lag)));
+            }
+        });
+        return MirrorProgress.of(mirroring, MirrorProgress.SLOWEST);
     }
 
     /** Live data-plane progress, when the partition is in the fetcher. */

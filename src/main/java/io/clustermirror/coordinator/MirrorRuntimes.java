@@ -249,6 +249,18 @@ final class MirrorRuntimes {
         return destinationAdmin;
     }
 
+    /** One sample of every running data plane for the rates ({@link PartitionRates}); mirrors without one lose theirs. */
+    void sampleRates(PartitionRates rates, long atMs) {
+        Map<String, MirrorRuntime> running = Map.copyOf(runtimes);
+        running.forEach((name, runtime) -> rates.sample(name, runtime.fetcher.counts(), atMs));
+        rates.retain(running.keySet());
+    }
+
+    /** The counters of the mirror's partitions in its data plane now (none without one); volatile reads only. */
+    Map<MirrorPartition, DataPlane.Counts> counts(String mirror) {
+        return live(mirror).map(runtime -> runtime.fetcher.counts()).orElse(Map.of());
+    }
+
     /** Live data-plane progress, when the partition is in the data plane. */
     Optional<LiveProgress> liveProgress(String mirror, MirrorPartition partition) {
         return live(mirror)
