@@ -37,8 +37,7 @@ public record PartitionDescription(
         @Schema(
                 description = "A sentence made of the structured fields: the LOG_TRUNCATION check under way, the rates "
                         + "and ETA while MIRRORING, else the last check's outcome",
-                example = "mirroring 2,560 records/s, 2.5 MiB/s over the last 30 s; 200 records behind, caught up in "
-                        + "about 1 s")
+                example = "mirroring 2,560 records/s, 2.5 MiB/s over the last 30 s; caught up (200 records in flight)")
         String progress,
 
         @Schema(
