@@ -9,7 +9,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 @Schema(
         name = "MirrorProgress",
         description = "The mirror's MIRRORING partitions together, as its data plane sees them (the rates of the "
-                + "last 30 s, each lag as of the partition's last fetch)")
+                + "last 30 s; each lag as the data plane saw it at its last sample, taken every 2 s)")
 public record MirrorProgressDescription(
         @Schema(
                 description = "Records behind, summed over the MIRRORING partitions whose lag is known",

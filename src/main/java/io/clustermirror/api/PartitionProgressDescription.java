@@ -10,7 +10,9 @@ public record PartitionProgressDescription(
         @Schema(example = "orders") String topic,
         @Schema(example = "3") int partition,
 
-        @Schema(description = "Records behind as of the partition's last fetch (-1: unknown)", example = "90000")
+        @Schema(
+                description = "Records behind as the data plane saw it at its last sample (-1: unknown)",
+                example = "90000")
         long lag,
 
         @Schema(description = "Log bytes per second acknowledged over the last 30 s", example = "2621440.0")

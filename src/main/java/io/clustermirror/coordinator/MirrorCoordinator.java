@@ -1,7 +1,6 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.config.MirrorServiceConfig;
-import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.fetch.FetchBudget;
 import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.kafka.KafkaClients;
@@ -357,26 +356,27 @@ public class MirrorCoordinator {
      */
     public PartitionProgress progress(String mirror, MirrorPartition partition, MirrorPartitionState state, long lag) {
         return PartitionProgress.of(
-                state,
-                lag,
-                lifecycle.truncation(mirror, partition),
-                rates.rates(mirror).get(partition));
+                state, lag, lifecycle.truncation(mirror, partition), rates.rates(mirror, partition));
     }
 
     /**
-     * The mirror's progress over its MIRRORING partitions, each one's lag as its data plane last saw it (no cluster is
-     * read: describe of a mirror stays non-blocking); a partition not in the data plane (yet) has an unknown lag.
+     * The mirror's progress over its MIRRORING partitions, each one's lag as its data plane saw it at the last sample
+     * (no cluster is read and nothing waited for: describe of a mirror runs on the event loop); a partition not sampled
+     * in the data plane (yet) has an unknown lag.
      */
     public MirrorProgress mirrorProgress(String mirror) {
-        Map<MirrorPartition, DataPlane.Counts> counts = runtimes.counts(mirror);
+        Map<MirrorPartition, PartitionRates.Measured> measured = rates.measured(mirror);
         List<MirrorProgress.Partition> mirroring = new ArrayList<>();
         partitions(mirror).forEach((p, s) -> {
             if (s.state() == MirrorPartitionState.MIRRORING) {
-                DataPlane.Counts c = counts.get(p);
-                long lag = c == null || c.sourceHighWatermark() < 0
-                        ? -1
-                        : Math.max(0, c.sourceHighWatermark() - c.destinationEnd());
-                mirroring.add(new MirrorProgress.Partition(p, progress(mirror, p, s.state(), lag)));
+                PartitionRates.Measured m = measured.get(p);
+                mirroring.add(new MirrorProgress.Partition(
+                        p,
+                        PartitionProgress.of(
+                                s.state(),
+                                m == null ? -1 : m.lag(),
+                                lifecycle.truncation(mirror, p),
+                                m == null ? null : m.rates())));
             }
         });
         return MirrorProgress.of(mirroring, MirrorProgress.SLOWEST);

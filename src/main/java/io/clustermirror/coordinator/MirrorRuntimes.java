@@ -256,11 +256,6 @@ final class MirrorRuntimes {
         rates.retain(running.keySet());
     }
 
-    /** The counters of the mirror's partitions in its data plane now (none without one); volatile reads only. */
-    Map<MirrorPartition, DataPlane.Counts> counts(String mirror) {
-        return live(mirror).map(runtime -> runtime.fetcher.counts()).orElse(Map.of());
-    }
-
     /** Live data-plane progress, when the partition is in the data plane. */
     Optional<LiveProgress> liveProgress(String mirror, MirrorPartition partition) {
         return live(mirror)

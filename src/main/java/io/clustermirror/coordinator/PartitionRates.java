@@ -22,8 +22,19 @@ final class PartitionRates {
     /** A partition's window, for the data-plane instance it measures. */
     private record Tracked(long instance, CatchUpWindow window) {}
 
+    /** A partition as last sampled: its counters, and the window's rates (null while it spans too little). */
+    record Measured(DataPlane.Counts counts, CatchUpWindow.Rates rates) {
+
+        /** Records behind as the data plane saw it at the sample; -1 before it knew the source's end. */
+        long lag() {
+            return counts.sourceHighWatermark() < 0
+                    ? -1
+                    : Math.max(0, counts.sourceHighWatermark() - counts.destinationEnd());
+        }
+    }
+
     private final Map<String, Map<MirrorPartition, Tracked>> windows = new HashMap<>();
-    private final Map<String, Map<MirrorPartition, CatchUpWindow.Rates>> published = new ConcurrentHashMap<>();
+    private final Map<String, Map<MirrorPartition, Measured>> published = new ConcurrentHashMap<>();
 
     /**
      * One sample of each partition in the mirror's data plane at {@code atMs} (a monotonic clock); a partition that left
@@ -32,7 +43,7 @@ final class PartitionRates {
     synchronized void sample(String mirror, Map<MirrorPartition, DataPlane.Counts> counts, long atMs) {
         Map<MirrorPartition, Tracked> previous = windows.getOrDefault(mirror, Map.of());
         Map<MirrorPartition, Tracked> next = new HashMap<>();
-        Map<MirrorPartition, CatchUpWindow.Rates> rates = new HashMap<>();
+        Map<MirrorPartition, Measured> measured = new HashMap<>();
         counts.forEach((partition, c) -> {
             Tracked tracked = previous.get(partition);
             if (tracked == null || tracked.instance() != c.instance()) {
@@ -42,13 +53,10 @@ final class PartitionRates {
                     .add(new CatchUpWindow.Sample(
                             atMs, c.sourceHighWatermark(), c.destinationEnd(), c.appendedRecords(), c.appendedBytes()));
             next.put(partition, tracked);
-            CatchUpWindow.Rates r = tracked.window().rates();
-            if (r != null) {
-                rates.put(partition, r);
-            }
+            measured.put(partition, new Measured(c, tracked.window().rates()));
         });
         windows.put(mirror, next);
-        published.put(mirror, Map.copyOf(rates));
+        published.put(mirror, Map.copyOf(measured));
     }
 
     /** Drops the windows of mirrors without a data plane now. */
@@ -57,8 +65,17 @@ final class PartitionRates {
         published.keySet().retainAll(mirrors);
     }
 
-    /** The rates of the mirror's partitions as last sampled (those whose window spans enough); any thread. */
-    Map<MirrorPartition, CatchUpWindow.Rates> rates(String mirror) {
+    /**
+     * The mirror's partitions in its data plane as last sampled, with their rates; any thread, without waiting (describe
+     * of a mirror reads it on the event loop).
+     */
+    Map<MirrorPartition, Measured> measured(String mirror) {
         return published.getOrDefault(mirror, Map.of());
+    }
+
+    /** The partition's rates as last sampled; null when not in a data plane or not measured yet. */
+    CatchUpWindow.Rates rates(String mirror, MirrorPartition partition) {
+        Measured m = measured(mirror).get(partition);
+        return m == null ? null : m.rates();
     }
 }

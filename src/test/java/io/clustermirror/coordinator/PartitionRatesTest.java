@@ -22,13 +22,19 @@ class PartitionRatesTest {
     @Test
     void ratesShouldBePublishedOnceASecondSampleIsIn() {
         rates.sample("m", Map.of(P0, counts(1, 0)), 0);
-        assertThat(rates.rates("m")).isEmpty();
+        assertThat(rates.rates("m", P0)).isNull();
 
         rates.sample("m", Map.of(P0, counts(1, 4_000)), 2_000);
 
-        assertThat(rates.rates("m").get(P0).recordsPerSecond()).isEqualTo(2_000.0);
-        assertThat(rates.rates("m").get(P0).bytesPerSecond()).isEqualTo(20_000.0);
-        assertThat(rates.rates("other")).isEmpty();
+        assertThat(rates.rates("m", P0).recordsPerSecond()).isEqualTo(2_000.0);
+        assertThat(rates.rates("m", P0).bytesPerSecond()).isEqualTo(20_000.0);
+        assertThat(rates.measured("other")).isEmpty();
+        // and the lag as the data plane saw it at the sample
+        assertThat(rates.measured("m").get(P0).lag()).isEqualTo(96_000);
+        rates.sample("m", Map.of(P1, new DataPlane.Counts(9, -1, 10, 10, 100)), 4_000);
+        assertThat(rates.measured("m").get(P1).lag())
+                .as("source end not known yet")
+                .isEqualTo(-1);
     }
 
     @Test
@@ -41,9 +47,10 @@ class PartitionRatesTest {
         rates.sample("m", Map.of(P0, counts(2, 5_000), P1, counts(7, 200)), 4_000);
 
         // Then partition 0 is not measured across the two instances; partition 1 goes on
-        assertThat(rates.rates("m")).containsOnlyKeys(P1);
+        assertThat(rates.rates("m", P0)).isNull();
+        assertThat(rates.rates("m", P1)).isNotNull();
         rates.sample("m", Map.of(P0, counts(2, 5_100), P1, counts(7, 300)), 6_000);
-        assertThat(rates.rates("m").get(P0).recordsPerSecond()).isEqualTo(50.0);
+        assertThat(rates.rates("m", P0).recordsPerSecond()).isEqualTo(50.0);
     }
 
     @Test
@@ -56,7 +63,7 @@ class PartitionRatesTest {
         rates.sample("m", Map.of(P1, counts(2, 200)), 4_000);
         rates.retain(Set.of("m"));
 
-        assertThat(rates.rates("m")).containsOnlyKeys(P1);
-        assertThat(rates.rates("gone")).isEmpty();
+        assertThat(rates.measured("m")).containsOnlyKeys(P1);
+        assertThat(rates.measured("gone")).isEmpty();
     }
 }
