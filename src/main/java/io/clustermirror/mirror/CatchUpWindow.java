@@ -76,7 +76,11 @@ public final class CatchUpWindow {
         samples.clear();
     }
 
-    /** The rates from the oldest sample in the window to the newest; null while they span less than {@value #MIN_SPAN_MS} ms. */
+    /**
+     * The rates from the oldest sample in the window to the newest; null while they span less than {@value
+     * #MIN_SPAN_MS} ms. The catch-up rate is measured from the oldest sample that knew the source's end (the first
+     * samples of a partition new in the data plane may come before its first Fetch answer).
+     */
     public Rates rates() {
         Sample first = samples.peekFirst();
         Sample last = samples.peekLast();
@@ -85,16 +89,30 @@ public final class CatchUpWindow {
         }
         long spanMs = last.atMs() - first.atMs();
         double seconds = spanMs / 1000.0;
-        double destination = (last.destinationEnd() - first.destinationEnd()) / seconds;
-        Double catchUp = first.sourceEnd() < 0 || last.sourceEnd() < 0
-                ? null
-                : destination - (last.sourceEnd() - first.sourceEnd()) / seconds;
         return new Rates(
                 (last.bytes() - first.bytes()) / seconds,
                 (last.records() - first.records()) / seconds,
-                destination,
-                catchUp,
+                (last.destinationEnd() - first.destinationEnd()) / seconds,
+                catchUpPerSecond(last),
                 spanMs);
+    }
+
+    /** How fast the lag shrank from the oldest sample knowing the source's end to {@code last}; null when unknown. */
+    private Double catchUpPerSecond(Sample last) {
+        if (last.sourceEnd() < 0) {
+            return null;
+        }
+        for (Sample from : samples) {
+            if (from.sourceEnd() >= 0) {
+                if (last.atMs() - from.atMs() < MIN_SPAN_MS) {
+                    return null;
+                }
+                double seconds = (last.atMs() - from.atMs()) / 1000.0;
+                return ((last.destinationEnd() - from.destinationEnd()) - (last.sourceEnd() - from.sourceEnd()))
+                        / seconds;
+            }
+        }
+        return null;
     }
 
     /**

@@ -5,17 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import io.restassured.path.json.JsonPath;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
-import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.RecordsToDelete;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -46,14 +40,13 @@ class ProgressIT extends ServiceIT {
             long mirroringSince = System.nanoTime();
 
             // Then once the window has measured some seconds of it, each partition shows its rates and a finite ETA
-            Map<String, Object> first = await("rates and ETA of every partition")
+            AtomicReference<Map<String, Object>> measured = new AtomicReference<>();
+            await("rates and ETA of every partition")
                     .atMost(Duration.ofSeconds(30))
                     .pollInterval(Duration.ofMillis(500))
-                    .until(
-                            () -> measuredLagging(mirror, topic, mirroringSince, Duration.ofSeconds(8)),
-                            java.util.Objects::nonNull);
-            int firstEta = eta(first);
-            Map<String, Object> summary = mirrorProgress(mirror);
+                    .untilAsserted(() -> measured.set(measuredLagging(mirror, topic, mirroringSince)));
+            Map<String, Object> summary = measured.get();
+            int firstEta = eta(summary);
             double bytesPerRecord = number(summary, "bytesPerSecond") / number(summary, "recordsPerSecond");
             long lag = ((Number) summary.get("lag")).longValue();
             double expected = lag * bytesPerRecord / RATE;
@@ -140,29 +133,25 @@ class ProgressIT extends ServiceIT {
     }
 
     /**
-     * The topic's partitions once each has been MIRRORING for {@code after} and shows its rates and an ETA while
-     * behind; null before.
+     * The mirror's progress once its partitions have been MIRRORING for 8 s and each shows its rates and an ETA while
+     * behind; an assertion error naming what describe said before.
      */
-    private static Map<String, Object> measuredLagging(
-            String mirror, String topic, long mirroringSince, Duration after) {
-        if (System.nanoTime() - mirroringSince < after.toNanos()) {
-            return null;
-        }
+    private static Map<String, Object> measuredLagging(String mirror, String topic, long mirroringSince) {
         List<Map<String, Object>> partitions = partitions(mirror, topic);
-        for (Map<String, Object> p : partitions) {
-            if (!(p.get("bytesPerSecond") instanceof Number bytes)
-                    || bytes.doubleValue() <= 0
-                    || !(p.get("recordsPerSecond") instanceof Number records)
-                    || records.doubleValue() <= 0
-                    || !(p.get("etaSeconds") instanceof Number eta)
-                    || eta.intValue() <= 0
-                    || ((Number) p.get("lag")).longValue() <= 0) {
-                return null;
-            }
-            assertThat((String) p.get("progress")).as(p.toString()).contains("records behind, caught up in about");
-        }
         Map<String, Object> summary = mirrorProgress(mirror);
-        return summary.get("etaSeconds") == null ? null : summary;
+        String seen = partitions + " " + summary;
+        assertThat(System.nanoTime() - mirroringSince).as("MIRRORING for 8 s").isGreaterThan(8_000_000_000L);
+        assertThat(partitions).as(seen).hasSize(2).allSatisfy(p -> {
+            assertThat(p.get("bytesPerSecond")).as(seen).isInstanceOf(Number.class);
+            assertThat(number(p, "bytesPerSecond")).as(seen).isPositive();
+            assertThat(number(p, "recordsPerSecond")).as(seen).isPositive();
+            assertThat(p.get("etaSeconds")).as(seen).isInstanceOf(Number.class);
+            assertThat(eta(p)).as(seen).isPositive();
+            assertThat(number(p, "lag")).as(seen).isPositive();
+            assertThat((String) p.get("progress")).as(seen).contains("records behind, caught up in about");
+        });
+        assertThat(summary.get("etaSeconds")).as(seen).isInstanceOf(Number.class);
+        return summary;
     }
 
     @SuppressWarnings("unchecked")
@@ -195,28 +184,6 @@ class ProgressIT extends ServiceIT {
 
     /** {@value #BACKLOG_MiB} MiB of incompressible 1 KiB records over the 2 partitions, in 16 KiB batches. */
     private static void produceBacklog(String topic) throws Exception {
-        byte[] noise = new byte[MiB + 1024];
-        new SplittableRandom(20).nextBytes(noise);
-        Map<String, Object> config = Map.of(
-                ProducerConfig.ACKS_CONFIG,
-                "1",
-                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-                false,
-                ProducerConfig.BATCH_SIZE_CONFIG,
-                16384,
-                ProducerConfig.COMPRESSION_TYPE_CONFIG,
-                "none");
-        try (KafkaProducer<byte[], byte[]> producer =
-                Kafka.producer(bed.source().bootstrapServers(), config)) {
-            List<Future<?>> sends = new ArrayList<>();
-            for (int i = 0; i < BACKLOG_MiB * 1024; i++) {
-                byte[] value = Arrays.copyOfRange(noise, i % MiB, i % MiB + 1024);
-                sends.add(producer.send(new ProducerRecord<>(topic, i % 2, null, value)));
-            }
-            producer.flush();
-            for (Future<?> send : sends) {
-                send.get();
-            }
-        }
+        Kafka.produceIncompressible(bed.source().bootstrapServers(), topic, 2, BACKLOG_MiB, 20);
     }
 }

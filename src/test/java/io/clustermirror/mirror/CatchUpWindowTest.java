@@ -125,6 +125,24 @@ class CatchUpWindowTest {
     }
 
     @Test
+    void theCatchUpShouldBeMeasuredFromTheFirstSampleThatKnewTheSourcesEnd() {
+        // Given a partition new in the data plane, sampled before its first Fetch answer told it the source's end
+        CatchUpWindow window = new CatchUpWindow();
+        window.add(at(0, -1, 0));
+        window.add(at(2_000, 50_000, 2_000));
+        assertThat(window.rates().catchUpPerSecond())
+                .as("one sample knows the source's end")
+                .isNull();
+
+        window.add(at(4_000, 50_000, 4_000));
+
+        // Then the lag's shrinking is known from then on, without waiting for the first sample to leave the window
+        assertThat(window.rates().catchUpPerSecond()).isEqualTo(1_000.0);
+        assertThat(window.rates().recordsPerSecond()).isEqualTo(1_000.0);
+        assertThat(CatchUpWindow.etaSeconds(46_000, window.rates())).isEqualTo(46);
+    }
+
+    @Test
     void countersGoingBackShouldStartTheWindowAfresh() {
         // Given a window of a partition that left the data plane and came back (its counters start at 0 again)
         CatchUpWindow window = new CatchUpWindow();
