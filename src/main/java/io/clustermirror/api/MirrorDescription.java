@@ -41,6 +41,11 @@ public record MirrorDescription(
         SyncStatus metadataSync,
 
         @Schema(
+                description = "Describe only: lag, rates and ETA of the MIRRORING partitions together, and the slowest "
+                        + "partitions")
+        MirrorProgressDescription progress,
+
+        @Schema(
                 description = "What the caller may do to this mirror (only with includeAuthorizedOperations=true)",
                 example = "[\"DESCRIBE\", \"ALTER\"]")
         List<String> authorizedOperations) {
@@ -58,12 +63,13 @@ public record MirrorDescription(
                 topics,
                 halted,
                 metadataSync,
+                progress,
                 ops.stream().map(Enum::name).toList());
     }
 
     static MirrorDescription of(
             Mirror mirror, MirrorConfigRules rules, Map<MirrorPartition, PartitionStatus> partitions) {
-        return of(mirror, rules, partitions, null, null);
+        return of(mirror, rules, partitions, null, null, null);
     }
 
     static MirrorDescription of(
@@ -71,7 +77,8 @@ public record MirrorDescription(
             MirrorConfigRules rules,
             Map<MirrorPartition, PartitionStatus> partitions,
             String halted,
-            SyncStatus sync) {
+            SyncStatus sync,
+            MirrorProgressDescription progress) {
         Map<String, Map<String, Integer>> states = new TreeMap<>();
         partitions.forEach((p, s) -> states.computeIfAbsent(p.topic(), t -> new TreeMap<>())
                 .merge(s.state().name(), 1, Integer::sum));
@@ -93,6 +100,7 @@ public record MirrorDescription(
                 topics,
                 halted,
                 sync,
+                progress,
                 null);
     }
 }

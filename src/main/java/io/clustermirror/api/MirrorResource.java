@@ -114,7 +114,9 @@ public class MirrorResource {
     @Operation(
             operationId = "describeClusterMirror",
             summary = "Describe a cluster mirror",
-            description = "The mirror's source, recorded cluster id and config (secrets masked).")
+            description =
+                    "The mirror's source, recorded cluster id and config (secrets masked), its topics' partition "
+                            + "states, and its progress: lag, rates and ETA of its MIRRORING partitions and the slowest of them.")
     @APIResponse(
             responseCode = "200",
             description = "The mirror",
@@ -130,7 +132,8 @@ public class MirrorResource {
                 rules,
                 coordinator.partitions(name),
                 coordinator.haltedReason(name),
-                SyncStatus.of(metadata.status(name)));
+                SyncStatus.of(metadata.status(name)),
+                MirrorProgressDescription.of(coordinator.mirrorProgress(name)));
         return includeAuthorizedOperations
                 ? description.withAuthorizedOperations(caller.operations(name))
                 : description;

@@ -35,9 +35,33 @@ public record PartitionDescription(
         String error,
 
         @Schema(
-                description = "Progress of the current step (e.g. log start alignment)",
-                example = "aligned to the source log start 5000")
+                description = "A sentence made of the structured fields: the LOG_TRUNCATION check under way, the rates "
+                        + "and ETA while MIRRORING, else the last check's outcome",
+                example = "mirroring 2,560 records/s, 2.5 MiB/s over the last 30 s; caught up (200 records in flight)")
         String progress,
+
+        @Schema(
+                description = "MIRRORING: log bytes per second the destination acknowledged over the last 30 s "
+                        + "(sampled every 2 s); absent when not measured yet or not MIRRORING",
+                example = "2621440.0")
+        Double bytesPerSecond,
+
+        @Schema(
+                description = "MIRRORING: records per second the destination acknowledged over the last 30 s; absent "
+                        + "when not measured yet or not MIRRORING",
+                example = "2560.0")
+        Double recordsPerSecond,
+
+        @Schema(
+                description = "MIRRORING: seconds to catch up the lag at the rate it shrank over the last 30 s (net of "
+                        + "the source's growth, so a throttle or a busy source shows); 0 when caught up (lag 0, or "
+                        + "less than the destination appends in a second); absent (null) when unknown or while the "
+                        + "lag is not shrinking, and when not MIRRORING",
+                example = "42")
+        Integer etaSeconds,
+
+        @Schema(description = "The LOG_TRUNCATION check under way, else the last one; absent before the first")
+        TruncationDescription truncation,
 
         @Schema(
                 description =

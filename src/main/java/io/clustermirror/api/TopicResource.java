@@ -10,6 +10,7 @@ import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionProgress;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.TopicNames;
 import io.clustermirror.mirror.TopicSelection;
@@ -232,7 +233,8 @@ public class TopicResource {
             operationId = "describeMirrorTopic",
             summary = "Describe a mirrored topic",
             description = "Every partition: state, source high watermark, destination log end, "
-                    + "lag, last mirrored epoch, retry attempt, last error and the progress of the current step.")
+                    + "lag, last mirrored epoch, retry attempt, last error, and its progress: the LOG_TRUNCATION "
+                    + "check's step and how far, while MIRRORING the rates of the last 30 s and the time to catch up.")
     @APIResponse(
             responseCode = "200",
             description = "The topic's partitions",
@@ -276,6 +278,7 @@ public class TopicResource {
                                         .toList())
                                 .filter(l -> !l.isEmpty())
                                 .orElse(null);
+                        PartitionProgress progress = coordinator.progress(name, p, s.state(), o.lag());
                         partitions.add(new PartitionDescription(
                                 p.partition(),
                                 s.state().name(),
@@ -285,7 +288,11 @@ public class TopicResource {
                                 lme,
                                 s.retryAttempt(),
                                 s.error(),
-                                coordinator.progress(name, p),
+                                progress.sentence(),
+                                progress.bytesPerSecond(),
+                                progress.recordsPerSecond(),
+                                progress.etaSeconds(),
+                                TruncationDescription.of(progress.truncation()),
                                 open));
                     });
                     var promotion = coordinator.promotions(name).get(topic);

@@ -6,6 +6,7 @@ import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceClusterProbe;
 import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.CatchUpWindow;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
@@ -14,6 +15,8 @@ import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.MirrorProgress;
+import io.clustermirror.mirror.PartitionProgress;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.topics.ForeignStateTopics;
@@ -29,6 +32,7 @@ import jakarta.enterprise.event.Observes;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -74,6 +78,7 @@ public class MirrorCoordinator {
     private final TopicStarts starts;
     private final FlowDeadlines flows;
     private final ServiceConfigs settings;
+    private final PartitionRates rates = new PartitionRates();
 
     public MirrorCoordinator(
             KafkaClients clients,
@@ -172,6 +177,12 @@ public class MirrorCoordinator {
     @Scheduled(every = "5s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void checkDataPlanes() {
         runtimes.checkLiveness(stuckAfterMs());
+    }
+
+    /** The data planes' rates: one sample of each every {@value PartitionRates#SAMPLE_EVERY} (volatile reads only). */
+    @Scheduled(every = PartitionRates.SAMPLE_EVERY, concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void sampleRates() {
+        runtimes.sampleRates(rates, TimeUnit.NANOSECONDS.toMillis(System.nanoTime()));
     }
 
     private long stuckAfterMs() {
@@ -339,8 +350,36 @@ public class MirrorCoordinator {
         return keeper.state().partitions(mirror);
     }
 
-    public String progress(String mirror, MirrorPartition partition) {
-        return lifecycle.progress(mirror, partition);
+    /**
+     * How far the partition is, for describe: its last LOG_TRUNCATION check, and while MIRRORING the rates of the last
+     * {@link CatchUpWindow#WINDOW_MS} ms and the time to catch up {@code lag} records at them.
+     */
+    public PartitionProgress progress(String mirror, MirrorPartition partition, MirrorPartitionState state, long lag) {
+        return PartitionProgress.of(
+                state, lag, lifecycle.truncation(mirror, partition), rates.rates(mirror, partition));
+    }
+
+    /**
+     * The mirror's progress over its MIRRORING partitions, each one's lag as its data plane saw it at the last sample
+     * (no cluster is read and nothing waited for: describe of a mirror runs on the event loop); a partition not sampled
+     * in the data plane (yet) has an unknown lag.
+     */
+    public MirrorProgress mirrorProgress(String mirror) {
+        Map<MirrorPartition, PartitionRates.Measured> measured = rates.measured(mirror);
+        List<MirrorProgress.Partition> mirroring = new ArrayList<>();
+        partitions(mirror).forEach((p, s) -> {
+            if (s.state() == MirrorPartitionState.MIRRORING) {
+                PartitionRates.Measured m = measured.get(p);
+                mirroring.add(new MirrorProgress.Partition(
+                        p,
+                        PartitionProgress.of(
+                                s.state(),
+                                m == null ? -1 : m.lag(),
+                                lifecycle.truncation(mirror, p),
+                                m == null ? null : m.rates())));
+            }
+        });
+        return MirrorProgress.of(mirroring, MirrorProgress.SLOWEST);
     }
 
     /** Live data-plane progress, when the partition is in the fetcher. */

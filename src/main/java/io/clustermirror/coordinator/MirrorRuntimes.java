@@ -253,6 +253,13 @@ final class MirrorRuntimes {
         return destinationAdmin;
     }
 
+    /** One sample of every running data plane for the rates ({@link PartitionRates}); mirrors without one lose theirs. */
+    void sampleRates(PartitionRates rates, long atMs) {
+        Map<String, MirrorRuntime> running = Map.copyOf(runtimes);
+        running.forEach((name, runtime) -> rates.sample(name, runtime.fetcher.counts(), atMs));
+        rates.retain(running.keySet());
+    }
+
     /** Live data-plane progress, when the partition is in the data plane. */
     Optional<LiveProgress> liveProgress(String mirror, MirrorPartition partition) {
         return live(mirror)

@@ -9,6 +9,7 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.mirror.TopicDivergence;
+import io.clustermirror.mirror.TruncationProgress;
 import io.clustermirror.truncation.LogTruncation;
 import io.clustermirror.truncation.PrefixCheck;
 import java.time.Clock;
@@ -85,8 +86,8 @@ final class PartitionLifecycle {
     private final RetryPolicy retries;
     private final MirrorMetrics metrics;
     private final Clock clock;
-    /** Alignment and other progress notes per partition, for describe. */
-    private final Map<String, String> progress = new ConcurrentHashMap<>();
+    /** Where each partition's last LOG_TRUNCATION check stands (or ended), for describe. */
+    private final Map<String, TruncationProgress> progress = new ConcurrentHashMap<>();
 
     private final TopicStops stops;
     private final TruncationBatches batches;
@@ -118,8 +119,8 @@ final class PartitionLifecycle {
         stops.stop(name, stopping);
     }
 
-    /** The progress note of the partition's current (or last) step, for describe. */
-    String progress(String mirror, MirrorPartition partition) {
+    /** Where the partition's current (or last) LOG_TRUNCATION check stands, for describe; null before the first. */
+    TruncationProgress truncation(String mirror, MirrorPartition partition) {
         return progress.get(mirror + "/" + partition);
     }
 
@@ -142,7 +143,7 @@ final class PartitionLifecycle {
         checkOnceGone(
                 name,
                 runtime,
-                PrefixCheck.Check.full(partition, note -> progress.put(name + "/" + partition, note)),
+                PrefixCheck.Check.full(partition, step -> progress.put(name + "/" + partition, step)),
                 "log truncation could not complete: ",
                 outcome -> afterTruncation(name, partition, epoch, outcome));
     }
@@ -263,7 +264,7 @@ final class PartitionLifecycle {
         checkOnceGone(
                 name,
                 runtime,
-                new PrefixCheck.Check(partition, epochEndOffset, text -> progress.put(name + "/" + partition, text)),
+                new PrefixCheck.Check(partition, epochEndOffset, step -> progress.put(name + "/" + partition, step)),
                 "could not check the destination: ",
                 checked -> {
                     PartitionStatus now = host.partitions(name).get(partition);

@@ -340,6 +340,7 @@ final class AppendLoop {
                 state.lastEpoch = batch.partitionLeaderEpoch();
             }
         }
+        state.appended(batch.recordCount(), batch.sizeInBytes());
         listener.onAppended(state.partition, batch.recordCount(), batch.sizeInBytes());
     }
 
@@ -432,6 +433,7 @@ final class AppendLoop {
 
         @Override
         public void markerAppended(FetchPartition state, SourceBatch marker) {
+            state.appended(1, marker.sizeInBytes());
             listener.onAppended(state.partition, 1, marker.sizeInBytes());
         }
     }

@@ -70,6 +70,15 @@ public interface DataPlane {
     /** A loop of a data plane ({@code loop}: fetcher or appender) that died or was stuck, and why. */
     record LoopDeath(String loop, String reason) {}
 
+    /**
+     * What the coordinator's rate sampler reads of a partition in the data plane, every few seconds (volatile fields, no
+     * lock): the source high watermark last seen (-1: not yet), the destination end acknowledged, and the records and
+     * log bytes acknowledged since the partition entered the data plane as {@code instance} (a new instance starts
+     * again from 0).
+     */
+    record Counts(
+            long instance, long sourceHighWatermark, long destinationEnd, long appendedRecords, long appendedBytes) {}
+
     /** Live progress of a partition in the data plane. */
     record Progress(
             long sourceHighWatermark,

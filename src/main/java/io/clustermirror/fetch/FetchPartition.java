@@ -7,6 +7,7 @@ import java.util.ArrayDeque;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 
@@ -39,6 +40,8 @@ import org.apache.kafka.common.TopicPartition;
  * more (each is a no-op), so whatever a stuck round still does sends nothing for them.
  */
 final class FetchPartition {
+
+    private static final AtomicLong INSTANCES = new AtomicLong();
 
     /**
      * One batch sent to the destination, its bytes restamped with the producer id, epoch and sequence it is sent (and
@@ -157,6 +160,15 @@ final class FetchPartition {
     volatile long ackedEnd;
     volatile long sourceHighWatermark = -1;
     volatile int lastEpoch = -1;
+    /**
+     * Records and log bytes the destination acknowledged for this instance: written by the append loop alone (one
+     * writer, once per batch, no lock), read by the coordinator's rate sampler.
+     */
+    volatile long appendedRecords;
+
+    volatile long appendedBytes;
+    /** Tells this instance from the partition's earlier ones in the data plane, whose counters also started at 0. */
+    final long instance = INSTANCES.incrementAndGet();
 
     /** A partition of no data plane (unit tests): its data plane never dies. */
     FetchPartition(MirrorPartition partition, long startOffset, int sourceEpoch, int generation) {
@@ -438,6 +450,17 @@ final class FetchPartition {
      */
     SourceBatch pollPlain(int maxBytes) {
         return plainSendable() && queue.peek().sizeInBytes() <= maxBytes ? pollQueue() : null;
+    }
+
+    /** The destination acknowledged a batch of {@code records} records, {@code bytes} long (append loop only). */
+    void appended(int records, int bytes) {
+        appendedRecords += records;
+        appendedBytes += bytes;
+    }
+
+    /** The counters the rate sampler reads (volatile reads only). */
+    DataPlane.Counts counts() {
+        return new DataPlane.Counts(instance, sourceHighWatermark, ackedEnd, appendedRecords, appendedBytes);
     }
 
     DataPlane.Progress progress() {

@@ -278,6 +278,13 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         return lags;
     }
 
+    /** The rate sampler's counters of every partition in this data plane. */
+    public Map<MirrorPartition, Counts> counts() {
+        Map<MirrorPartition, Counts> counts = new HashMap<>();
+        admitted.values().forEach(state -> counts.put(state.partition, state.counts()));
+        return counts;
+    }
+
     /** Leaves the fetcher (after the round under way, at most 5 s), closing this data plane's source connections. */
     @Override
     public void close() {

@@ -296,6 +296,13 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         return lags;
     }
 
+    /** The rate sampler's counters of every partition, over every shard. */
+    public Map<MirrorPartition, Counts> counts() {
+        Map<MirrorPartition, Counts> counts = new HashMap<>();
+        snapshot().forEach(shard -> counts.putAll(shard.counts()));
+        return counts;
+    }
+
     private synchronized List<MirrorFetcher> snapshot() {
         return List.of(shards);
     }

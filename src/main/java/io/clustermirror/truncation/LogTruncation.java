@@ -10,6 +10,8 @@ import io.clustermirror.kafka.ClusterView;
 import io.clustermirror.kafka.ProducerIdentity;
 import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.TruncationProgress;
+import io.clustermirror.mirror.TruncationProgress.Step;
 import io.clustermirror.topics.OffsetLookup;
 import io.clustermirror.truncation.PrefixCheck.Answer;
 import io.clustermirror.truncation.PrefixCheck.Check;
@@ -128,10 +130,11 @@ public final class LogTruncation implements PrefixCheck {
     }
 
     /**
-     * @param progress receives human-readable progress for describe
+     * @param progress receives where the check stands, step by step, for describe
      */
     @Override
-    public Outcome run(String mirror, MirrorPartition partition, Consumer<String> progress) throws Exception {
+    public Outcome run(String mirror, MirrorPartition partition, Consumer<TruncationProgress> progress)
+            throws Exception {
         return alone(mirror, Check.full(partition, progress));
     }
 
@@ -163,8 +166,11 @@ public final class LogTruncation implements PrefixCheck {
         }
         readOffsets(works);
         for (Work work : open(works)) {
-            work.note("source [" + work.sourceStart + ", " + work.sourceEnd + "), destination [" + work.destinationStart
-                    + ", " + work.destinationEnd + ")");
+            if (work.destinationEnd == work.destinationStart) {
+                work.note(Step.LOG_START_ALIGNMENT, false, 0);
+            } else {
+                work.note(Step.DIVERGENCE_CHECK, false, -1);
+            }
         }
         if (!open(works).isEmpty()) {
             Clients clients = checkOut(mirror);
@@ -205,8 +211,24 @@ public final class LogTruncation implements PrefixCheck {
             return outcome == null && failure == null;
         }
 
-        void note(String text) {
-            check.progress().accept(text);
+        /**
+         * Reports the step with the offsets read; LOG_START_ALIGNMENT counts {@code done} of the offsets up to the
+         * source log start, DIVERGENCE_CHECK none (-1).
+         */
+        void note(Step step, boolean complete, long done) {
+            long total = step == Step.LOG_START_ALIGNMENT ? Math.max(0, sourceStart - destinationEnd) : -1;
+            report(step, complete, done, total);
+        }
+
+        void report(Step step, boolean complete, long done, long total) {
+            check.progress()
+                    .accept(new TruncationProgress(
+                            step, complete, sourceStart, sourceEnd, destinationStart, destinationEnd, done, total));
+        }
+
+        /** A divergence search of this partition settled {@code done} of its {@code total} offsets. */
+        void searched(long done, long total) {
+            report(Step.DIVERGENCE_SEARCH, false, done, total);
         }
 
         /** The first failure of a read decides; later reads of a failed partition are not asked for. */
@@ -283,9 +305,8 @@ public final class LogTruncation implements PrefixCheck {
                         w.outcome = new Diverged("the destination is empty but its log starts at " + w.destinationEnd
                                 + ", after the source log start " + w.sourceStart + "; it cannot be filled backwards");
                     } else if (w.destinationEnd == w.sourceStart) {
-                        // the note describe shows for the step's outcome, not the offsets read before it
-                        w.note("destination is empty at the source log start " + w.sourceStart
-                                + ": mirroring starts there");
+                        // nothing to fill: the step is complete at once
+                        w.note(Step.LOG_START_ALIGNMENT, true, 0);
                         w.outcome = new Ready(w.destinationEnd, -1);
                     } else {
                         empty.add(w);
@@ -304,7 +325,8 @@ public final class LogTruncation implements PrefixCheck {
                                             source,
                                             sourceView,
                                             destination,
-                                            destinationView),
+                                            destinationView,
+                                            w::searched),
                                     w.destinationEnd));
                 } else if (w.destinationEnd < w.sourceStart) {
                     w.outcome = new Diverged("source deleted offsets [" + w.destinationEnd + ", " + w.sourceStart
@@ -383,10 +405,11 @@ public final class LogTruncation implements PrefixCheck {
                                     source,
                                     sourceView,
                                     destination,
-                                    destinationView),
+                                    destinationView,
+                                    w::searched),
                             w.destinationEnd));
         }
-        w.note("destination is a prefix of the source up to " + w.destinationEnd);
+        w.note(Step.DIVERGENCE_CHECK, true, -1);
         // the epoch of the source batch that ends where the destination does; unknown when the source's cleaner
         // removed it
         int epoch = same.get().baseOffset() == last.baseOffset() ? same.get().partitionLeaderEpoch() : -1;
@@ -441,7 +464,8 @@ public final class LogTruncation implements PrefixCheck {
                         source,
                         sourceView,
                         destination,
-                        destinationView);
+                        destinationView,
+                        (done, total) -> {});
                 if (from < destinationEnd) {
                     ranges.put(
                             new MirrorPartition(tp.topic(), tp.partition()), new DivergentRange(from, destinationEnd));
@@ -453,10 +477,16 @@ public final class LogTruncation implements PrefixCheck {
         return ranges;
     }
 
+    /** How far a divergence search is: {@code done} of the searched range's {@code total} offsets settled. */
+    @FunctionalInterface
+    private interface Settled {
+        void of(long done, long total);
+    }
+
     /**
      * The first offset in [from, to] where the destination's batch is not the source's, by binary search over batches:
      * before the point of divergence the logs hold the same batches, from it on they do not; {@code to} when they agree
-     * throughout.
+     * throughout. {@code settled} hears how far the search is before each step.
      */
     private static long divergence(
             TopicPartition tp,
@@ -465,11 +495,13 @@ public final class LogTruncation implements PrefixCheck {
             WireClient source,
             ClusterView sourceView,
             WireClient destination,
-            ClusterView destinationView)
+            ClusterView destinationView,
+            Settled settled)
             throws IOException {
         long lo = from;
         long hi = to;
         while (lo < hi) {
+            settled.of((lo - from) + (to - hi), to - from);
             long mid = lo + (hi - lo) / 2;
             Optional<SourceBatch> ours = RawFetch.batchAt(destination, destinationView, tp, mid);
             if (ours.isEmpty()) {
@@ -554,7 +586,7 @@ public final class LogTruncation implements PrefixCheck {
                 if (deletions.containsKey(w.tp)) {
                     deleted.get(w.tp).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 }
-                w.note("aligned to the source log start " + w.sourceStart);
+                w.note(Step.LOG_START_ALIGNMENT, true, Math.max(0, w.sourceStart - w.destinationEnd));
                 w.outcome = ready;
             } catch (Exception e) {
                 w.fail(e);
@@ -594,8 +626,7 @@ public final class LogTruncation implements PrefixCheck {
             append(destination, destinationView, leader, tp, fillers, end, identity, sequence);
             sequence = DefaultRecordBatch.incrementSequence(sequence, count);
             end += count;
-            w.note("aligning to the source log start " + sourceStart + ": " + end + " of " + fillTo
-                    + " offsets filled");
+            w.note(Step.LOG_START_ALIGNMENT, false, end - destinationEnd);
         }
         long startOffset = fillTo;
         int sourceEpoch = -1;
@@ -728,7 +759,8 @@ public final class LogTruncation implements PrefixCheck {
      */
     @Override
     public Outcome afterEpochFencing(
-            String mirror, MirrorPartition partition, long epochEndOffset, Consumer<String> progress) throws Exception {
+            String mirror, MirrorPartition partition, long epochEndOffset, Consumer<TruncationProgress> progress)
+            throws Exception {
         return alone(mirror, new Check(partition, epochEndOffset, progress));
     }
 

@@ -1,6 +1,7 @@
 package io.clustermirror.truncation;
 
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.TruncationProgress;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,22 +14,24 @@ import java.util.function.Consumer;
  */
 public interface PrefixCheck {
 
-    /** The full check; {@code progress} receives human-readable notes for describe. */
-    LogTruncation.Outcome run(String mirror, MirrorPartition partition, Consumer<String> progress) throws Exception;
+    /** The full check; {@code progress} receives where it stands, step by step, for describe. */
+    LogTruncation.Outcome run(String mirror, MirrorPartition partition, Consumer<TruncationProgress> progress)
+            throws Exception;
 
     /**
      * EPOCH_FENCING's check: the source leader said the epoch last fetched ends at {@code epochEndOffset} on its side.
      * A destination ending beyond that holds records the source lost; else the full check decides.
      */
     LogTruncation.Outcome afterEpochFencing(
-            String mirror, MirrorPartition partition, long epochEndOffset, Consumer<String> progress) throws Exception;
+            String mirror, MirrorPartition partition, long epochEndOffset, Consumer<TruncationProgress> progress)
+            throws Exception;
 
     /**
      * One partition of a batch: the full check ({@code epochEndOffset} -1) or EPOCH_FENCING's (the source epoch's end).
      */
-    record Check(MirrorPartition partition, long epochEndOffset, Consumer<String> progress) {
+    record Check(MirrorPartition partition, long epochEndOffset, Consumer<TruncationProgress> progress) {
 
-        public static Check full(MirrorPartition partition, Consumer<String> progress) {
+        public static Check full(MirrorPartition partition, Consumer<TruncationProgress> progress) {
             return new Check(partition, -1, progress);
         }
     }

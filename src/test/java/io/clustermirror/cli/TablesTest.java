@@ -91,8 +91,10 @@ class TablesTest {
     }
 
     @Test
-    void theEtaShouldBeADashUntilTheModelHasOne() {
+    void theEtaShouldBeTheServicesEstimateOrADashWithoutOne() {
         assertThat(Tables.eta(partition(0, "MIRRORING", 10, 0))).isEqualTo("-");
+        assertThat(Tables.eta(partition(0, "MIRRORING", 10, 0).etaSeconds(65))).isEqualTo("1m05s");
+        assertThat(Tables.eta(partition(0, "MIRRORING", 10, 10).etaSeconds(0))).isEqualTo("0s");
     }
 
     @Test

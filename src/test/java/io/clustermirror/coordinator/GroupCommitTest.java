@@ -15,6 +15,7 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.mirror.TopicDivergence;
+import io.clustermirror.mirror.TruncationProgress;
 import io.clustermirror.truncation.LogTruncation;
 import io.clustermirror.truncation.PrefixCheck;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -268,13 +269,14 @@ class GroupCommitTest {
         }
 
         @Override
-        public LogTruncation.Outcome run(String mirror, MirrorPartition partition, Consumer<String> progress) {
+        public LogTruncation.Outcome run(
+                String mirror, MirrorPartition partition, Consumer<TruncationProgress> progress) {
             return new LogTruncation.Ready(0, -1);
         }
 
         @Override
         public LogTruncation.Outcome afterEpochFencing(
-                String mirror, MirrorPartition partition, long epochEndOffset, Consumer<String> progress) {
+                String mirror, MirrorPartition partition, long epochEndOffset, Consumer<TruncationProgress> progress) {
             return new LogTruncation.Ready(0, -1);
         }
 

@@ -12,6 +12,7 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.mirror.TopicDivergence;
+import io.clustermirror.mirror.TruncationProgress;
 import io.clustermirror.truncation.LogTruncation;
 import io.clustermirror.truncation.PrefixCheck;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -694,7 +695,8 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public LogTruncation.Outcome run(String mirror, MirrorPartition partition, Consumer<String> progress) {
+        public LogTruncation.Outcome run(
+                String mirror, MirrorPartition partition, Consumer<TruncationProgress> progress) {
             checks.add(partition);
             return answer(partition, p -> {
                 List<LogTruncation.Outcome> script = outcomes.get(p);
@@ -715,7 +717,7 @@ class PartitionLifecycleTest {
 
         @Override
         public LogTruncation.Outcome afterEpochFencing(
-                String mirror, MirrorPartition partition, long epochEndOffset, Consumer<String> progress) {
+                String mirror, MirrorPartition partition, long epochEndOffset, Consumer<TruncationProgress> progress) {
             fencingEnds.add(epochEndOffset);
             return answer(partition, p -> fencedOutcome);
         }

@@ -109,6 +109,12 @@ class LostAnswersTest {
         assertThat(listener.appendedRecords.get()).isEqualTo(6);
         assertThat(listener.failures).isEmpty();
         assertThat(destinationNetwork.futureResponses()).isEmpty();
+        // the rate sampler's counters count what was acknowledged, once per batch however often it was sent
+        DataPlane.Counts counts = fetcher.counts().get(PARTITION);
+        assertThat(counts.appendedRecords()).isEqualTo(6);
+        assertThat(counts.appendedBytes())
+                .isEqualTo(batch(0, 3).sizeInBytes() + batch(3, 3).sizeInBytes());
+        assertThat(counts.destinationEnd()).isEqualTo(6);
     }
 
     @Test

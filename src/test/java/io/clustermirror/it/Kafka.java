@@ -88,6 +88,37 @@ final class Kafka {
         return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
+    /**
+     * {@code mib} MiB of incompressible 1 KiB records (no key), round-robin over {@code partitions} partitions in 16 KiB
+     * batches, uncompressed: a backlog whose log size is what a throttle counts.
+     */
+    static void produceIncompressible(String bootstrap, String topic, int partitions, int mib, long seed)
+            throws Exception {
+        int oneMiB = 1 << 20;
+        byte[] noise = new byte[oneMiB + 1024];
+        new java.util.SplittableRandom(seed).nextBytes(noise);
+        Map<String, Object> config = Map.of(
+                ProducerConfig.ACKS_CONFIG,
+                "1",
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                false,
+                ProducerConfig.BATCH_SIZE_CONFIG,
+                16384,
+                ProducerConfig.COMPRESSION_TYPE_CONFIG,
+                "none");
+        try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap, config)) {
+            List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
+            for (int i = 0; i < mib * 1024; i++) {
+                byte[] value = Arrays.copyOfRange(noise, i % oneMiB, i % oneMiB + 1024);
+                sends.add(producer.send(new ProducerRecord<>(topic, i % partitions, null, value)));
+            }
+            producer.flush();
+            for (java.util.concurrent.Future<?> send : sends) {
+                send.get();
+            }
+        }
+    }
+
     /** Produces {@code count} keyed records with headers, spread over the partitions, and flushes. */
     static void produce(String bootstrap, String topic, int count, String compression, String tag) {
         produce(bootstrap, topic, count, compression, tag, Map.of());

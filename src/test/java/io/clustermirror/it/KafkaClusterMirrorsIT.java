@@ -216,7 +216,7 @@ class KafkaClusterMirrorsIT extends ServiceIT {
     private static String row(long records) {
         String offset = String.valueOf(records);
         return offset + " ".repeat(15 - offset.length()) + offset + " ".repeat(20 - offset.length())
-                + "0    MIRRORING  -";
+                + "0    MIRRORING  0s"; // caught up: the service's ETA is 0
     }
 
     /** Spaces after a header so that its column is as wide as {@code value} plus the two-space gap. */

@@ -10,21 +10,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.LogDirDescription;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -255,29 +248,7 @@ class ThrottleIT extends ServiceIT {
 
     /** {@value #BACKLOG_MiB} MiB of incompressible 1 KiB records over the 4 partitions, in 16 KiB batches. */
     private static void produceBacklog(String topic) throws Exception {
-        byte[] noise = new byte[MiB + 1024];
-        new SplittableRandom(18).nextBytes(noise);
-        Map<String, Object> config = Map.of(
-                ProducerConfig.ACKS_CONFIG,
-                "1",
-                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-                false,
-                ProducerConfig.BATCH_SIZE_CONFIG,
-                16384,
-                ProducerConfig.COMPRESSION_TYPE_CONFIG,
-                "none");
-        try (KafkaProducer<byte[], byte[]> producer =
-                Kafka.producer(bed.source().bootstrapServers(), config)) {
-            List<Future<?>> sends = new ArrayList<>();
-            for (int i = 0; i < BACKLOG_MiB * 1024; i++) {
-                byte[] value = Arrays.copyOfRange(noise, i % MiB, i % MiB + 1024);
-                sends.add(producer.send(new ProducerRecord<>(topic, i % 4, null, value)));
-            }
-            producer.flush();
-            for (Future<?> send : sends) {
-                send.get();
-            }
-        }
+        Kafka.produceIncompressible(bed.source().bootstrapServers(), topic, 4, BACKLOG_MiB, 18);
     }
 
     private static JsonNode entry() {

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.clustermirror.kafka.TwoClusterClient;
 import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.TruncationProgress;
+import io.clustermirror.mirror.TruncationProgress.Step;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -115,6 +117,23 @@ class LogTruncationBatchTest {
         assertThat(fetches.get("d2")).containsExactly(List.of(tp(1), tp(3)));
         assertThat(fetches.get("s1")).containsExactly(List.of(tp(0), tp(2)));
         assertThat(fetches.get("s2")).containsExactly(List.of(tp(1), tp(3)));
+    }
+
+    @Test
+    void aCheckShouldReportItsStepWithTheOffsetsItReadThenItsOutcome() throws Exception {
+        // Given partition 0 whose destination [0, 5) is a prefix of the source [0, 10)
+        answerAll("d1", 0);
+        answerAll("s1", 0);
+        List<TruncationProgress> reports = new ArrayList<>();
+
+        truncation.check("m", List.of(PrefixCheck.Check.full(partition(0), reports::add)));
+
+        // Then describe heard the step with the four log ends, then the same step complete
+        assertThat(reports)
+                .containsExactly(
+                        new TruncationProgress(Step.DIVERGENCE_CHECK, false, 0, 10, 0, DESTINATION_END, -1, -1),
+                        new TruncationProgress(Step.DIVERGENCE_CHECK, true, 0, 10, 0, DESTINATION_END, -1, -1));
+        assertThat(reports.get(1).sentence()).isEqualTo("destination is a prefix of the source up to 5");
     }
 
     @Test

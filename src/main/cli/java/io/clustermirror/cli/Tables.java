@@ -68,12 +68,9 @@ final class Tables {
         return render(columns, rows);
     }
 
-    /**
-     * The ETA column: when the partition will have caught up at its recent rate. PartitionDescription has no ETA yet
-     * (issue 20 item 4 adds {@code etaSeconds}); until it has, "-". Then: {@code return duration(p.getEtaSeconds());}
-     */
+    /** The ETA column: when the partition will have caught up at its recent rate (the service's estimate), or "-". */
     static String eta(PartitionDescription p) {
-        return "-";
+        return duration(p.getEtaSeconds() == null ? null : p.getEtaSeconds().longValue());
     }
 
     /** Seconds as the ETA column shows them: {@code 0s}, {@code 59s}, {@code 1m05s}, {@code 2h03m}; "-" for none. */
