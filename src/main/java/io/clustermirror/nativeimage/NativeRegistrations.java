@@ -5,11 +5,13 @@ import io.clustermirror.api.CreateMirrorRequest;
 import io.clustermirror.api.DivergenceDescription;
 import io.clustermirror.api.MirrorDescription;
 import io.clustermirror.api.MirrorList;
+import io.clustermirror.api.MirrorProgressDescription;
 import io.clustermirror.api.MirrorResource;
 import io.clustermirror.api.MirrorSummary;
 import io.clustermirror.api.OpenTransactionDescription;
 import io.clustermirror.api.PartitionDescription;
 import io.clustermirror.api.PartitionLagDescription;
+import io.clustermirror.api.PartitionProgressDescription;
 import io.clustermirror.api.Problem;
 import io.clustermirror.api.PromoteResponse;
 import io.clustermirror.api.PromoteTopicsRequest;
@@ -26,6 +28,7 @@ import io.clustermirror.api.TopicResource;
 import io.clustermirror.api.TopicSummary;
 import io.clustermirror.api.TopicsRequest;
 import io.clustermirror.api.TopicsResponse;
+import io.clustermirror.api.TruncationDescription;
 import io.clustermirror.state.AclsRecord;
 import io.clustermirror.state.DivergenceRecord;
 import io.clustermirror.state.MirrorRecord;
@@ -77,6 +80,9 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
             TopicSummary.class,
             TopicDescription.class,
             PartitionDescription.class,
+            PartitionProgressDescription.class,
+            TruncationDescription.class,
+            MirrorProgressDescription.class,
             PartitionLagDescription.class,
             OpenTransactionDescription.class,
             DivergenceDescription.class,
