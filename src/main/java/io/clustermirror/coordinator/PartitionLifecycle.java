@@ -2,6 +2,7 @@ package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.Failures;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
@@ -21,7 +22,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.jboss.logging.Logger;
@@ -604,7 +604,7 @@ final class PartitionLifecycle {
                                         // a partition still in the data plane could append to the topic recreated
                                         String error = notRemoved != null
                                                 ? "topic " + topic + " was not recreated: its partitions did not leave"
-                                                        + " the data plane: " + rootMessage(notRemoved)
+                                                        + " the data plane: " + Failures.unwrap(notRemoved)
                                                 : preserveAndRecreate(name, topic, all, excluded, runtime, preserved);
                                         thread.run(
                                                 "restart after recreating " + topic,
@@ -620,11 +620,6 @@ final class PartitionLifecycle {
                             "topic " + topic + " was not recreated: the mirror's clients could not be built: "
                                     + e.getMessage()));
         });
-    }
-
-    private static String rootMessage(Throwable e) {
-        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-        return cause.toString();
     }
 
     /** On a worker: null when the topic was recreated, else why not. */

@@ -1,5 +1,6 @@
 package io.clustermirror.kafka;
 
+import io.clustermirror.mirror.Failures;
 import io.clustermirror.mirror.Frozen;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -9,7 +10,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -75,9 +75,10 @@ public record ClusterView(
                         topic,
                         future.toCompletionStage()
                                 .toCompletableFuture()
-                                .exceptionallyCompose(e -> unwrap(e) instanceof UnknownTopicOrPartitionException
-                                        ? CompletableFuture.completedFuture(null)
-                                        : CompletableFuture.failedFuture(unwrap(e)))));
+                                .exceptionallyCompose(
+                                        e -> Failures.unwrap(e) instanceof UnknownTopicOrPartitionException
+                                                ? CompletableFuture.completedFuture(null)
+                                                : CompletableFuture.failedFuture(Failures.unwrap(e)))));
         List<CompletableFuture<?>> all = new ArrayList<>(described.values());
         all.add(nodes);
         all.add(clusterId);
@@ -104,10 +105,6 @@ public record ClusterView(
                             Frozen.map(ids),
                             inverse(ids));
                 });
-    }
-
-    private static Throwable unwrap(Throwable e) {
-        return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
     /** Topic names by id, built once per view: every Fetch and Produce response needs it. */

@@ -1,6 +1,7 @@
 package io.clustermirror.kafka;
 
 import io.clustermirror.config.MirrorServiceConfig;
+import io.clustermirror.mirror.Failures;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
@@ -10,7 +11,6 @@ import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
@@ -54,8 +54,7 @@ public class SourceClusterProbe {
                 .after(Duration.ofMillis(timeoutMs))
                 .failWith(() -> new TimeoutException("no answer within " + timeoutMs + " ms"))
                 .onFailure()
-                .transform(e -> unavailable(
-                        mirrorConfig, e instanceof CompletionException && e.getCause() != null ? e.getCause() : e))
+                .transform(e -> unavailable(mirrorConfig, Failures.unwrap(e)))
                 .onTermination()
                 .invoke(() ->
                         admin.thenAcceptAsync(a -> a.close(Duration.ZERO), Infrastructure.getDefaultWorkerPool()));
