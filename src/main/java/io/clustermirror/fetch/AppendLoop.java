@@ -94,12 +94,14 @@ final class AppendLoop {
      * and none is under way), finishes removals and resets, then sends what can go; the answers are handled when the
      * fetcher polls. A failure to reach the destination backs off without sleeping; anything else that escapes (an
      * Error) ends this data plane.
+     *
+     * @return how long the fetcher may poll before a transaction step is due again (ms); Long.MAX_VALUE: no bound
      */
-    void round() {
+    long round() {
         pipeline.appenderBeat = System.nanoTime();
         takeUpView();
         if (backoff.waiting()) {
-            return;
+            return Long.MAX_VALUE;
         }
         if (views.start(pipeline.destinationRefresh, pipeline::topics)) {
             pipeline.destinationRefresh = false;
@@ -109,12 +111,14 @@ final class AppendLoop {
             finishRemovalsAndResets();
             producerIds.request(partitions.values());
             recoverTransactions();
-            replay.replay(partitions.values());
+            long replayDueMs = replay.replay(partitions.values());
             lostAnswers.sendDue(partitions.values());
             produces.send(partitions.values());
+            return replayDueMs;
         } catch (RuntimeException e) {
             pipeline.destinationRefresh = true;
             backoff.failed(e);
+            return Long.MAX_VALUE;
         }
     }
 
@@ -139,8 +143,8 @@ final class AppendLoop {
     private void finishRemovalsAndResets() {
         for (Iterator<FetchPartition> it = partitions.values().iterator(); it.hasNext(); ) {
             FetchPartition state = it.next();
-            if (!state.inFlight.isEmpty()) {
-                continue;
+            if (!state.inFlight.isEmpty() || TransactionReplay.stepInFlight(state)) {
+                continue; // what the answers say is known first
             }
             FetchPartition.Phase phase = state.phase();
             if (phase instanceof FetchPartition.Blocked) {
@@ -368,7 +372,8 @@ final class AppendLoop {
      */
     private void recoverTransactions() {
         List<FetchPartition> recovering = partitions.values().stream()
-                .filter(s -> s.transactions.recoveryNeeded && s.inFlight.isEmpty())
+                .filter(s ->
+                        s.transactions.recoveryNeeded && s.inFlight.isEmpty() && !TransactionReplay.stepInFlight(s))
                 .toList();
         try {
             // a listing that goes through does not end the failing streak while a description keeps failing

@@ -139,6 +139,8 @@ final class FetchPartition {
     final ArrayDeque<Sent> inFlight = new ArrayDeque<>();
     /** The aborts of the destination transactions left open by a stop, once started ({@link TransactionReplay}). */
     TransactionReplay.Aborts aborts;
+    /** The transaction step under way for the batch or marker at the head of the queue ({@link TransactionReplay}). */
+    TransactionReplay.Step replayStep;
     /**
      * Batches sent under the current producer identity whose answer was lost (disconnect, timeout, retriable error), by
      * source base offset: re-sent as they are, in order, until each is acknowledged; read back by a reset.
@@ -421,9 +423,11 @@ final class FetchPartition {
 
     /** Whether the head of the queue may be sent: Fetching or Blocked (what was queued before the block still goes). */
     boolean sendable() {
-        if (queue.isEmpty()) {
-            return false;
-        }
+        return !queue.isEmpty() && sending();
+    }
+
+    /** Whether the partition's batches go to the destination now: neither resetting nor leaving. */
+    boolean sending() {
         Phase current = phase();
         return current instanceof Fetching || current instanceof Blocked;
     }
@@ -440,9 +444,12 @@ final class FetchPartition {
                 || current instanceof Removing removing && removing.resendLost();
     }
 
-    /** Whether the fast path may send the head of the queue: sendable, and not for the transaction replay. */
+    /**
+     * Whether the fast path may send the head of the queue: sendable, not for the transaction replay, and no
+     * transaction step under way (a marker taken off the queue is written and read back before the batch after it).
+     */
     boolean plainSendable() {
-        return sendable() && !TransactionReplay.replayed(queue.peek());
+        return replayStep == null && sendable() && !TransactionReplay.replayed(queue.peek());
     }
 
     /**

@@ -78,7 +78,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
                 return Long.MAX_VALUE;
             }
             try {
-                appendLoop.round();
+                wait = Math.min(wait, appendLoop.round()); // a transaction step due again soon shortens the poll
             } catch (Throwable t) {
                 pipeline.loopDied("appender", "died", t);
             }

@@ -24,28 +24,44 @@ import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.apache.kafka.clients.ClientRequest;
 import org.apache.kafka.clients.MockClient;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientUnitTestEnv;
+import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
+import org.apache.kafka.common.message.EndTxnResponseData;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.message.ListTransactionsResponseData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.ControlRecordType;
+import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.AddPartitionsToTxnResponse;
+import org.apache.kafka.common.requests.EndTxnResponse;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.FindCoordinatorResponse;
+import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.requests.ListTransactionsResponse;
+import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestTestUtils;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.AfterEach;
@@ -242,6 +258,118 @@ class ControlStepsTest {
         assertThat(failures).isEmpty();
     }
 
+    @Test
+    void aTransactionsStepsShouldBeRequestsTakenUpInLaterRoundsWhileAnotherDataPlaneKeepsSending() {
+        // Given a source transaction on "orders" (a transactional batch and its commit marker, then a plain batch), a
+        // destination with no
+        // transaction of this mirror open, and the data plane of another mirror on the same fetcher
+        TopicPartition orders = new TopicPartition("orders", 0);
+        TopicPartition payments = new TopicPartition("payments", 0);
+        sourceNetwork.prepareResponse(sourceAnswer(orders, 3, sourceTransaction(42L, 0L)));
+        sourceFetchAnswer(sourceNetworkB, List.of(payments));
+        Cluster cluster =
+                new Cluster("destination-cluster", List.of(DESTINATION_BROKER), List.of(), Set.of(), Set.of());
+        try (AdminClientUnitTestEnv admin = new AdminClientUnitTestEnv(cluster)) {
+            admin.kafkaClient()
+                    .prepareResponse(
+                            body -> body instanceof MetadataRequest,
+                            RequestTestUtils.metadataResponse(
+                                    List.of(DESTINATION_BROKER),
+                                    "destination-cluster",
+                                    DESTINATION_BROKER.id(),
+                                    List.of()));
+            admin.kafkaClient().prepareResponse(new ListTransactionsResponse(new ListTransactionsResponseData()));
+            MirrorFetcher first = start("m1", SOURCE_BROKER, List.of(orders), admin.adminClient());
+            MirrorFetcher second = start("m2", SOURCE_BROKER_B, List.of(payments), null);
+            // the idempotent producer ids and the plain batches are answered as they come; the transaction's steps not
+            Function<ClientRequest, AbstractResponse> plain = request -> switch (request.apiKey()) {
+                case INIT_PRODUCER_ID ->
+                    ((InitProducerIdRequest.Builder) request.requestBuilder()).data.transactionalId() == null
+                            ? producerId(request.correlationId())
+                            : null;
+                case PRODUCE -> producedPartition(request).equals(payments) ? appended(payments, 0) : null;
+                default -> null;
+            };
+            first.add(new MirrorPartition("orders", 0), 0, -1);
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                answer(plain);
+                return !pending(ApiKeys.FIND_COORDINATOR).isEmpty();
+            });
+
+            // When the other data plane's partition enters while the transaction's FindCoordinator is unanswered
+            second.add(new MirrorPartition("payments", 0), 0, -1);
+
+            // Then its batch is sent and acknowledged meanwhile: no turn of the fetcher waits for a transaction step
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                answer(plain);
+                return second.progress(new MirrorPartition("payments", 0))
+                                .orElseThrow()
+                                .destinationEnd()
+                        == 1;
+            });
+            // and each answer of the transaction is taken up by a later round, step by step, until the destination's
+            // marker is read back at the source marker's offset
+            String transactionalId = "cluster-mirror/m1/orders/0/42";
+            respond(
+                    ApiKeys.FIND_COORDINATOR,
+                    plain,
+                    FindCoordinatorResponse.prepareResponse(Errors.NONE, transactionalId, DESTINATION_BROKER));
+            respond(
+                    ApiKeys.INIT_PRODUCER_ID,
+                    plain,
+                    new InitProducerIdResponse(
+                            new InitProducerIdResponseData().setProducerId(5000).setProducerEpoch((short) 3)));
+            respond(
+                    ApiKeys.ADD_PARTITIONS_TO_TXN,
+                    plain,
+                    new AddPartitionsToTxnResponse(new AddPartitionsToTxnResponseData()
+                            .setResultsByTopicV3AndBelow(AddPartitionsToTxnResponse.resultForTransaction(
+                                            AddPartitionsToTxnResponse.V3_AND_BELOW_TXN_ID, Map.of(orders, Errors.NONE))
+                                    .topicResults())));
+            ClientRequest produce = respond(ApiKeys.PRODUCE, plain, appended(orders, 0));
+            assertThat(((ProduceRequest.Builder) produce.requestBuilder())
+                            .build()
+                            .transactionalId())
+                    .isEqualTo(transactionalId);
+            respond(ApiKeys.END_TXN, plain, new EndTxnResponse(new EndTxnResponseData()));
+            respond(ApiKeys.FETCH, plain, destinationAnswer(orders, 2, commitMarker(5000L, (short) 3, 1L)));
+            // and only once the marker is read back does the plain batch after it go
+            respond(ApiKeys.PRODUCE, plain, appended(orders, 2));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> first.progress(new MirrorPartition("orders", 0))
+                                    .orElseThrow()
+                                    .destinationEnd()
+                            == 3);
+            assertThat(failures).isEmpty();
+        }
+    }
+
+    /**
+     * Waits until a request of {@code api} is pending at the destination (answering the others by {@code meanwhile}),
+     * answers it with {@code response}, and returns it.
+     */
+    private ClientRequest respond(
+            ApiKeys api, Function<ClientRequest, AbstractResponse> meanwhile, AbstractResponse response) {
+        List<ClientRequest> found = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            answer(meanwhile);
+            pending(api).stream()
+                    .filter(r -> api != ApiKeys.INIT_PRODUCER_ID || meanwhile.apply(r) == null)
+                    .findFirst()
+                    .ifPresent(found::add);
+            return !found.isEmpty();
+        });
+        // one step at a time: no other request of the transaction's partition is under way beside this one
+        assertThat(destinationNetwork.requests().stream().filter(r -> switch (r.apiKey()) {
+                    case FIND_COORDINATOR, ADD_PARTITIONS_TO_TXN, END_TXN, FETCH -> true;
+                    case INIT_PRODUCER_ID, PRODUCE -> meanwhile.apply(r) == null; // the transaction's, not the others'
+                    default -> false;
+                }))
+                .allMatch(r -> r == found.get(0));
+        destinationNetwork.respondToRequest(found.get(0), response);
+        return found.get(0);
+    }
+
     // ---------------------------------------------------------------- the two clusters
 
     /** Answers each unanswered destination request that {@code script} has an answer for (null: it stays unanswered). */
@@ -301,6 +429,11 @@ class ControlStepsTest {
 
     /** A mirror's data plane, on the one fetcher every data plane of a test shares, for partitions of one topic. */
     private MirrorFetcher start(String mirror, Node sourceBroker, List<TopicPartition> tps) {
+        return start(mirror, sourceBroker, tps, null);
+    }
+
+    /** Like {@link #start(String, Node, List)}, transaction recovery reading the destination through {@code admin}. */
+    private MirrorFetcher start(String mirror, Node sourceBroker, List<TopicPartition> tps, Admin admin) {
         String topic = tps.get(0).topic();
         Map<TopicPartition, Node> sourceLeaders = new HashMap<>();
         Map<TopicPartition, Node> destinationLeaders = new HashMap<>();
@@ -331,7 +464,7 @@ class ControlStepsTest {
                 pooled.destinationClient("destination", TIMEOUT_MS),
                 topics -> CompletableFuture.completedFuture(source),
                 topics -> CompletableFuture.completedFuture(destination),
-                null,
+                admin,
                 new Listener(),
                 1,
                 TIMEOUT_MS,
@@ -401,6 +534,53 @@ class ControlStepsTest {
                             .setRecords(batch(0, 1)));
         }
         sourceNetwork.prepareResponse(FetchResponse.of(Errors.NONE, 0, 0, data, List.of()));
+    }
+
+    /**
+     * One source transaction of producer {@code producerId} from {@code baseOffset} (a batch of one record, then its
+     * commit marker), and a plain batch of one record after it.
+     */
+    private static MemoryRecords sourceTransaction(long producerId, long baseOffset) {
+        MemoryRecords data = MemoryRecords.withTransactionalRecords(
+                baseOffset,
+                Compression.NONE,
+                producerId,
+                (short) 0,
+                0,
+                0,
+                new SimpleRecord(1_000L, "k".getBytes(), "v".getBytes()));
+        MemoryRecords marker = commitMarker(producerId, (short) 0, baseOffset + 1);
+        MemoryRecords plain = batch(baseOffset + 2, 1);
+        ByteBuffer all = ByteBuffer.allocate(data.sizeInBytes() + marker.sizeInBytes() + plain.sizeInBytes());
+        all.put(data.buffer()).put(marker.buffer()).put(plain.buffer()).flip();
+        return MemoryRecords.readableRecords(all);
+    }
+
+    private static MemoryRecords commitMarker(long producerId, short epoch, long offset) {
+        return MemoryRecords.withEndTransactionMarker(
+                offset, 1_001L, 0, producerId, epoch, new EndTransactionMarker(ControlRecordType.COMMIT, 0));
+    }
+
+    /** A Fetch answer of the source for one partition. */
+    private static FetchResponse sourceAnswer(TopicPartition tp, long highWatermark, MemoryRecords records) {
+        return fetchAnswer(SOURCE_IDS, tp, highWatermark, records);
+    }
+
+    /** A Fetch answer of the destination for one partition. */
+    private static FetchResponse destinationAnswer(TopicPartition tp, long highWatermark, MemoryRecords records) {
+        return fetchAnswer(DESTINATION_IDS, tp, highWatermark, records);
+    }
+
+    private static FetchResponse fetchAnswer(
+            Map<String, Uuid> ids, TopicPartition tp, long highWatermark, MemoryRecords records) {
+        LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> data = new LinkedHashMap<>();
+        data.put(
+                new TopicIdPartition(ids.get(tp.topic()), tp),
+                new FetchResponseData.PartitionData()
+                        .setPartitionIndex(tp.partition())
+                        .setHighWatermark(highWatermark)
+                        .setRecords(records));
+        return FetchResponse.of(Errors.NONE, 0, 0, data, List.of());
     }
 
     static MemoryRecords batch(long baseOffset, int count) {
