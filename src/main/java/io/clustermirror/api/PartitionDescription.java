@@ -67,4 +67,20 @@ public record PartitionDescription(
                 description =
                         "Destination transactions held open because the source's are still open (a long-open one is a "
                                 + "hanging source transaction); absent when none")
-        List<OpenTransactionDescription> openTransactions) {}
+        List<OpenTransactionDescription> openTransactions,
+
+        @Schema(
+                description = "Recovery point in ms: the age of the oldest source record not on the destination yet "
+                        + "(now minus its timestamp), 0 when the destination end equals the source end (also while "
+                        + "idle); while the source cannot be read, an upper bound (rpoBound). Absent when STOPPED or not "
+                        + "known yet. Timestamps are the log's: CreateTime is the producers' clocks",
+                example = "1250")
+        Long rpoMs,
+
+        @Schema(
+                description = "Whether rpoMs is an upper bound (the source could not be read: the time since its end "
+                        + "was last seen, or the age of the oldest record not mirrored if larger); absent with rpoMs")
+        Boolean rpoBound,
+
+        @Schema(description = "STOPPED: what the stop may have left on the source; absent otherwise")
+        LossAtStopDescription lossAtStop) {}

@@ -3,6 +3,7 @@ package io.clustermirror.api;
 import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.coordinator.LiveProgress;
 import io.clustermirror.coordinator.MirrorCoordinator;
+import io.clustermirror.coordinator.PartitionOffsets;
 import io.clustermirror.coordinator.TopicPromotes;
 import io.clustermirror.coordinator.TopicVerb;
 import io.clustermirror.mirror.ClusterMirrorOperation;
@@ -10,8 +11,10 @@ import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorName;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionProgress;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.RecoveryPoint;
 import io.clustermirror.mirror.TopicNames;
 import io.clustermirror.mirror.TopicSelection;
 import io.smallrye.mutiny.Uni;
@@ -252,9 +255,13 @@ public class TopicResource {
                     MirrorError.TOPIC_NOT_IN_CLUSTER_MIRROR, "Topic '" + topic + "' is not in mirror '" + name + "'");
         }
         return Uni.createFrom()
-                .item(() -> coordinator.offsets(name, topic))
+                .item(() -> {
+                    Map<MirrorPartition, PartitionOffsets> read = coordinator.offsets(name, topic);
+                    return new EndsRead(read, coordinator.recoveryPoints(name, read));
+                })
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                .map(offsets -> {
+                .map(ends -> {
+                    Map<MirrorPartition, PartitionOffsets> offsets = ends.offsets();
                     // read again: partitions added while the offsets were read (a source partition expansion) have a
                     // status by now,
                     // and one without (not yet persisted) is left out rather than failing the request
@@ -279,6 +286,9 @@ public class TopicResource {
                                 .filter(l -> !l.isEmpty())
                                 .orElse(null);
                         PartitionProgress progress = coordinator.progress(name, p, s.state(), o.lag());
+                        RecoveryPoint rpo = s.state() == MirrorPartitionState.STOPPED
+                                ? null
+                                : ends.rpos().get(p);
                         partitions.add(new PartitionDescription(
                                 p.partition(),
                                 s.state().name(),
@@ -293,7 +303,10 @@ public class TopicResource {
                                 progress.recordsPerSecond(),
                                 progress.etaSeconds(),
                                 TruncationDescription.of(progress.truncation()),
-                                open));
+                                open,
+                                rpo == null ? null : rpo.millis(),
+                                rpo == null ? null : rpo.bound(),
+                                LossAtStopDescription.of(s.lossAtStop())));
                     });
                     var promotion = coordinator.promotions(name).get(topic);
                     return new TopicDescription(
@@ -307,6 +320,9 @@ public class TopicResource {
                                     .orElse(null));
                 });
     }
+
+    /** A topic's ends as describe read them, and the recovery points they give. */
+    private record EndsRead(Map<MirrorPartition, PartitionOffsets> offsets, Map<MirrorPartition, RecoveryPoint> rpos) {}
 
     private Uni<TopicsResponse> verb(String name, TopicVerb verb, TopicsRequest request) {
         requireNameAndBody(name, request);

@@ -33,6 +33,7 @@ public record SourceBatch(
     static final int RECORDS_OFFSET = DefaultRecordBatch.RECORD_BATCH_OVERHEAD;
     private static final int TRANSACTIONAL_FLAG = 0x10;
     private static final int CONTROL_FLAG = 0x20;
+    private static final int LOG_APPEND_TIME_FLAG = 0x08;
 
     public static SourceBatch of(RecordBatch batch) {
         ByteBuffer bytes = ByteBuffer.allocate(batch.sizeInBytes());
@@ -110,6 +111,23 @@ public record SourceBatch(
     /** The batch header's first timestamp (v2). */
     public long firstTimestamp() {
         return bytes.getLong(FIRST_TIMESTAMP_OFFSET);
+    }
+
+    /**
+     * The time of the batch's first record as the log holds it: a LogAppendTime batch carries the broker's append time
+     * (its max timestamp, for every record), a CreateTime batch the producer's first timestamp; a legacy (v0/v1) entry
+     * its own timestamp, -1 for v0, which has none.
+     */
+    public long recordTimestamp() {
+        if (isV2()) {
+            return (bytes.getShort(ATTRIBUTES_OFFSET) & LOG_APPEND_TIME_FLAG) != 0
+                    ? bytes.getLong(MAX_TIMESTAMP_OFFSET)
+                    : firstTimestamp();
+        }
+        var legacy = org.apache.kafka.common.record.MemoryRecords.readableRecords(bytes.duplicate())
+                .batches()
+                .iterator();
+        return legacy.hasNext() ? legacy.next().maxTimestamp() : RecordBatch.NO_TIMESTAMP;
     }
 
     public boolean isV2() {

@@ -1,6 +1,7 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
@@ -37,6 +38,11 @@ final class CoordinatorPorts {
         @Override
         public Map<MirrorPartition, PartitionStatus> partitions(String mirror) {
             return coordinator.keeper().state().partitions(mirror);
+        }
+
+        @Override
+        public Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions) {
+            return coordinator.lossAtStop(mirror, partitions);
         }
 
         @Override

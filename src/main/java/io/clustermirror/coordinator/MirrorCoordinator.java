@@ -7,6 +7,7 @@ import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceClusterProbe;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.CatchUpWindow;
+import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorConfigRules;
@@ -18,6 +19,7 @@ import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.MirrorProgress;
 import io.clustermirror.mirror.PartitionProgress;
 import io.clustermirror.mirror.PartitionStatus;
+import io.clustermirror.mirror.RecoveryPoint;
 import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.topics.ForeignStateTopics;
 import io.quarkus.runtime.ShutdownEvent;
@@ -33,7 +35,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -79,6 +84,7 @@ public class MirrorCoordinator {
     private final FlowDeadlines flows;
     private final ServiceConfigs settings;
     private final PartitionRates rates = new PartitionRates();
+    private final RecoveryPoints recoveryPoints = new RecoveryPoints();
 
     public MirrorCoordinator(
             KafkaClients clients,
@@ -93,8 +99,8 @@ public class MirrorCoordinator {
         this.probe = probe;
         this.metrics = metrics;
         this.settings = new ServiceConfigs(this, config, metrics);
-        this.runtimes =
-                new MirrorRuntimes(clients, config, metrics, () -> fetcherPool(vertx), settings.throttle(), thread);
+        this.runtimes = new MirrorRuntimes(
+                clients, config, metrics, () -> fetcherPool(vertx), settings.throttle(), thread, recoveryPoints);
         this.keeper = new StateKeeper(clients, config, metrics, rules, thread, new StateKeeper.Listener() {
             @Override
             public void loaded(CoordinatorState state) {
@@ -183,6 +189,57 @@ public class MirrorCoordinator {
     @Scheduled(every = PartitionRates.SAMPLE_EVERY, concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void sampleRates() {
         runtimes.sampleRates(rates, TimeUnit.NANOSECONDS.toMillis(System.nanoTime()));
+    }
+
+    /**
+     * The recovery points of every partition not STOPPED, every 5 s on each mirror's workers (a source that does not
+     * answer holds one worker of its mirror for the read's timeout, and the next sample waits for it).
+     */
+    @Scheduled(every = "5s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void sampleRecoveryPoints() {
+        Map<String, Set<MirrorPartition>> active = new HashMap<>();
+        keeper.state().mirrors().keySet().forEach(name -> {
+            Set<MirrorPartition> partitions = new HashSet<>();
+            partitions(name).forEach((p, s) -> {
+                if (s.state() != MirrorPartitionState.STOPPED) {
+                    partitions.add(p);
+                }
+            });
+            active.put(name, partitions);
+        });
+        runtimes.sampleRecoveryPoints(active);
+    }
+
+    /**
+     * The recovery point of each partition from its ends just read ({@link #offsets}); null where it cannot be told.
+     * Blocking (it may read the timestamps of source records), for a worker thread.
+     */
+    public Map<MirrorPartition, RecoveryPoint> recoveryPoints(
+            String mirror, Map<MirrorPartition, PartitionOffsets> offsets) {
+        long now = System.currentTimeMillis();
+        Map<MirrorPartition, RecoveryPoint> rpos = new HashMap<>();
+        runtimes.recoveryPoints(mirror, offsets).forEach((p, in) -> rpos.put(p, in.at(now)));
+        return rpos;
+    }
+
+    /** The stop's loss report of each partition: see {@link LossReport}. Blocking, for a worker thread. */
+    Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions) {
+        Map<MirrorPartition, PartitionOffsets> offsets = runtimes.offsets(mirror, partitions);
+        Map<MirrorPartition, RecoveryPoints.Inputs> inputs = runtimes.recoveryPoints(mirror, offsets);
+        long now = System.currentTimeMillis();
+        Map<MirrorPartition, LossReport> losses = new HashMap<>();
+        offsets.forEach((p, o) -> {
+            RecoveryPoints.Inputs in = inputs.get(p);
+            losses.put(
+                    p,
+                    LossReport.of(
+                            now,
+                            o.sourceEnd(),
+                            o.destinationEnd(),
+                            in == null ? null : in.sighting(),
+                            in == null ? null : in.at(now)));
+        });
+        return losses;
     }
 
     private long stuckAfterMs() {

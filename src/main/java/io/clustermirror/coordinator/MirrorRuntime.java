@@ -12,6 +12,7 @@ import io.clustermirror.topics.DestinationTopics;
 import io.clustermirror.topics.TailPreservation;
 import io.clustermirror.truncation.LogTruncation;
 import io.clustermirror.truncation.PrefixCheck;
+import io.clustermirror.truncation.SourceTimestamps;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -33,6 +34,9 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     private final SourceAdmins.Share sourceShare;
     final DestinationTopics topics;
     final LogTruncation truncation;
+    /** The timestamps of source records for the recovery point, on the truncation's pooled clients. */
+    final SourceTimestamps timestamps;
+
     final ShardedDataPlane fetcher;
     final MirrorWorkers workers;
     final TailPreservation preservation;
@@ -64,6 +68,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
                 sourceConnection,
                 destinationConnection,
                 timeoutMs);
+        this.timestamps = new SourceTimestamps(truncation, sourceAdmin, timeoutMs);
         this.fetcher = ShardedDataPlane.on(
                 pool,
                 mirror.name(),

@@ -57,6 +57,10 @@ final class MirrorRuntimes {
     private FetcherPool pool;
     private Admin destinationAdmin;
     private final AtomicLong deadLoops = new AtomicLong();
+    private final RecoveryPoints points;
+    /** Mirrors whose recovery points are being sampled now. */
+    private final Set<String> sampling = ConcurrentHashMap.newKeySet();
+
     private volatile String lastDeadLoop;
     private final WorkerPool workers;
     /** Builds of runtimes under way, and the closes they wait for. */
@@ -72,7 +76,9 @@ final class MirrorRuntimes {
             MirrorMetrics metrics,
             Supplier<FetcherPool> poolFactory,
             ReplicationThrottle throttle,
-            CoordinatorThread thread) {
+            CoordinatorThread thread,
+            RecoveryPoints points) {
+        this.points = points;
         this.builds = new RuntimeBuilds<>(thread);
         this.clients = clients;
         this.config = config;
@@ -199,7 +205,19 @@ final class MirrorRuntimes {
                                         .toSeconds())
                                 .max()
                                 .orElse(0),
-                        fetcher::deadLanes));
+                        fetcher::deadLanes,
+                        () -> rpoSeconds(name),
+                        () -> rpoSeconds(name).values().stream()
+                                .mapToDouble(Double::doubleValue)
+                                .max()
+                                .orElse(0)));
+    }
+
+    /** Each active partition's RPO in seconds as last sampled, against the clock now (unknown ones left out). */
+    private Map<MirrorPartition, Double> rpoSeconds(String mirror) {
+        Map<MirrorPartition, Double> seconds = new HashMap<>();
+        points.current(mirror, System.currentTimeMillis()).forEach((p, rpo) -> seconds.put(p, rpo.seconds()));
+        return seconds;
     }
 
     /**
@@ -281,6 +299,87 @@ final class MirrorRuntimes {
             result.put(p, new PartitionOffsets(source.getOrDefault(tp, -1L), destination.getOrDefault(tp, -1L)));
         }
         return result;
+    }
+
+    /**
+     * Samples the recovery point of each mirror's active partitions (decisions §44) on the mirror's workers, one sample
+     * of a mirror at a time; a mirror without a running data plane is not sampled (its RPO stays as last published).
+     */
+    void sampleRecoveryPoints(Map<String, Set<MirrorPartition>> active) {
+        points.retain(active.keySet());
+        active.forEach((name, partitions) -> live(name).ifPresent(runtime -> {
+            if (!sampling.add(name)) {
+                return; // the last sample still runs (a source that does not answer takes its timeout)
+            }
+            try {
+                runtime.workers.execute(() -> {
+                    try {
+                        long now = System.currentTimeMillis();
+                        points.publish(
+                                name, points.evaluate(name, ends(runtime, partitions), now, reader(name, runtime)));
+                    } finally {
+                        sampling.remove(name);
+                    }
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                sampling.remove(name); // the runtime is closing: the next sample finds its successor
+            }
+        }));
+    }
+
+    /**
+     * The recovery points of the partitions from the ends just read ({@code offsets}, describe), with what their data
+     * plane says of them; blocking, for a worker thread.
+     */
+    Map<MirrorPartition, RecoveryPoints.Inputs> recoveryPoints(
+            String mirror, Map<MirrorPartition, PartitionOffsets> offsets) {
+        Optional<MirrorRuntime> runtime = live(mirror);
+        Map<MirrorPartition, DataPlane.Counts> counts =
+                runtime.map(r -> r.fetcher.counts()).orElse(Map.of());
+        Map<MirrorPartition, RecoveryPoints.Ends> ends = new HashMap<>();
+        offsets.forEach(
+                (p, o) -> ends.put(p, new RecoveryPoints.Ends(o.sourceEnd(), o.destinationEnd(), counts.get(p))));
+        return points.evaluate(
+                mirror,
+                ends,
+                System.currentTimeMillis(),
+                runtime.map(r -> reader(mirror, r)).orElse(request -> Map.of()));
+    }
+
+    private static RecoveryPoints.TimestampReader reader(String mirror, MirrorRuntime runtime) {
+        return request -> runtime.timestamps.at(mirror, request);
+    }
+
+    /**
+     * The ends of the partitions for their recovery points: the source's read now (raised to what the data plane saw
+     * since, -1 when it could not be read), the destination's acknowledged end from the data plane, or read now for a
+     * partition outside it.
+     */
+    private Map<MirrorPartition, RecoveryPoints.Ends> ends(MirrorRuntime runtime, Set<MirrorPartition> partitions) {
+        Map<MirrorPartition, DataPlane.Counts> counts = runtime.fetcher.counts();
+        Set<TopicPartition> all = new HashSet<>();
+        Set<TopicPartition> outside = new HashSet<>();
+        partitions.forEach(p -> {
+            TopicPartition tp = new TopicPartition(p.topic(), p.partition());
+            all.add(tp);
+            if (!counts.containsKey(p)) {
+                outside.add(tp);
+            }
+        });
+        Map<TopicPartition, Long> source = latest(runtime.sourceAdmin, all);
+        Map<TopicPartition, Long> destination = outside.isEmpty() ? Map.of() : latest(destinationAdmin(), outside);
+        Map<MirrorPartition, RecoveryPoints.Ends> ends = new HashMap<>();
+        partitions.forEach(p -> {
+            TopicPartition tp = new TopicPartition(p.topic(), p.partition());
+            DataPlane.Counts c = counts.get(p);
+            long sourceEnd = source.getOrDefault(tp, -1L);
+            if (sourceEnd >= 0 && c != null) {
+                sourceEnd = Math.max(sourceEnd, c.sourceHighWatermark());
+            }
+            long destinationEnd = c != null ? c.destinationEnd() : destination.getOrDefault(tp, -1L);
+            ends.put(p, new RecoveryPoints.Ends(sourceEnd, destinationEnd, c));
+        });
+        return ends;
     }
 
     /** The partitions' ends that could be read; one that could not stays unknown and fails no other. */

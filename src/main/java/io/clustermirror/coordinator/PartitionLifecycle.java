@@ -3,6 +3,7 @@ package io.clustermirror.coordinator;
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Failures;
+import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
@@ -79,6 +80,13 @@ final class PartitionLifecycle {
         void withRuntime(String name, Consumer<MirrorParts> then, Consumer<RuntimeException> failed);
 
         Optional<? extends MirrorParts> liveRuntime(String name);
+
+        /**
+         * What stopping the partitions may leave on the source ({@link LossReport}): their ends read now, the last
+         * sighting of the source's end, the RPO. Blocking (a source that does not answer takes its read's timeout); a
+         * worker thread.
+         */
+        Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions);
     }
 
     private final Host host;
@@ -476,11 +484,26 @@ final class PartitionLifecycle {
             MirrorPartitionState to,
             String error,
             DataPlane.Progress last) {
+        settle(name, partition, from, to, error, last, null);
+    }
+
+    /** As above, with the stop's loss report kept with the new status ({@code loss} may be null). */
+    void settle(
+            String name,
+            MirrorPartition partition,
+            MirrorPartitionState from,
+            MirrorPartitionState to,
+            String error,
+            DataPlane.Progress last,
+            LossReport loss) {
         PartitionStatus current = host.partitions(name).get(partition);
         if (current != null && current.state() == from) {
             PartitionStatus next = current.moveTo(to, error != null ? error : current.error(), clock.instant());
             if (last != null && last.lastMirroredEpoch() >= 0) {
                 next = next.withLastMirroredEpoch(last.lastMirroredEpoch());
+            }
+            if (loss != null) {
+                next = next.withLossAtStop(loss);
             }
             host.persistPartitions(
                     name, Map.of(partition, next), () -> LOGGER.infof("Mirror %s: %s %s", name, partition, to));

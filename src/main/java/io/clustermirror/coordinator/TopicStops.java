@@ -1,6 +1,7 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
+import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
@@ -24,7 +25,8 @@ import org.jboss.logging.Logger;
  * StopMirrorTopics once the partitions are STOPPING: each leaves the data plane (open destination transactions are
  * aborted: a stopped topic never shows uncommitted data as committed); once a topic has no active partition left, its
  * mirror-owned configs go back to the source's values and its read-only guard is lifted, and the partitions settle
- * STOPPED. The mirror's clients are built off the coordinator thread; while they cannot be built, the stop waits,
+ * STOPPED, each with what the stop may have left on the source ({@link LossReport}: the ends at the stop, the last
+ * sighting of the source's end, the RPO). The mirror's clients are built off the coordinator thread; while they cannot be built, the stop waits,
  * saying why, and is tried again.
  */
 final class TopicStops {
@@ -42,7 +44,8 @@ final class TopicStops {
                 MirrorPartitionState from,
                 MirrorPartitionState to,
                 String error,
-                DataPlane.Progress last);
+                DataPlane.Progress last,
+                LossReport loss);
     }
 
     private final PartitionLifecycle.Host host;
@@ -115,6 +118,8 @@ final class TopicStops {
             Map<MirrorPartition, Integer> epochs) {
         try {
             runtime.workers().execute(() -> {
+                // before the configs are restored from the source's: that read waits out an unreachable source too
+                Map<MirrorPartition, LossReport> losses = host.lossAtStop(name, removals.keySet());
                 boolean othersActive = host.partitions(name).entrySet().stream()
                         .anyMatch(e -> e.getKey().topic().equals(topic)
                                 && !removals.containsKey(e.getKey())
@@ -139,7 +144,8 @@ final class TopicStops {
                                         MirrorPartitionState.STOPPING,
                                         MirrorPartitionState.STOPPED,
                                         restoreError,
-                                        removal.getNow(null));
+                                        removal.getNow(null),
+                                        losses.get(p));
                             }
                         }));
             });

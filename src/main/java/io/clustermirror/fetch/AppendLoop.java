@@ -345,6 +345,7 @@ final class AppendLoop {
             }
         }
         state.appended(batch.recordCount(), batch.sizeInBytes());
+        state.noteUnmirrored();
         listener.onAppended(state.partition, batch.recordCount(), batch.sizeInBytes());
     }
 

@@ -71,13 +71,40 @@ public interface DataPlane {
     record LoopDeath(String loop, String reason) {}
 
     /**
-     * What the coordinator's rate sampler reads of a partition in the data plane, every few seconds (volatile fields, no
-     * lock): the source high watermark last seen (-1: not yet), the destination end acknowledged, and the records and
-     * log bytes acknowledged since the partition entered the data plane as {@code instance} (a new instance starts
-     * again from 0).
+     * What the coordinator's samplers read of a partition in the data plane, every few seconds (volatile fields, no
+     * lock): the source high watermark last seen (-1: not yet) and when ({@code sourceSeenAtMs}, wall clock; -1: not
+     * yet), the destination end acknowledged, the records and log bytes acknowledged since the partition entered the
+     * data plane as {@code instance} (a new instance starts again from 0), and the oldest record not acknowledged yet
+     * once fetched ({@code unmirrored}: its offset and timestamp; null before, or stale when its offset is not
+     * {@code destinationEnd}).
      */
     record Counts(
-            long instance, long sourceHighWatermark, long destinationEnd, long appendedRecords, long appendedBytes) {}
+            long instance,
+            long sourceHighWatermark,
+            long destinationEnd,
+            long appendedRecords,
+            long appendedBytes,
+            long sourceSeenAtMs,
+            Unmirrored unmirrored) {
+
+        /** Without the recovery-point fields (tests of the rates). */
+        public Counts(
+                long instance,
+                long sourceHighWatermark,
+                long destinationEnd,
+                long appendedRecords,
+                long appendedBytes) {
+            this(instance, sourceHighWatermark, destinationEnd, appendedRecords, appendedBytes, -1, null);
+        }
+
+        /** The timestamp of the record at {@code destinationEnd}, the oldest not mirrored yet, or -1 when not fetched. */
+        public long unmirroredTimestampAt(long destinationEnd) {
+            return unmirrored != null && unmirrored.offset() == destinationEnd ? unmirrored.timestamp() : -1;
+        }
+    }
+
+    /** A fetched record not acknowledged by the destination yet: its offset and timestamp (see SourceBatch#recordTimestamp). */
+    record Unmirrored(long offset, long timestamp) {}
 
     /** Live progress of a partition in the data plane. */
     record Progress(

@@ -369,6 +369,9 @@ final class FetchLoop {
         }
         if (data.highWatermark() >= 0) {
             state.sourceHighWatermark = data.highWatermark();
+            if (error == Errors.NONE) {
+                state.sourceSeenAtMs = System.currentTimeMillis();
+            }
         }
         if (error == Errors.NONE && data.divergingEpoch().epoch() >= 0) {
             epochEndOffset = data.divergingEpoch().endOffset();
@@ -403,6 +406,9 @@ final class FetchLoop {
                     state.fetchedEpoch = sourceBatch.partitionLeaderEpoch();
                 }
             }
+        }
+        if (queued) {
+            state.noteUnmirrored();
         }
         if (failure != null) {
             pipeline.fail(state, failure);

@@ -169,6 +169,10 @@ final class FetchPartition {
     volatile long appendedRecords;
 
     volatile long appendedBytes;
+    /** When a Fetch answer last brought the source high watermark (wall clock, ms; -1: never). */
+    volatile long sourceSeenAtMs = -1;
+    /** The oldest fetched record not acknowledged yet (written by the lane's thread alone, read by the RPO sampler). */
+    volatile DataPlane.Unmirrored unmirrored;
     /** Tells this instance from the partition's earlier ones in the data plane, whose counters also started at 0. */
     final long instance = INSTANCES.incrementAndGet();
 
@@ -465,9 +469,37 @@ final class FetchPartition {
         appendedBytes += bytes;
     }
 
-    /** The counters the rate sampler reads (volatile reads only). */
+    /**
+     * Notes the timestamp of the record at {@link #ackedEnd}, the oldest not acknowledged, once a batch holding it is
+     * fetched (queued, in flight or waiting for a retry); lane thread only, after the queue or the acknowledged end moved.
+     */
+    void noteUnmirrored() {
+        long at = ackedEnd;
+        DataPlane.Unmirrored current = unmirrored;
+        if (current != null && current.offset() == at) {
+            return;
+        }
+        SourceBatch holding = holding(at, queue.peek());
+        for (var sent = inFlight.iterator(); holding == null && sent.hasNext(); ) { // at most a few per partition
+            holding = holding(at, sent.next().batch());
+        }
+        var retried = unconfirmed.floorEntry(at);
+        if (holding == null && retried != null) {
+            holding = holding(at, retried.getValue().batch());
+        }
+        if (holding != null) {
+            unmirrored = new DataPlane.Unmirrored(at, holding.recordTimestamp());
+        }
+    }
+
+    private static SourceBatch holding(long offset, SourceBatch batch) {
+        return batch != null && batch.baseOffset() <= offset && offset <= batch.lastOffset() ? batch : null;
+    }
+
+    /** The counters the samplers read (volatile reads only). */
     DataPlane.Counts counts() {
-        return new DataPlane.Counts(instance, sourceHighWatermark, ackedEnd, appendedRecords, appendedBytes);
+        return new DataPlane.Counts(
+                instance, sourceHighWatermark, ackedEnd, appendedRecords, appendedBytes, sourceSeenAtMs, unmirrored);
     }
 
     DataPlane.Progress progress() {

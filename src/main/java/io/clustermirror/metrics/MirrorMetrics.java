@@ -39,6 +39,7 @@ public class MirrorMetrics {
     private final Map<String, DataPlaneMeters> dataPlaneMeters = new ConcurrentHashMap<>();
     private final Map<String, MirrorGaugeSources> gaugeSources = new ConcurrentHashMap<>();
     private final MultiGauge partitionLag;
+    private final MultiGauge partitionRpo;
 
     public MirrorMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -53,6 +54,13 @@ public class MirrorMetrics {
         this.partitionLag = MultiGauge.builder("cluster.mirror.partition.lag")
                 .description(
                         "Lag of each partition in a data plane, in records (source high watermark minus destination end)")
+                .register(registry);
+        this.partitionRpo = MultiGauge.builder("cluster.mirror.partition.rpo")
+                .baseUnit("seconds")
+                .description(
+                        "Recovery point of each partition that is not STOPPED: the age of the oldest source record "
+                                + "not on the destination yet (0 when caught up, also while idle), or its upper bound while the "
+                                + "source cannot be read; absent while unknown")
                 .register(registry);
         FunctionCounter.builder(
                         "cluster.mirror.pattern.compilations",
@@ -103,7 +111,9 @@ public class MirrorMetrics {
             Supplier<Map<MirrorPartition, Long>> partitionLags,
             Supplier<Number> openTransactions,
             Supplier<Number> oldestOpenTransactionSeconds,
-            Supplier<Number> deadLanes) {}
+            Supplier<Number> deadLanes,
+            Supplier<Map<MirrorPartition, Double>> partitionRpoSeconds,
+            Supplier<Number> maxRpoSeconds) {}
 
     /** Registers the mirror's gauges on first use; later calls point them at the new sources (a rebuilt data plane). */
     public void registerMirror(String mirror, MirrorGaugeSources sources) {
@@ -140,6 +150,15 @@ public class MirrorMetrics {
                 .tag("mirror", mirror)
                 .register(registry);
         Gauge.builder(
+                        "cluster.mirror.rpo.max",
+                        () -> read(mirror, s -> s.maxRpoSeconds().get()))
+                .baseUnit("seconds")
+                .description("Largest recovery point of the mirror's partitions that are not STOPPED: the age of the "
+                        + "oldest source record not on the destination yet (0 when caught up), or its upper bound while "
+                        + "the source cannot be read")
+                .tag("mirror", mirror)
+                .register(registry);
+        Gauge.builder(
                         "cluster.mirror.lag.max",
                         () -> read(mirror, s -> s.maxLag().get()))
                 .description("Largest lag of a mirroring partition, in records")
@@ -170,6 +189,19 @@ public class MirrorMetrics {
                                 Integer.toString(partition.partition())),
                         lag))));
         partitionLag.register(rows, true);
+        List<MultiGauge.Row<?>> rpos = new ArrayList<>();
+        gaugeSources.forEach((mirror, sources) -> sources.partitionRpoSeconds()
+                .get()
+                .forEach((partition, seconds) -> rpos.add(MultiGauge.Row.of(
+                        Tags.of(
+                                "mirror",
+                                mirror,
+                                "topic",
+                                partition.topic(),
+                                "partition",
+                                Integer.toString(partition.partition())),
+                        seconds))));
+        partitionRpo.register(rpos, true);
     }
 
     /** Schedules {@link #refreshPartitionLags()} every {@code mirror.metrics.partition-lag.refresh} (the mapping's default). */

@@ -11,6 +11,8 @@ import java.util.Objects;
  * @param retryAttempt automatic retries of a FAILED partition so far; -1 once retries are exhausted (waits for recover)
  * @param lastMirroredEpoch source partition leader epoch of the last batch mirrored (LME), -1 if none
  * @param error the last error, for operators; null when none
+ * @param lossAtStop while STOPPED: what the stop may have left on the source ({@link LossReport}); null otherwise, and
+ *     for partitions stopped before it was recorded
  */
 public record PartitionStatus(
         MirrorPartitionState state,
@@ -19,7 +21,8 @@ public record PartitionStatus(
         int retryAttempt,
         int lastMirroredEpoch,
         String error,
-        Instant updatedAt) {
+        Instant updatedAt,
+        LossReport lossAtStop) {
 
     public PartitionStatus {
         Objects.requireNonNull(state, "state");
@@ -28,7 +31,8 @@ public record PartitionStatus(
     }
 
     public static PartitionStatus initial(Instant now) {
-        return new PartitionStatus(MirrorPartitionState.UNKNOWN, MirrorPartitionState.UNKNOWN, 0, 0, -1, null, now);
+        return new PartitionStatus(
+                MirrorPartitionState.UNKNOWN, MirrorPartitionState.UNKNOWN, 0, 0, -1, null, now, null);
     }
 
     /**
@@ -41,14 +45,21 @@ public record PartitionStatus(
                     MirrorError.INVALID_MIRROR_PARTITION_STATE,
                     "A partition in state " + state + " cannot move to " + target);
         }
-        return new PartitionStatus(target, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, newError, now);
+        return new PartitionStatus(target, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, newError, now, null);
     }
 
     public PartitionStatus withRetryAttempt(int attempt) {
-        return new PartitionStatus(state, previousState, stateEpoch, attempt, lastMirroredEpoch, error, updatedAt);
+        return new PartitionStatus(
+                state, previousState, stateEpoch, attempt, lastMirroredEpoch, error, updatedAt, lossAtStop);
     }
 
     public PartitionStatus withLastMirroredEpoch(int epoch) {
-        return new PartitionStatus(state, previousState, stateEpoch, retryAttempt, epoch, error, updatedAt);
+        return new PartitionStatus(state, previousState, stateEpoch, retryAttempt, epoch, error, updatedAt, lossAtStop);
+    }
+
+    /** The same status with the stop's loss report (a move to another state drops it). */
+    public PartitionStatus withLossAtStop(LossReport loss) {
+        return new PartitionStatus(
+                state, previousState, stateEpoch, retryAttempt, lastMirroredEpoch, error, updatedAt, loss);
     }
 }

@@ -3,6 +3,7 @@ package io.clustermirror.nativeimage;
 import io.clustermirror.api.AlterMirrorConfigRequest;
 import io.clustermirror.api.CreateMirrorRequest;
 import io.clustermirror.api.DivergenceDescription;
+import io.clustermirror.api.LossAtStopDescription;
 import io.clustermirror.api.MirrorDescription;
 import io.clustermirror.api.MirrorList;
 import io.clustermirror.api.MirrorProgressDescription;
@@ -85,6 +86,7 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
             MirrorProgressDescription.class,
             PartitionLagDescription.class,
             OpenTransactionDescription.class,
+            LossAtStopDescription.class,
             DivergenceDescription.class,
             PromoteResponse.class,
             PromotionDescription.class,

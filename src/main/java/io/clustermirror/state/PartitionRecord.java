@@ -1,10 +1,14 @@
 package io.clustermirror.state;
 
+import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import java.time.Instant;
 
-/** Value of a partition's {@code __mirror_state} record: its persisted {@link PartitionStatus}. */
+/**
+ * Value of a partition's {@code __mirror_state} record: its persisted {@link PartitionStatus}. {@code lossAtStop} is
+ * absent (null) in records written before it existed.
+ */
 public record PartitionRecord(
         int v,
         String state,
@@ -13,7 +17,8 @@ public record PartitionRecord(
         int retryAttempt,
         int lastMirroredEpoch,
         String error,
-        Instant updatedAt) {
+        Instant updatedAt,
+        LossReport lossAtStop) {
 
     public static PartitionRecord of(PartitionStatus status) {
         return new PartitionRecord(
@@ -24,7 +29,8 @@ public record PartitionRecord(
                 status.retryAttempt(),
                 status.lastMirroredEpoch(),
                 status.error(),
-                status.updatedAt());
+                status.updatedAt(),
+                status.lossAtStop());
     }
 
     public PartitionStatus toStatus() {
@@ -35,6 +41,7 @@ public record PartitionRecord(
                 retryAttempt,
                 lastMirroredEpoch,
                 error,
-                updatedAt);
+                updatedAt,
+                lossAtStop);
     }
 }

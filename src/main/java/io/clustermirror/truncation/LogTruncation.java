@@ -477,6 +477,16 @@ public final class LogTruncation implements PrefixCheck {
         return ranges;
     }
 
+    /** Runs a read of the source on one of this mirror's pooled source clients ({@link SourceTimestamps}). */
+    <T> T withSourceClient(String mirror, TruncationReads.SourceRead<T> read) throws Exception {
+        Clients clients = checkOut(mirror);
+        try {
+            return read.apply(clients.source());
+        } finally {
+            checkIn(clients);
+        }
+    }
+
     /** How far a divergence search is: {@code done} of the searched range's {@code total} offsets settled. */
     @FunctionalInterface
     private interface Settled {

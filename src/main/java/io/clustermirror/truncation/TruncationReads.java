@@ -67,6 +67,12 @@ final class TruncationReads {
         }
     }
 
+    /** A read over a source client. */
+    @FunctionalInterface
+    interface SourceRead<T> {
+        T apply(WireClient source) throws Exception;
+    }
+
     /** The partitions per leader, in the given order, and those without a known leader. */
     record ByLeader(Map<Node, List<TopicPartition>> brokers, List<TopicPartition> leaderless) {}
 

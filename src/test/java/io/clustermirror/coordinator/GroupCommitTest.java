@@ -254,6 +254,12 @@ class GroupCommitTest {
         public Optional<MirrorParts> liveRuntime(String name) {
             return Optional.of(parts);
         }
+
+        @Override
+        public Map<MirrorPartition, io.clustermirror.mirror.LossReport> lossAtStop(
+                String mirror, java.util.Collection<MirrorPartition> partitions) {
+            return Map.of();
+        }
     }
 
     /** A mirror whose every check finds the destination a prefix, answered on a worker; its data plane logs. */

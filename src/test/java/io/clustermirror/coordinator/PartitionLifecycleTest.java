@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorException;
@@ -346,6 +347,24 @@ class PartitionLifecycleTest {
         assertThat(parts.data.calls).containsExactly("remove t-0 aborting", "remove t-1 aborting");
     }
 
+    /** What the fake host reports a stop may have left on the source: 5 records not mirrored, seen 7 s before. */
+    private static final LossReport LOSS = new LossReport(NOW, false, 105, NOW.minusSeconds(7), 100, 5, 9_000, true);
+
+    @Test
+    void aStopShouldKeepItsLossReportWithTheStoppedStatusUntilThePartitionMovesOn() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+
+        lifecycle.stopPartitions("m", List.of(T0));
+        drain();
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
+        assertThat(host.status(T0).lossAtStop()).isEqualTo(LOSS);
+        assertThat(host.status(T0)
+                        .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, NOW)
+                        .lossAtStop())
+                .isNull();
+    }
+
     @Test
     void aStopWhoseDataPlaneNeverReleasesThePartitionShouldSayWhyBeCountedAndBeTriedAgain() {
         host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
@@ -626,6 +645,13 @@ class PartitionLifecycleTest {
         @Override
         public Optional<MirrorParts> liveRuntime(String name) {
             return live && clientsBroken == null ? Optional.of(parts) : Optional.empty();
+        }
+
+        @Override
+        public Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions) {
+            Map<MirrorPartition, LossReport> reports = new java.util.HashMap<>();
+            partitions.forEach(p -> reports.put(p, LOSS));
+            return reports;
         }
     }
 

@@ -14,7 +14,8 @@ class MirrorMetricsTest {
     private final MirrorMetrics metrics = new MirrorMetrics(registry);
 
     private static MirrorMetrics.MirrorGaugeSources sources(long maxLag, Map<MirrorPartition, Long> lags) {
-        return new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> maxLag, () -> lags, () -> 0, () -> 0, () -> 0);
+        return new MirrorMetrics.MirrorGaugeSources(
+                state -> 0, () -> maxLag, () -> lags, () -> 0, () -> 0, () -> 0, Map::of, () -> 0);
     }
 
     @Test
@@ -37,11 +38,39 @@ class MirrorMetricsTest {
     }
 
     @Test
+    void recoveryPointsHaveARowPerPartitionAndAMaximumPerMirror() {
+        AtomicReference<Map<MirrorPartition, Double>> rpos = new AtomicReference<>(
+                Map.of(new MirrorPartition("orders", 0), 4.5, new MirrorPartition("orders", 1), 0.0));
+        metrics.registerMirror(
+                "m",
+                new MirrorMetrics.MirrorGaugeSources(
+                        state -> 0, () -> 0, Map::of, () -> 0, () -> 0, () -> 0, rpos::get, () -> 4.5));
+
+        metrics.refreshPartitionLags();
+        assertThat(registry.get("cluster.mirror.partition.rpo")
+                        .tags("mirror", "m", "topic", "orders", "partition", "0")
+                        .gauge()
+                        .value())
+                .isEqualTo(4.5);
+        assertThat(registry.get("cluster.mirror.rpo.max")
+                        .tag("mirror", "m")
+                        .gauge()
+                        .value())
+                .isEqualTo(4.5);
+
+        rpos.set(Map.of(new MirrorPartition("orders", 1), 0.0)); // partition 0 stopped
+        metrics.refreshPartitionLags();
+        assertThat(registry.find("cluster.mirror.partition.rpo").gauges()).hasSize(1);
+    }
+
+    @Test
     void partitionLagHasARowPerPartitionInTheDataPlaneAndDropsTheOnesThatLeft() {
         AtomicReference<Map<MirrorPartition, Long>> lags = new AtomicReference<>(
                 Map.of(new MirrorPartition("orders", 0), 12L, new MirrorPartition("orders", 1), 0L));
         metrics.registerMirror(
-                "m", new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> 12, lags::get, () -> 0, () -> 0, () -> 0));
+                "m",
+                new MirrorMetrics.MirrorGaugeSources(
+                        state -> 0, () -> 12, lags::get, () -> 0, () -> 0, () -> 0, Map::of, () -> 0));
 
         metrics.refreshPartitionLags();
         assertThat(registry.get("cluster.mirror.partition.lag")
@@ -88,7 +117,9 @@ class MirrorMetricsTest {
     void deadLanesAreWhatTheMirrorsDataPlaneSays() {
         AtomicReference<Integer> dead = new AtomicReference<>(0);
         metrics.registerMirror(
-                "m", new MirrorMetrics.MirrorGaugeSources(state -> 0, () -> 0, Map::of, () -> 0, () -> 0, dead::get));
+                "m",
+                new MirrorMetrics.MirrorGaugeSources(
+                        state -> 0, () -> 0, Map::of, () -> 0, () -> 0, dead::get, Map::of, () -> 0));
         dead.set(2);
 
         assertThat(registry.get("cluster.mirror.fetcher.dead.lanes")
