@@ -3,8 +3,11 @@ package io.clustermirror.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
+import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
@@ -165,6 +168,25 @@ class StateSerdeTest {
                 .isEqualTo(divergence);
         assertThat(StateSerde.readKey(StateSerde.key(StateKey.divergence("m1", "orders"))))
                 .isEqualTo(StateKey.divergence("m1", "orders"));
+    }
+
+    @Test
+    void aStoppedPartitionShouldKeepItsLossReportAndAnOlderRecordShouldReadWithout() {
+        Instant at = Instant.parse("2026-12-01T00:00:00Z");
+        PartitionStatus stopped = PartitionStatus.initial(at)
+                .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, at)
+                .moveTo(MirrorPartitionState.MIRRORING, null, at)
+                .moveTo(MirrorPartitionState.STOPPING, null, at)
+                .moveTo(MirrorPartitionState.STOPPED, null, at)
+                .withLossAtStop(new LossReport(at, false, 35, at.minusSeconds(40), 20, 15, 41_000, true));
+
+        assertThat(StateSerde.readPartition(StateSerde.value(PartitionRecord.of(stopped)))
+                        .toStatus())
+                .isEqualTo(stopped);
+        byte[] older = ("{\"v\":1,\"state\":\"STOPPED\",\"previousState\":\"STOPPING\",\"stateEpoch\":4,"
+                        + "\"retryAttempt\":0,\"lastMirroredEpoch\":-1,\"updatedAt\":\"2026-12-01T00:00:00Z\"}")
+                .getBytes(StandardCharsets.UTF_8);
+        assertThat(StateSerde.readPartition(older).toStatus().lossAtStop()).isNull();
     }
 
     @Test
