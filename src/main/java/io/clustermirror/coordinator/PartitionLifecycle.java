@@ -105,6 +105,12 @@ final class PartitionLifecycle {
      * the halt is the mirror's, shown in describe and counted.
      */
     private final Map<String, String> halted = new ConcurrentHashMap<>();
+    /**
+     * How often each mirror's partitions were resumed from the state (a reload, the end of a halt): a prefix check
+     * submitted before the last resume answers for nothing, since the resume checked its partitions again (coordinator
+     * thread).
+     */
+    private final Map<String, Integer> resumes = new ConcurrentHashMap<>();
 
     PartitionLifecycle(
             Host host,
@@ -166,17 +172,23 @@ final class PartitionLifecycle {
             PrefixCheck.Check check,
             String failedBecause,
             Consumer<LogTruncation.Outcome> then) {
+        int resumedBefore = resumes.getOrDefault(name, 0);
         whenGone(
                 runtime,
                 check.partition(),
-                () -> batches.submit(
-                        name,
-                        runtime,
-                        check,
-                        answer -> then.accept(
-                                answer.failure() == null
-                                        ? answer.outcome()
-                                        : new LogTruncation.Unsupported(failedBecause + answer.failure()))));
+                () -> batches.submit(name, runtime, check, answer -> {
+                    if (resumes.getOrDefault(name, 0) != resumedBefore) {
+                        // the mirror was resumed from its state since (a reload closed the runtime this check ran on,
+                        // at the
+                        // same state epoch): the resume's own check of the partition decides, not this one's
+                        // interrupted answer
+                        return;
+                    }
+                    then.accept(
+                            answer.failure() == null
+                                    ? answer.outcome()
+                                    : new LogTruncation.Unsupported(failedBecause + answer.failure()));
+                }));
     }
 
     /**
@@ -512,6 +524,7 @@ final class PartitionLifecycle {
 
     /** After a restart: every partition continues from its persisted state. */
     void resume(String name) {
+        resumes.merge(name, 1, Integer::sum);
         try {
             host.partitions(name).forEach((p, s) -> {
                 switch (s.state()) {

@@ -77,6 +77,29 @@ class PartitionLifecycleTest {
     }
 
     @Test
+    void aCheckThatAnswersAfterAReloadResumedThePartitionShouldGiveWayToTheResumedCheck() {
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Ready(42, 7));
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        parts.beforeAnswer = () -> {
+            if (calls.getAndIncrement() == 0) {
+                // the state is replayed while this check runs (its runtime closed under it): the reload resumes the
+                // partition from its state, LOG_TRUNCATION at the same state epoch, with a check of its own
+                lifecycle.resume("m");
+                throw new IllegalStateException("interrupted: the mirror's runtime was closed");
+            }
+        };
+
+        lifecycle.truncate("m", T0);
+        drain();
+
+        assertThat(host.history(T0)).doesNotContain(MirrorPartitionState.FAILED);
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.MIRRORING);
+        assertThat(parts.checks).hasSize(2);
+        assertThat(parts.data.calls).containsExactly("add t-0 at 42 epoch 7");
+    }
+
+    @Test
     void aDivergedDestinationUnderPolicyFailShouldFailWithTheReasonAndRetryUntilTheAttemptsAreUsedUp() {
         lifecycle = lifecycle(2);
         host.put(T0, truncating());
