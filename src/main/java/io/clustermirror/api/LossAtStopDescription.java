@@ -13,7 +13,9 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 public record LossAtStopDescription(
         @Schema(example = "2026-12-01T10:00:02Z") String stoppedAt,
 
-        @Schema(description = "Whether the source's end could be read at the stop (false: an unplanned failover)")
+        @Schema(
+                description = "Whether the source's end could be read at the stop (false: an unplanned failover)",
+                example = "false")
         boolean sourceReachable,
 
         @Schema(
@@ -36,7 +38,9 @@ public record LossAtStopDescription(
         @Schema(description = "The recovery point at the stop, in ms; -1 when it could not be told", example = "21000")
         long rpoMs,
 
-        @Schema(description = "Whether rpoMs is an upper bound (the source could not be read) rather than measured")
+        @Schema(
+                description = "Whether rpoMs is an upper bound (the source could not be read) rather than measured",
+                example = "true")
         boolean rpoBound) {
 
     static LossAtStopDescription of(LossReport r) {

@@ -79,7 +79,8 @@ public record PartitionDescription(
 
         @Schema(
                 description = "Whether rpoMs is an upper bound (the source could not be read: the time since its end "
-                        + "was last seen, or the age of the oldest record not mirrored if larger); absent with rpoMs")
+                        + "was last seen, or the age of the oldest record not mirrored if larger); absent with rpoMs",
+                example = "false")
         Boolean rpoBound,
 
         @Schema(description = "STOPPED: what the stop may have left on the source; absent otherwise")

@@ -80,7 +80,8 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
                 fetchersPerBroker,
                 sourceTimeoutMs,
                 timeoutMs,
-                throttle);
+                throttle,
+                workers);
     }
 
     @Override

@@ -11,6 +11,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
@@ -35,7 +37,9 @@ import org.jboss.logging.Logger;
  * <p>Failure: a shard that dies or is stuck fails its own partitions with the reason (§29) and the other shards keep
  * running. The dead shard is replaced, with new connections on the least loaded fetcher, when the next partition is
  * routed to it (the coordinator's retry of its failed partitions brings them); until then its lanes count as dead
- * ({@link #deadLanes()}). {@link #deadReason()} is non-null only when every shard is dead: the data plane as a whole
+ * ({@link #deadLanes()}). The replacement's clients (DNS, config providers, a SASL login) are built on the mirror's
+ * workers, never on the thread that routes the partition (the coordinator's): partitions routed to the shard while it
+ * is built enter it once it is, or fail with the dead shard's reason when it could not be built. {@link #deadReason()} is non-null only when every shard is dead: the data plane as a whole
  * takes nothing more and its runtime is dropped and rebuilt, as a single data plane's was.
  */
 public final class ShardedDataPlane implements DataPlane, AutoCloseable {
@@ -58,6 +62,13 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
 
     private final List<Consumer<LoopDeath>> deathWatchers = new ArrayList<>();
     private final List<LoopDeath> deaths = new ArrayList<>();
+    /** Where a dead shard's replacement is built, off the thread that routes partitions. */
+    private final Executor builds;
+    /** Told of a partition that could not enter a shard that was being replaced when it was routed. */
+    private final Listener listener;
+    /** Guarded by this: the replacement being built for each shard, or null. */
+    private final CompletableFuture<?>[] replacing;
+
     private boolean closed;
 
     /**
@@ -80,7 +91,8 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
             int fetchersPerBroker,
             int sourceTimeoutMs,
             int destinationTimeoutMs,
-            ReplicationThrottle throttle) {
+            ReplicationThrottle throttle,
+            Executor builds) {
         Pipeline.Views sourceViews = Pipeline.Views.of(sourceAdmin, sourceTimeoutMs);
         Pipeline.Views destinationViews = Pipeline.Views.of(destinationAdmin, destinationTimeoutMs);
         return new ShardedDataPlane(
@@ -100,14 +112,24 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
                         listener,
                         fetchersPerBroker,
                         destinationTimeoutMs,
-                        throttle));
+                        throttle),
+                builds,
+                listener);
     }
 
     /**
      * @param shardCount how many shards (at least 1, at most {@code fetchersPerBroker})
      * @param placement the pool's fetchers, the least loaded first
+     * @param builds where a dead shard's replacement is built
+     * @param listener told of a partition that could not enter a shard being replaced
      */
-    ShardedDataPlane(int shardCount, int fetchersPerBroker, Supplier<List<Fetcher>> placement, ShardFactory factory) {
+    ShardedDataPlane(
+            int shardCount,
+            int fetchersPerBroker,
+            Supplier<List<Fetcher>> placement,
+            ShardFactory factory,
+            Executor builds,
+            Listener listener) {
         if (fetchersPerBroker < 1) {
             throw new IllegalArgumentException(
                     "mirror.num.replica.fetchers must be at least 1, was " + fetchersPerBroker);
@@ -121,6 +143,9 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         this.placement = placement;
         this.shards = new MirrorFetcher[shardCount];
         this.placedOn = new Fetcher[shardCount];
+        this.replacing = new CompletableFuture<?>[shardCount];
+        this.builds = builds;
+        this.listener = listener;
         List<Fetcher> fetchers = placement.get();
         synchronized (this) {
             try {
@@ -141,7 +166,10 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
     }
 
     private void start(int index, Fetcher fetcher) {
-        MirrorFetcher shard = factory.on(fetcher);
+        install(index, fetcher, factory.on(fetcher));
+    }
+
+    private void install(int index, Fetcher fetcher, MirrorFetcher shard) {
         shards[index] = shard;
         placedOn[index] = fetcher;
         shard.death().thenAccept(this::died);
@@ -169,12 +197,18 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
     /**
      * The shard for a partition entering the data plane: a dead one is replaced first, once it has failed all its
      * partitions (its death is complete) and while another shard still runs; otherwise the dead one answers, with its
-     * reason.
+     * reason. Completed at once unless a replacement is being built (on {@link #builds}); then once it is, with the new
+     * shard, or with the dead one when it could not be built (the next partition routed to it tries again).
      */
-    private synchronized MirrorFetcher liveShard(int index) {
+    private synchronized CompletableFuture<MirrorFetcher> liveShard(int index) {
         MirrorFetcher shard = shards[index];
         if (closed || shard.deadReason() == null || !shard.death().isDone() || allDead()) {
-            return shard;
+            return CompletableFuture.completedFuture(shard);
+        }
+        @SuppressWarnings("unchecked")
+        CompletableFuture<MirrorFetcher> underway = (CompletableFuture<MirrorFetcher>) replacing[index];
+        if (underway != null) {
+            return underway;
         }
         Set<Fetcher> taken = new HashSet<>();
         for (int i = 0; i < shards.length; i++) {
@@ -185,14 +219,41 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         List<Fetcher> fetchers = placement.get();
         Fetcher fetcher =
                 fetchers.stream().filter(f -> !taken.contains(f)).findFirst().orElse(fetchers.get(0));
+        CompletableFuture<MirrorFetcher> built = new CompletableFuture<>();
+        replacing[index] = built;
         try {
-            start(index, fetcher);
+            builds.execute(() -> replace(index, fetcher, built));
+        } catch (RejectedExecutionException e) {
+            replacing[index] = null; // the mirror's runtime is closing: the dead shard answers
+            return CompletableFuture.completedFuture(shard);
+        }
+        return built;
+    }
+
+    /** Builds and installs shard {@code index}'s replacement (a worker thread); completes {@code built} either way. */
+    private void replace(int index, Fetcher fetcher, CompletableFuture<MirrorFetcher> built) {
+        MirrorFetcher replacement = null;
+        try {
+            replacement = factory.on(fetcher);
         } catch (RuntimeException e) {
             // its clients could not be built (a SASL login, a key store): the dead shard answers with its reason, and
             // the next partition routed to it tries again
             LOGGER.warnf("Mirror data plane: shard %d could not be replaced: %s", index, e.toString());
         }
-        return shards[index];
+        MirrorFetcher answering;
+        boolean unwanted;
+        synchronized (this) {
+            replacing[index] = null;
+            unwanted = closed && replacement != null;
+            if (replacement != null && !closed) {
+                install(index, fetcher, replacement);
+            }
+            answering = shards[index];
+        }
+        if (unwanted) {
+            replacement.close(); // the data plane was closed while it was built
+        }
+        built.complete(answering);
     }
 
     private boolean allDead() {
@@ -204,16 +265,33 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         return true;
     }
 
+    /**
+     * Adds the partition to its shard: at once, throwing as {@link MirrorFetcher#add} does, unless the shard is being
+     * replaced; then once it is, and a partition that cannot enter it then fails through the listener with the reason.
+     */
     @Override
     public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
-        liveShard(shardOf(partition)).add(partition, startOffset, sourceEpoch);
+        CompletableFuture<MirrorFetcher> shard = liveShard(shardOf(partition));
+        if (shard.isDone()) {
+            shard.join().add(partition, startOffset, sourceEpoch);
+            return;
+        }
+        shard.thenAccept(s -> {
+            try {
+                s.add(partition, startOffset, sourceEpoch);
+            } catch (RuntimeException e) {
+                listener.onFailed(partition, e.getMessage());
+            }
+        });
     }
 
     @Override
     public CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions) {
         int index = shardOf(partition);
         // a stop aborts the transactions left open on a partition on its shard's connections: a live shard is needed
-        return (abortTransactions ? liveShard(index) : shard(index)).remove(partition, abortTransactions);
+        return abortTransactions
+                ? liveShard(index).thenCompose(s -> s.remove(partition, true))
+                : shard(index).remove(partition, false);
     }
 
     @Override

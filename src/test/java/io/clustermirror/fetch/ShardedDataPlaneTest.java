@@ -104,6 +104,11 @@ class ShardedDataPlaneTest {
         threads.shutdownNow();
     }
 
+    /** Where the data plane builds a dead shard's replacement: inline unless a test queues the builds. */
+    private final java.util.Queue<Runnable> queuedBuilds = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    private volatile boolean queueBuilds;
+
     private void start() {
         pool = new FetcherPool(2, id -> {
             RecordingClient network = new RecordingClient();
@@ -126,7 +131,15 @@ class ShardedDataPlaneTest {
                         listener,
                         LANES,
                         1000,
-                        new ReplicationThrottle(ReplicationThrottle.UNLIMITED)));
+                        new ReplicationThrottle(ReplicationThrottle.UNLIMITED)),
+                build -> {
+                    if (queueBuilds) {
+                        queuedBuilds.add(build);
+                    } else {
+                        build.run();
+                    }
+                },
+                listener);
     }
 
     private static int lane(MirrorPartition partition) {
@@ -160,6 +173,46 @@ class ShardedDataPlaneTest {
         });
         assertThat(listener.failures).isEmpty();
         assertThat(plane.deadLanes()).isZero();
+    }
+
+    @Test
+    void aDeadShardShouldBeReplacedOffTheRoutingThreadAndTakeThePartitionsRoutedMeanwhile() {
+        start();
+        List<DataPlane.LoopDeath> deaths = new CopyOnWriteArrayList<>();
+        plane.onDeath(deaths::add);
+        PARTITIONS.forEach(p -> plane.add(p, 0, -1));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !networkOf(0).fetched().isEmpty());
+        Fetcher dead = plane.fetcherOf(0);
+        networkOf(0).broken.set(true);
+        await().atMost(Duration.ofSeconds(10)).until(() -> deaths.size() == 1);
+        List<MirrorPartition> laneZero =
+                PARTITIONS.stream().filter(p -> lane(p) == 0).toList();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> laneZero.stream().allMatch(p -> plane.whenGone(p).isDone()));
+        listener.failures.clear();
+
+        // When two partitions of the dead lane come back while builds are queued, not run
+        queueBuilds = true;
+        plane.add(laneZero.get(0), 0, -1);
+        plane.add(laneZero.get(1), 0, -1);
+
+        // Then the adds returned without building anything: one build is queued, the dead shard still placed
+        assertThat(queuedBuilds).hasSize(1);
+        assertThat(plane.fetcherOf(0)).isSameAs(dead);
+        assertThat(listener.failures).isEmpty();
+
+        // When the build runs (a worker thread), both enter the new shard and are fetched on a live fetcher
+        queuedBuilds.poll().run();
+
+        assertThat(plane.fetcherOf(0)).isNotSameAs(dead);
+        assertThat(plane.deadLanes()).isZero();
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(networkOf(0).fetched())
+                        .contains(
+                                new TopicPartition(TOPIC, laneZero.get(0).partition()),
+                                new TopicPartition(TOPIC, laneZero.get(1).partition())));
+        assertThat(listener.failures).isEmpty();
     }
 
     @Test
