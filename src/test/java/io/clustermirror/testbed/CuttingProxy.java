@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * connection of its own, as a request still queued on a busy broker is handled after its client has gone: the batch
  * lands, its answer is lost, and it lands after whatever the client did meanwhile. Requests are read frame by frame (to
  * see their API key); answers are copied as they come. Give the broker this proxy's port as its advertised client
- * listener, so that every client connection goes through it.
+ * listener, so that every client connection goes through it. It also counts the requests it passes on, by API key.
  */
 public final class CuttingProxy implements AutoCloseable {
 
@@ -42,6 +42,8 @@ public final class CuttingProxy implements AutoCloseable {
     private final AtomicInteger cuts = new AtomicInteger();
     private final AtomicInteger cutsAfterProduce = new AtomicInteger();
     private final AtomicInteger lateProduces = new AtomicInteger();
+    /** Requests passed on so far, by API key. */
+    private final java.util.Map<Short, AtomicInteger> requests = new java.util.concurrent.ConcurrentHashMap<>();
     /** Where held-back Produce requests wait for their late delivery. */
     private final ScheduledExecutorService late = Executors.newScheduledThreadPool(4, r -> {
         Thread thread = new Thread(r, "cutting-proxy-late");
@@ -98,6 +100,12 @@ public final class CuttingProxy implements AutoCloseable {
         return lateProduces.get();
     }
 
+    /** Requests of the given API key (kafka-clients' {@code ApiKeys.id}) that passed through so far, on any connection. */
+    public int requests(short apiKey) {
+        AtomicInteger count = requests.get(apiKey);
+        return count == null ? 0 : count.get();
+    }
+
     /** No cut is waiting for a Produce any more. */
     public void stopCutting() {
         cutAfterNextProduce.set(false);
@@ -138,6 +146,7 @@ public final class CuttingProxy implements AutoCloseable {
                 ByteBuffer.wrap(frame).putInt(size);
                 in.readFully(frame, 4, size);
                 short apiKey = ByteBuffer.wrap(frame).getShort(4); // the request header's first field
+                requests.computeIfAbsent(apiKey, k -> new AtomicInteger()).incrementAndGet();
                 if (apiKey == PRODUCE && cutAfterNextProduce.compareAndSet(true, false)) {
                     reset(link);
                     cutsAfterProduce.incrementAndGet();
