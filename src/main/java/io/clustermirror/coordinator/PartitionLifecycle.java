@@ -479,7 +479,8 @@ final class PartitionLifecycle {
                                         MirrorPartitionState.PAUSING,
                                         MirrorPartitionState.PAUSED,
                                         null,
-                                        last)));
+                                        last,
+                                        null)));
             // the destination's end is the checkpoint, but only once its last batch is checked against the source:
             // a write while the partition was paused (or the service down) must not be taken as mirrored data
             case RESUME -> recheck(name, partition, MirrorPartitionState.MIRRORING, "resume", -1);
@@ -488,18 +489,10 @@ final class PartitionLifecycle {
         }
     }
 
-    /** Moves a partition that is still {@code from} on to {@code to}, keeping the last mirrored epoch the data plane reached. */
-    void settle(
-            String name,
-            MirrorPartition partition,
-            MirrorPartitionState from,
-            MirrorPartitionState to,
-            String error,
-            DataPlane.Progress last) {
-        settle(name, partition, from, to, error, last, null);
-    }
-
-    /** As above, with the stop's loss report kept with the new status ({@code loss} may be null). */
+    /**
+     * Moves a partition that is still {@code from} on to {@code to}, keeping the last mirrored epoch the data plane
+     * reached and a stop's loss report ({@code loss}, null for any other move).
+     */
     void settle(
             String name,
             MirrorPartition partition,
@@ -534,7 +527,7 @@ final class PartitionLifecycle {
                     case EPOCH_FENCING ->
                         recheck(name, p, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + s.error() + ")", -1);
                     case PAUSING ->
-                        settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, null);
+                        settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, null, null);
                     case STOPPING -> stops.stop(name, List.of(p));
                     case FAILED -> {
                         if (s.retryAttempt() >= 0) {

@@ -173,13 +173,21 @@ public class MirrorMetrics {
 
     /**
      * The KIP's per-partition lag (ConsumerLag): one row per partition in a data plane, source high watermark minus
-     * destination end, in records; refreshed every few seconds (rows of partitions that left are dropped).
+     * destination end, in records; and each active partition's recovery point in seconds. Refreshed every few seconds
+     * (rows of partitions that left are dropped).
      */
     void refreshPartitionLags() {
+        partitionLag.register(rows(MirrorGaugeSources::partitionLags), true);
+        partitionRpo.register(rows(MirrorGaugeSources::partitionRpoSeconds), true);
+    }
+
+    /** One row per partition of every mirror, tagged mirror, topic and partition. */
+    private List<MultiGauge.Row<?>> rows(
+            Function<MirrorGaugeSources, Supplier<? extends Map<MirrorPartition, ? extends Number>>> values) {
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
-        gaugeSources.forEach((mirror, sources) -> sources.partitionLags()
+        gaugeSources.forEach((mirror, sources) -> values.apply(sources)
                 .get()
-                .forEach((partition, lag) -> rows.add(MultiGauge.Row.of(
+                .forEach((partition, value) -> rows.add(MultiGauge.Row.of(
                         Tags.of(
                                 "mirror",
                                 mirror,
@@ -187,21 +195,8 @@ public class MirrorMetrics {
                                 partition.topic(),
                                 "partition",
                                 Integer.toString(partition.partition())),
-                        lag))));
-        partitionLag.register(rows, true);
-        List<MultiGauge.Row<?>> rpos = new ArrayList<>();
-        gaugeSources.forEach((mirror, sources) -> sources.partitionRpoSeconds()
-                .get()
-                .forEach((partition, seconds) -> rpos.add(MultiGauge.Row.of(
-                        Tags.of(
-                                "mirror",
-                                mirror,
-                                "topic",
-                                partition.topic(),
-                                "partition",
-                                Integer.toString(partition.partition())),
-                        seconds))));
-        partitionRpo.register(rpos, true);
+                        value))));
+        return rows;
     }
 
     /** Schedules {@link #refreshPartitionLags()} every {@code mirror.metrics.partition-lag.refresh} (the mapping's default). */
