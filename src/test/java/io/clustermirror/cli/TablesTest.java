@@ -35,9 +35,9 @@ class TablesTest {
 
         assertThat(lines)
                 .containsExactly(
-                        "MIRROR  TOPIC   PARTITION  SOURCE-OFFSET  DESTINATION-OFFSET  LAG  STATE           ETA",
-                        "dr      orders  0          120000         119800              200  MIRRORING       -",
-                        "dr      orders  1          5              0                   5    LOG_TRUNCATION  -");
+                        "MIRROR  TOPIC   PARTITION  SOURCE-OFFSET  DESTINATION-OFFSET  LAG  STATE           ETA  RPO",
+                        "dr      orders  0          120000         119800              200  MIRRORING       -    -",
+                        "dr      orders  1          5              0                   5    LOG_TRUNCATION  -    -");
     }
 
     @Test
@@ -47,7 +47,7 @@ class TablesTest {
         List<String> lines = Tables.describe(List.of(topic("m", "t", unknownSource)), false);
 
         assertThat(lines.get(1))
-                .isEqualTo("m       t      0          -              10                  -    MIRRORING  -");
+                .isEqualTo("m       t      0          -              10                  -    MIRRORING  -    -");
     }
 
     @Test
@@ -62,9 +62,20 @@ class TablesTest {
 
         assertThat(lines)
                 .containsExactly(
-                        "MIRROR  TOPIC  PARTITION  SOURCE-OFFSET  DESTINATION-OFFSET  LAG  STATE   ETA  ERROR",
-                        "m       t      2          10             4                   6    FAILED  -    diverged: the"
+                        "MIRROR  TOPIC  PARTITION  SOURCE-OFFSET  DESTINATION-OFFSET  LAG  STATE   ETA  RPO  ERROR",
+                        "m       t      2          10             4                   6    FAILED  -    -    diverged: the"
                                 + " destination holds [4, 9)");
+    }
+
+    @Test
+    void theRpoColumnShouldShowWholeSecondsAndMarkAnUpperBound() {
+        assertThat(Tables.rpo(partition(0, "PAUSED", 10, 4).rpoMs(7_480L).rpoBound(false)))
+                .isEqualTo("7s");
+        assertThat(Tables.rpo(partition(0, "MIRRORING", 10, 10).rpoMs(0L).rpoBound(false)))
+                .isEqualTo("0s");
+        assertThat(Tables.rpo(partition(0, "PAUSED", -1, 4).rpoMs(125_001L).rpoBound(true)))
+                .isEqualTo("<=2m06s");
+        assertThat(Tables.rpo(partition(0, "STOPPED", 10, 4))).isEqualTo("-");
     }
 
     @Test

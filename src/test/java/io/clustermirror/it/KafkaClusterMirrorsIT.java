@@ -101,7 +101,7 @@ class KafkaClusterMirrorsIT extends ServiceIT {
                 .untilAsserted(() -> assertThat(describe(mirror, topic).outLines())
                         .containsExactly(
                                 "MIRROR" + pad(mirror, "MIRROR") + "TOPIC" + pad(topic, "TOPIC")
-                                        + "PARTITION  SOURCE-OFFSET  DESTINATION-OFFSET  LAG  STATE      ETA",
+                                        + "PARTITION  SOURCE-OFFSET  DESTINATION-OFFSET  LAG  STATE      ETA  RPO",
                                 mirror + "  " + topic + "  0          " + row(records(topic, 0)),
                                 mirror + "  " + topic + "  1          " + row(records(topic, 1))));
 
@@ -129,7 +129,7 @@ class KafkaClusterMirrorsIT extends ServiceIT {
         assertThat(failed.outLines())
                 .as(failed.toString())
                 .singleElement()
-                .satisfies(header -> assertThat(header).endsWith("STATE  ETA  ERROR"));
+                .satisfies(header -> assertThat(header).endsWith("STATE  ETA  RPO  ERROR"));
 
         // --delete while topics are mirrored: the service's 409, one line naming its errorCode
         Cli.Run notEmpty = cli("--delete", "--mirror", mirror);
@@ -216,7 +216,7 @@ class KafkaClusterMirrorsIT extends ServiceIT {
     private static String row(long records) {
         String offset = String.valueOf(records);
         return offset + " ".repeat(15 - offset.length()) + offset + " ".repeat(20 - offset.length())
-                + "0    MIRRORING  0s"; // caught up: the service's ETA is 0
+                + "0    MIRRORING  0s   0s"; // caught up: the service's ETA and RPO are 0
     }
 
     /** Spaces after a header so that its column is as wide as {@code value} plus the two-space gap. */
@@ -231,7 +231,7 @@ class KafkaClusterMirrorsIT extends ServiceIT {
                 .sum();
     }
 
-    /** Every partition of the topic in {@code state}, whatever its ETA (MIRRORING has one, the other states "-"). */
+    /** Every partition of the topic in {@code state}, whatever its ETA and RPO (MIRRORING has them, STOPPED "-"). */
     private void awaitStates(String mirror, String topic, String state) {
         Awaitility.await(topic + " all " + state)
                 .atMost(Duration.ofSeconds(120))
@@ -240,7 +240,7 @@ class KafkaClusterMirrorsIT extends ServiceIT {
                                 .skip(1)
                                 .toList())
                         .isNotEmpty()
-                        .allSatisfy(row -> assertThat(row).matches(".* " + state + " +\\S+")));
+                        .allSatisfy(row -> assertThat(row).matches(".* " + state + " +\\S+ +\\S+")));
     }
 
     private static Map<String, String> config(String mirror) {

@@ -80,7 +80,7 @@ public final class KafkaClusterMirrors implements Callable<Integer> {
     @Option(
             names = "--describe",
             description = "Action: describe the partitions of --topics of --mirror (default: every topic of --mirror,"
-                    + " or of every mirror): MIRROR TOPIC PARTITION SOURCE-OFFSET DESTINATION-OFFSET LAG STATE ETA")
+                    + " or of every mirror): MIRROR TOPIC PARTITION SOURCE-OFFSET DESTINATION-OFFSET LAG STATE ETA RPO")
     boolean describe;
 
     @Option(

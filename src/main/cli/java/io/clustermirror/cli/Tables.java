@@ -15,8 +15,8 @@ final class Tables {
     static final List<String> LIST_COLUMNS =
             List.of("MIRROR", "TOPICS", "SOURCE-CLUSTER-ID", "SOURCE-BOOTSTRAP-SERVER");
 
-    static final List<String> DESCRIBE_COLUMNS =
-            List.of("MIRROR", "TOPIC", "PARTITION", "SOURCE-OFFSET", "DESTINATION-OFFSET", "LAG", "STATE", "ETA");
+    static final List<String> DESCRIBE_COLUMNS = List.of(
+            "MIRROR", "TOPIC", "PARTITION", "SOURCE-OFFSET", "DESTINATION-OFFSET", "LAG", "STATE", "ETA", "RPO");
 
     /** The partition state {@code --failed} keeps. */
     static final String FAILED = "FAILED";
@@ -58,7 +58,8 @@ final class Tables {
                         offset(p.getDestinationOffset()),
                         lag(p),
                         text(p.getState()),
-                        eta(p)));
+                        eta(p),
+                        rpo(p)));
                 if (failed) {
                     row.add(oneLine(p.getError()));
                 }
@@ -71,6 +72,18 @@ final class Tables {
     /** The ETA column: when the partition will have caught up at its recent rate (the service's estimate), or "-". */
     static String eta(PartitionDescription p) {
         return duration(p.getEtaSeconds() == null ? null : p.getEtaSeconds().longValue());
+    }
+
+    /**
+     * The RPO column: the age of the oldest source record not on the destination yet (the service's {@code rpoMs}, in
+     * whole seconds), {@code <=} before an upper bound (the source could not be read), "-" when unknown or STOPPED.
+     */
+    static String rpo(PartitionDescription p) {
+        if (p.getRpoMs() == null) {
+            return "-";
+        }
+        long ms = p.getRpoMs();
+        return Boolean.TRUE.equals(p.getRpoBound()) ? "<=" + duration((ms + 999) / 1000) : duration(ms / 1000);
     }
 
     /** Seconds as the ETA column shows them: {@code 0s}, {@code 59s}, {@code 1m05s}, {@code 2h03m}; "-" for none. */
