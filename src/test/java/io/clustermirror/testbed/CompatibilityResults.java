@@ -53,11 +53,13 @@ public final class CompatibilityResults {
         this.file = file;
     }
 
-    /** Starts an empty file (a run's results replace the last run's). */
-    public synchronized void reset() {
+    /**
+     * Starts the file anew (a run's results replace the last run's) with a header line: {@code # what ran where}.
+     */
+    public synchronized void reset(String header) {
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
-            Files.writeString(file, "", StandardCharsets.UTF_8);
+            Files.writeString(file, "# " + header.replaceAll("\\s+", " ") + "\n", StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -79,10 +81,19 @@ public final class CompatibilityResults {
     public static List<Result> read(Path file) throws IOException {
         List<Result> results = new ArrayList<>();
         for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-            if (!line.isBlank()) {
+            if (!line.isBlank() && !line.startsWith("#")) {
                 results.add(Result.parse(line));
             }
         }
         return results;
+    }
+
+    /** The header line of the file, without its {@code #}; empty when it has none. */
+    public static String header(Path file) throws IOException {
+        return Files.readAllLines(file, StandardCharsets.UTF_8).stream()
+                .filter(line -> line.startsWith("#"))
+                .map(line -> line.substring(1).strip())
+                .findFirst()
+                .orElse("");
     }
 }
