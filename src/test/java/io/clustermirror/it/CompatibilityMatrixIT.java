@@ -44,7 +44,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * promote (on a source: fenced with its release's ACL authorizer). Every case's outcome goes to {@code
  * compat.results.file}, from which {@code CompatibilityReport} renders the README's table.
  *
- * <p>{@code ./mvnw verify} runs a sample ({@code compat.sources}: the oldest and the newest release); the profile
+ * <p>A {@code compat.destinations} entry {@code X/Y} runs release X as the destination of a release-Y source instead of
+ * the test bed's. {@code ./mvnw verify} runs a sample ({@code compat.sources}: the oldest and the newest release); the profile
  * {@code compat-matrix} runs every release line (README "Compatibility").
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES) // one release's cases: a ZooKeeper and a broker to start, six cases
@@ -109,7 +110,7 @@ class CompatibilityMatrixIT extends ServiceIT {
     @ParameterizedTest(name = "source Kafka {0}", allowZeroInvocations = true)
     @MethodSource("sources")
     void sourceRelease(String version) throws Exception {
-        ReleaseBroker source = startOrSkip(Role.SOURCE, version, true);
+        ReleaseBroker source = startOrSkip(Role.SOURCE, version, version, true);
         if (source == null) {
             return;
         }
@@ -132,16 +133,29 @@ class CompatibilityMatrixIT extends ServiceIT {
 
     @ParameterizedTest(name = "destination Kafka {0}", allowZeroInvocations = true)
     @MethodSource("destinations")
-    void destinationRelease(String version) throws Exception {
-        ReleaseBroker destination = startOrSkip(Role.DESTINATION, version, false);
+    void destinationRelease(String entry) throws Exception {
+        // "4.4.0": the test bed's 4.1.2 source mirrored to a 4.4.0 destination; "3.0.2/3.0.2": from a 3.0.2 source
+        String version = entry.split("/")[0];
+        String sourceVersion = entry.contains("/") ? entry.split("/")[1] : null;
+        String label = sourceVersion == null ? version : version + " (source " + sourceVersion + ")";
+        ReleaseBroker destination = startOrSkip(Role.DESTINATION, version, label, false);
         if (destination == null) {
             return;
+        }
+        ReleaseBroker source = null;
+        if (sourceVersion != null) {
+            source = startOrSkip(Role.DESTINATION, sourceVersion, label, true);
+            if (source == null) {
+                destination.close();
+                return;
+            }
         }
         ServiceProcess own = bed.newPlainService(
                 "service-compat-" + version,
                 destination.bootstrapServers(),
                 Map.of("mirror.metadata.refresh.interval.ms", "1000", "mirror.state.topic.num.partitions", "1"));
         try (destination;
+                ReleaseBroker sourceToClose = source;
                 own) {
             try {
                 own.start();
@@ -149,7 +163,7 @@ class CompatibilityMatrixIT extends ServiceIT {
                 for (String testCase : CASES) {
                     results.record(new Result(
                             Role.DESTINATION,
-                            version,
+                            label,
                             testCase,
                             Outcome.FAILED,
                             "the service did not start against it: " + firstLine(e)));
@@ -159,15 +173,15 @@ class CompatibilityMatrixIT extends ServiceIT {
             target = own;
             Run run = new Run(
                     Role.DESTINATION,
-                    version,
-                    bed.source().bootstrapServers(),
+                    label,
+                    sourceToClose == null ? bed.source().bootstrapServers() : sourceToClose.bootstrapServers(),
                     destination.bootstrapServers(),
                     own,
-                    null,
+                    sourceToClose,
                     new ArrayList<>());
             runCases(run);
             assertThat(run.failures())
-                    .as("Kafka " + version + " as a destination")
+                    .as("Kafka " + label + " as a destination")
                     .isEmpty();
         } finally {
             target = null;
@@ -178,7 +192,8 @@ class CompatibilityMatrixIT extends ServiceIT {
             List.of("plain", "idempotent", "transactional", "compacted", "group offsets", "promote");
 
     private void runCases(Run run) throws Exception {
-        String mirror = uniqueName("compat-" + run.version().replace('.', '-'));
+        String mirror =
+                uniqueName("compat-" + run.version().replaceAll("[^0-9]+", "-").replaceAll("-$", ""));
         String plain = uniqueName("plain");
         String idempotent = uniqueName("idempotent");
         String transactional = uniqueName("transactional");
@@ -453,7 +468,7 @@ class CompatibilityMatrixIT extends ServiceIT {
      * this JDK): every case is then recorded as untested with the reason. With {@code compat.require.start} (the sample
      * of {@code ./mvnw verify}) a release that does not start fails the test instead.
      */
-    private static ReleaseBroker startOrSkip(Role role, String version, boolean secured) {
+    private static ReleaseBroker startOrSkip(Role role, String version, String label, boolean secured) {
         Path classpath = Path.of(property("compat.classpath.dir"), "kafka-" + version + ".classpath");
         String reason;
         if (!Files.exists(classpath)) {
@@ -470,7 +485,7 @@ class CompatibilityMatrixIT extends ServiceIT {
             }
         }
         for (String testCase : CASES) {
-            results.record(new Result(role, version, testCase, Outcome.UNTESTED, reason));
+            results.record(new Result(role, label, testCase, Outcome.UNTESTED, reason));
         }
         if (Boolean.parseBoolean(System.getProperty("compat.require.start", "true"))) {
             fail("Kafka " + version + " " + reason);

@@ -65,9 +65,9 @@ public final class ReleaseBroker implements AutoCloseable {
         return v[0] > 3 || (v[0] == 3 && v[1] >= 3);
     }
 
-    /** major, minor, patch. */
+    /** major, minor, patch (of a label such as "3.0.2 (source 2.8.2)": of its first version). */
     public static int[] parse(String version) {
-        String[] parts = version.split("\\.");
+        String[] parts = version.strip().split("[^0-9]+");
         return new int[] {Integer.parseInt(parts[0]), Integer.parseInt(parts[1]), Integer.parseInt(parts[2])};
     }
 
