@@ -79,6 +79,7 @@ public class MirrorCoordinator {
     private final FlowDeadlines flows;
     private final ServiceConfigs settings;
     private final PartitionRates rates = new PartitionRates();
+    private final Verifications verifications;
 
     public MirrorCoordinator(
             KafkaClients clients,
@@ -109,6 +110,8 @@ public class MirrorCoordinator {
                 runtimes.closeAll();
             }
         });
+        this.verifications =
+                new Verifications(this, metrics, clock, config.destination().requestTimeoutMs());
         this.flows = new FlowDeadlines(metrics, Duration.ofMillis(config.flow().timeoutMs()));
         this.lifecycle = new PartitionLifecycle(
                 new CoordinatorPorts.Lifecycle(this),
@@ -462,6 +465,29 @@ public class MirrorCoordinator {
             keeper.putCreatedAcls(name, acls);
             return null;
         });
+    }
+
+    /**
+     * Starts a consistency verification of the named topics and those the regexes match (any state): see
+     * {@link Verifications}. {@code fromLast}: each partition continues where the last verification of it ended.
+     */
+    public Uni<io.clustermirror.mirror.VerificationReport> startVerification(
+            String name, List<String> topics, List<String> include, boolean fromLast) {
+        return verifications.start(name, topics, include, fromLast);
+    }
+
+    /** A recent verification of the mirror; NOT_FOUND when it has none of that id. */
+    public io.clustermirror.mirror.VerificationReport verification(String name, String id) {
+        return verifications.get(name, id);
+    }
+
+    /** The mirror's recent verifications, newest first. */
+    public List<io.clustermirror.mirror.VerificationReport> verifications(String name) {
+        return verifications.list(name);
+    }
+
+    CoordinatorThread thread() {
+        return thread;
     }
 
     /** The shared destination Admin. */
