@@ -138,15 +138,24 @@ final class LogComparison {
 
     /** Two batches covering common offsets. */
     private static Difference pair(long from, SourceBatch source, SourceBatch destination, Cleaning cleaning) {
-        if (source.baseOffset() != destination.baseOffset()) {
-            return new Difference(
-                    Math.min(source.baseOffset(), destination.baseOffset()),
-                    "batch bounds: source " + bounds(source) + ", destination " + bounds(destination));
-        }
-        if (source.lastOffset() != destination.lastOffset()) {
-            return new Difference(
-                    Math.min(source.lastOffset(), destination.lastOffset()) + 1,
-                    "batch bounds: source " + bounds(source) + ", destination " + bounds(destination));
+        if (source.baseOffset() != destination.baseOffset() || source.lastOffset() != destination.lastOffset()) {
+            Difference bounds = source.baseOffset() != destination.baseOffset()
+                    ? new Difference(Math.min(source.baseOffset(), destination.baseOffset()), "batch bounds")
+                    : new Difference(Math.min(source.lastOffset(), destination.lastOffset()) + 1, "batch bounds");
+            bounds = new Difference(
+                    bounds.offset(), "batch bounds: source " + bounds(source) + ", destination " + bounds(destination));
+            if (source.control() || destination.control()) {
+                return bounds;
+            }
+            // a record that differs inside the offsets both batches cover comes first (a record written straight into
+            // the destination, in a batch of its own, facing the source's batch)
+            Difference inside = recordsDiffer(
+                    Math.max(from, Math.max(source.baseOffset(), destination.baseOffset())),
+                    Math.min(source.lastOffset(), destination.lastOffset()),
+                    decode(source),
+                    decode(destination),
+                    cleaning);
+            return inside != null && inside.offset() < bounds.offset() ? inside : bounds;
         }
         if (source.control() != destination.control()) {
             return new Difference(source.baseOffset(), "a control batch facing a data batch");
@@ -167,10 +176,16 @@ final class LogComparison {
         if (ours.timestampType() != theirs.timestampType()) {
             return new Difference(source.baseOffset(), "timestamp type");
         }
+        return recordsDiffer(from, source.lastOffset(), ours, theirs, cleaning);
+    }
+
+    /** The first offset in {@code [from, to]} where the two batches' records differ, or null. */
+    private static Difference recordsDiffer(
+            long from, long to, RecordBatch source, RecordBatch destination, Cleaning cleaning) {
         TreeMap<Long, Record[]> byOffset = new TreeMap<>();
-        records(ours).forEach(r -> byOffset.computeIfAbsent(r.offset(), o -> new Record[2])[0] = r);
-        records(theirs).forEach(r -> byOffset.computeIfAbsent(r.offset(), o -> new Record[2])[1] = r);
-        for (var entry : byOffset.tailMap(from).entrySet()) {
+        records(source).forEach(r -> byOffset.computeIfAbsent(r.offset(), o -> new Record[2])[0] = r);
+        records(destination).forEach(r -> byOffset.computeIfAbsent(r.offset(), o -> new Record[2])[1] = r);
+        for (var entry : byOffset.subMap(from, true, to, true).entrySet()) {
             String reason = records(entry.getValue()[0], entry.getValue()[1], cleaning);
             if (reason != null) {
                 return new Difference(entry.getKey(), reason);

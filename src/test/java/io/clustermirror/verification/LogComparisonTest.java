@@ -143,6 +143,18 @@ class LogComparisonTest {
     }
 
     @Test
+    void aRecordWrittenStraightIntoTheDestinationShouldBeFoundAtItsOffsetThoughTheBatchesDifferToo() {
+        // the source took offsets 5..9 in one batch, the destination a record of its own at 5 and then the rest
+        List<SourceBatch> source = List.of(range(0, 4), range(5, 9));
+        List<SourceBatch> destination = List.of(range(0, 4), batch("x", 5, 5, 5), batch("v", 6, 9, 6, 7, 8, 9));
+
+        Step step = LogComparison.compare(0, 10, source, destination, PLAIN);
+
+        assertThat(step.difference()).isEqualTo(new LogComparison.Difference(5, "value"));
+        assertThat(step.next()).isEqualTo(5);
+    }
+
+    @Test
     void aSideThatAnsweredLessShouldBeReadAgainFromWhereItEnded() {
         List<SourceBatch> source = List.of(range(0, 4), range(5, 9), range(10, 14));
         List<SourceBatch> destination = List.of(range(0, 4), range(5, 9));
