@@ -24,7 +24,7 @@ import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
-/** Consistency verification on demand (decisions §42): start one, follow it, list the recent ones. */
+/** Consistency verification on demand (decisions §44): start one, follow it, list the recent ones. */
 @Path("/v1/mirrors/{name}/verifications")
 @Tag(name = "Verifications", description = "Compare the source and destination logs record by record")
 @Produces(MediaType.APPLICATION_JSON)

@@ -24,7 +24,7 @@ import java.util.concurrent.RejectedExecutionException;
 import org.jboss.logging.Logger;
 
 /**
- * The mirrors' consistency verifications (decisions §42): which partitions a request names, where a {@code "from":
+ * The mirrors' consistency verifications (decisions §44): which partitions a request names, where a {@code "from":
  * "last"} one continues, the recent ones of each mirror for GET, and what each reports to the metrics and the state.
  * A verification runs on its mirror's workers ({@link Verification}); this class only starts it and keeps its report.
  */

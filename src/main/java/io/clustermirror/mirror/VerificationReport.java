@@ -4,7 +4,7 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * Where a consistency verification stands (decisions §42): its partitions' results and its progress.
+ * Where a consistency verification stands (decisions §44): its partitions' results and its progress.
  *
  * @param verdict IDENTICAL or DIFFERENT once DONE; null while RUNNING and when FAILED
  * @param failure why the verification FAILED (a partition could not be read to its end and none differed), or null

@@ -19,7 +19,7 @@ import org.apache.kafka.common.utils.CloseableIterator;
 
 /**
  * Whether the source and the destination log hold the same records at the same offsets, judged one answer of each
- * side at a time (decisions §42). Pure: batches in, a verdict on the offsets both answers cover out.
+ * side at a time (decisions §44). Pure: batches in, a verdict on the offsets both answers cover out.
  *
  * <p>The rules. Batches that cover common offsets must have the same bounds, the same control and transactional
  * flags and the same timestamp type. A transaction marker is compared by its control type (COMMIT or ABORT) only: the

@@ -33,7 +33,7 @@ import org.apache.kafka.common.config.TopicConfig;
 import org.jboss.logging.Logger;
 
 /**
- * One consistency verification of a mirror's partitions (decisions §42): the offsets both logs hold when it starts,
+ * One consistency verification of a mirror's partitions (decisions §44): the offsets both logs hold when it starts,
  * read from both clusters in rounds and judged by {@link LogComparison}. Each round is one task on the mirror's worker
  * executor (never an event loop, never the coordinator thread): it reads every open partition's next answer with one
  * Fetch per leader and cluster (at most {@link #PARTITION_MAX_BYTES} a partition), judges it, and gives the workers
