@@ -29,7 +29,11 @@ public record VerificationDescription(
                 example = "IDENTICAL")
         String verdict,
 
-        @Schema(description = "Why it FAILED") String failure,
+        @Schema(
+                description = "Why it FAILED",
+                example = "some partitions could not be compared to their end (INCOMPLETE)")
+        String failure,
+
         Instant startedAt,
         Instant finishedAt,
         Progress progress,
