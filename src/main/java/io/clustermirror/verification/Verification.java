@@ -51,6 +51,11 @@ public final class Verification {
     static final int PARTITION_MAX_BYTES = 1 << 20;
     /** Rounds in a row without progress (or failing reads) after which a partition is INCOMPLETE. */
     static final int MAX_IDLE_ROUNDS = 3;
+    /**
+     * A queued round that has not started this long after it was due was dropped (the mirror's runtime was closed or
+     * rebuilt, which drops its queued worker tasks): the verification ends FAILED instead of RUNNING forever.
+     */
+    static final long STALLED_AFTER_MS = 10 * 60_000L;
 
     /** What the verification tells its owner. */
     public interface Listener {
@@ -88,6 +93,9 @@ public final class Verification {
     private String failure;
     private Instant finishedAt;
     private long bytesCompared;
+    /** When the next step was due to start (clock millis); a step not begun long after it was dropped. */
+    private long dueMillis;
+
     private WireClient source;
     private WireClient destination;
     private ClusterView sourceView;
@@ -144,6 +152,7 @@ public final class Verification {
         this.listener = listener;
         this.clock = clock;
         this.startedAt = clock.instant();
+        this.dueMillis = clock.millis();
         new TreeSet<>(partitions).forEach(p -> works.put(p, new Work(p, resumeFrom.get(p))));
     }
 
@@ -158,6 +167,9 @@ public final class Verification {
 
     /** Runs a step, ending the whole verification FAILED when it throws. */
     private void step(StepBody body) {
+        synchronized (this) {
+            dueMillis = Long.MAX_VALUE; // running: a step blocks at most for its requests' timeouts
+        }
         try {
             body.run();
         } catch (InterruptedException e) {
@@ -325,6 +337,9 @@ public final class Verification {
             finish();
             return;
         }
+        synchronized (this) {
+            dueMillis = clock.millis() + delayMs;
+        }
         Runnable round = () -> step(this::round);
         if (delayMs <= 0) {
             workers.execute(round);
@@ -353,7 +368,7 @@ public final class Verification {
                 }
             }
             finishedAt = clock.instant();
-            report = report();
+            report = snapshot();
         }
         closeClients();
         listener.finished(report);
@@ -383,8 +398,20 @@ public final class Verification {
         }
     }
 
-    /** Where it stands now. */
-    public synchronized VerificationReport report() {
+    /** Where it stands now; FAILED once its next round is long overdue (it was dropped). */
+    public VerificationReport report() {
+        long overdue;
+        synchronized (this) {
+            overdue = state == State.RUNNING && dueMillis != Long.MAX_VALUE ? clock.millis() - dueMillis : 0;
+        }
+        if (overdue > STALLED_AFTER_MS) {
+            fail("its next round did not start within " + overdue / 1000
+                    + " s: its tasks were dropped (the mirror's runtime was closed or rebuilt); start it again");
+        }
+        return snapshot();
+    }
+
+    private synchronized VerificationReport snapshot() {
         List<VerificationReport.Partition> partitions = new ArrayList<>();
         long offsetsTotal = 0;
         long offsetsDone = 0;
