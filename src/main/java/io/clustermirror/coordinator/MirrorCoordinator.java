@@ -304,6 +304,7 @@ public class MirrorCoordinator {
             runtimes.close(name);
             metrics.removeMirror(name);
             lifecycle.forget(name);
+            verifications.forget(name);
             LOGGER.infof("Deleted mirror %s", name);
             return null;
         });

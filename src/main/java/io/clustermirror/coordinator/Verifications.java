@@ -195,6 +195,16 @@ final class Verifications {
         });
     }
 
+    /**
+     * Drops a deleted mirror's reports (a mirror created again under its name starts with none); a verification still
+     * running ends on its own when the runtime's close drops its next round.
+     */
+    void forget(String name) {
+        synchronized (recent) {
+            recent.remove(name);
+        }
+    }
+
     /** The mirror's verification, or 404. */
     VerificationReport get(String name, String id) {
         coordinator.describe(name);
