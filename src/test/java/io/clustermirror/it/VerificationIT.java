@@ -83,6 +83,14 @@ class VerificationIT extends ServiceIT {
             assertThat(((Number) part.get("records")).longValue()).isEqualTo(end);
             assertThat(part).doesNotContainKey("firstDifference");
         }
+        // and how far each partition was verified is kept in __mirror_state, for from=last after a restart too
+        await("verified records in " + STATE_TOPIC)
+                .atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(500))
+                .untilAsserted(() -> assertThat(verifiedRecords(mirror))
+                        .isEqualTo(Map.of(
+                                topic + "-0", ends.get(new TopicPartition(topic, 0)),
+                                topic + "-1", ends.get(new TopicPartition(topic, 1)))));
         // and it is listed, newest first, and counted
         api().get("/v1/mirrors/" + mirror + "/verifications")
                 .then()
@@ -146,6 +154,39 @@ class VerificationIT extends ServiceIT {
         assertThat(partition(different, 1)).containsEntry("result", "IDENTICAL");
         assertThat(api().get("/q/metrics").then().extract().asString())
                 .contains("cluster_mirror_verification_differences_total{mirror=\"" + mirror + "\"} 1.0");
+    }
+
+    /** The {@code verified} records of the mirror in the state topic, the newest per partition: topic-partition -> offset. */
+    private static Map<String, Long> verifiedRecords(String mirror) throws Exception {
+        Map<TopicPartition, Long> fromStart = new java.util.HashMap<>();
+        stateMark().keySet().forEach(tp -> fromStart.put(tp, 0L));
+        java.util.Properties props = new java.util.Properties();
+        props.put("bootstrap.servers", bed.destination().bootstrapServers());
+        props.put("enable.auto.commit", false);
+        props.put("isolation.level", "read_committed");
+        Map<String, Long> verified = new java.util.HashMap<>();
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(
+                props,
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            Kafka.readToEnd(consumer, fromStart, Duration.ofSeconds(30), record -> {
+                var key = json.readTree(record.key());
+                if ("verified".equals(key.path("kind").asText())
+                        && mirror.equals(key.path("mirror").asText())) {
+                    String name = key.path("topic").asText() + "-"
+                            + key.path("partition").asInt();
+                    if (record.value() == null) {
+                        verified.remove(name);
+                    } else {
+                        verified.put(
+                                name,
+                                json.readTree(record.value()).path("offset").asLong());
+                    }
+                }
+            });
+        }
+        return verified;
     }
 
     @Test
