@@ -318,6 +318,9 @@ class VerificationIT extends ServiceIT {
                 .contentType("application/problem+json")
                 .body("errorCode", equalTo("NOT_FOUND"));
         api().get(path).then().statusCode(200).body("verifications.size()", equalTo(0));
+        api().options(path).then().statusCode(204).header("Allow", "GET, HEAD, OPTIONS, POST");
+        api().options(path + "/some-id").then().statusCode(204).header("Allow", "GET, HEAD, OPTIONS");
+        api().delete(path + "/some-id").then().statusCode(405).contentType("application/problem+json");
 
         String unknown = "/v1/mirrors/" + uniqueName("absent") + "/verifications";
         api().body(Map.of("include", List.of(".*")))
