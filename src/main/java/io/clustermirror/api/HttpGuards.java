@@ -58,7 +58,8 @@ public class HttpGuards {
     public HttpGuards(ObjectMapper json, MirrorMetrics metrics) {
         this.json = json;
         this.metrics = metrics;
-        this.api = methodsByPath(MirrorResource.class, TopicResource.class, ServiceConfigResource.class);
+        this.api = methodsByPath(
+                MirrorResource.class, TopicResource.class, ServiceConfigResource.class, VerificationResource.class);
     }
 
     void install(@Observes Router router) {

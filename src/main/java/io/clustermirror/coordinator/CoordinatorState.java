@@ -23,10 +23,11 @@ record CoordinatorState(
         Map<String, Set<AclEntry>> createdAcls,
         Map<String, Map<String, TopicPromotion>> promotions,
         Map<String, Map<String, TopicDivergence>> divergences,
-        Map<String, String> serviceConfigs) {
+        Map<String, String> serviceConfigs,
+        Map<String, Map<MirrorPartition, Long>> verified) {
 
     static final CoordinatorState EMPTY =
-            new CoordinatorState(Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), Map.of());
+            new CoordinatorState(Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), Map.of());
 
     CoordinatorState {
         mirrors = Map.copyOf(mirrors);
@@ -35,6 +36,7 @@ record CoordinatorState(
         promotions = Map.copyOf(promotions);
         divergences = Map.copyOf(divergences);
         serviceConfigs = Map.copyOf(serviceConfigs);
+        verified = Map.copyOf(verified);
     }
 
     /** The state a replay of the state topic yields. */
@@ -45,7 +47,8 @@ record CoordinatorState(
                 snapshot.createdAcls(),
                 snapshot.promotions(),
                 snapshot.divergences(),
-                snapshot.serviceConfigs());
+                snapshot.serviceConfigs(),
+                snapshot.verified());
     }
 
     /** The mirror's partitions (none for an unknown mirror). */
@@ -69,7 +72,7 @@ record CoordinatorState(
         ofMirror.put(divergence.topic(), divergence);
         Map<String, Map<String, TopicDivergence>> next = new HashMap<>(divergences);
         next.put(mirror, Frozen.map(ofMirror));
-        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, next, serviceConfigs);
+        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, next, serviceConfigs, verified);
     }
 
     Set<AclEntry> createdAcls(String mirror) {
@@ -80,7 +83,7 @@ record CoordinatorState(
     CoordinatorState with(Mirror mirror) {
         Map<String, Mirror> next = new HashMap<>(mirrors);
         next.put(mirror.name(), mirror);
-        return new CoordinatorState(next, partitions, createdAcls, promotions, divergences, serviceConfigs);
+        return new CoordinatorState(next, partitions, createdAcls, promotions, divergences, serviceConfigs, verified);
     }
 
     /** Without the mirror, its partitions and its ACL bookkeeping. */
@@ -95,8 +98,10 @@ record CoordinatorState(
         nextPromotions.remove(mirror);
         Map<String, Map<String, TopicDivergence>> nextDivergences = new HashMap<>(divergences);
         nextDivergences.remove(mirror);
+        Map<String, Map<MirrorPartition, Long>> nextVerified = new HashMap<>(verified);
+        nextVerified.remove(mirror);
         return new CoordinatorState(
-                nextMirrors, nextPartitions, nextAcls, nextPromotions, nextDivergences, serviceConfigs);
+                nextMirrors, nextPartitions, nextAcls, nextPromotions, nextDivergences, serviceConfigs, nextVerified);
     }
 
     /** With these partition statuses of the mirror changed (or added); the others as they are. */
@@ -105,13 +110,13 @@ record CoordinatorState(
         ofMirror.putAll(changed);
         Map<String, Map<MirrorPartition, PartitionStatus>> next = new HashMap<>(partitions);
         next.put(mirror, Frozen.map(ofMirror));
-        return new CoordinatorState(mirrors, next, createdAcls, promotions, divergences, serviceConfigs);
+        return new CoordinatorState(mirrors, next, createdAcls, promotions, divergences, serviceConfigs, verified);
     }
 
     CoordinatorState withCreatedAcls(String mirror, Set<AclEntry> acls) {
         Map<String, Set<AclEntry>> next = new HashMap<>(createdAcls);
         next.put(mirror, Set.copyOf(acls));
-        return new CoordinatorState(mirrors, partitions, next, promotions, divergences, serviceConfigs);
+        return new CoordinatorState(mirrors, partitions, next, promotions, divergences, serviceConfigs, verified);
     }
 
     /** With a service setting's runtime value set, or removed when {@code value} is null. */
@@ -122,7 +127,7 @@ record CoordinatorState(
         } else {
             next.put(name, value);
         }
-        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, divergences, next);
+        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, divergences, next, verified);
     }
 
     /** With these topic promotions of the mirror changed (a null value removes the topic's). */
@@ -137,6 +142,20 @@ record CoordinatorState(
         });
         Map<String, Map<String, TopicPromotion>> next = new HashMap<>(promotions);
         next.put(mirror, Frozen.map(ofMirror));
-        return new CoordinatorState(mirrors, partitions, createdAcls, next, divergences, serviceConfigs);
+        return new CoordinatorState(mirrors, partitions, createdAcls, next, divergences, serviceConfigs, verified);
+    }
+
+    /** Where a verification last confirmed each of the mirror's partitions identical up to (exclusive). */
+    Map<MirrorPartition, Long> verified(String mirror) {
+        return verified.getOrDefault(mirror, Map.of());
+    }
+
+    /** With these partitions' verified-up-to offsets changed (or added). */
+    CoordinatorState withVerified(String mirror, Map<MirrorPartition, Long> changed) {
+        Map<MirrorPartition, Long> ofMirror = new HashMap<>(verified(mirror));
+        ofMirror.putAll(changed);
+        Map<String, Map<MirrorPartition, Long>> next = new HashMap<>(verified);
+        next.put(mirror, Frozen.map(ofMirror));
+        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, divergences, serviceConfigs, next);
     }
 }

@@ -85,6 +85,7 @@ public class MirrorCoordinator {
     private final ServiceConfigs settings;
     private final PartitionRates rates = new PartitionRates();
     private final RecoveryPoints recoveryPoints = new RecoveryPoints();
+    private final Verifications verifications;
 
     public MirrorCoordinator(
             KafkaClients clients,
@@ -115,6 +116,8 @@ public class MirrorCoordinator {
                 runtimes.closeAll();
             }
         });
+        this.verifications =
+                new Verifications(this, metrics, clock, config.destination().requestTimeoutMs());
         this.flows = new FlowDeadlines(metrics, Duration.ofMillis(config.flow().timeoutMs()));
         this.lifecycle = new PartitionLifecycle(
                 new CoordinatorPorts.Lifecycle(this),
@@ -358,6 +361,7 @@ public class MirrorCoordinator {
             runtimes.close(name);
             metrics.removeMirror(name);
             lifecycle.forget(name);
+            verifications.forget(name);
             LOGGER.infof("Deleted mirror %s", name);
             return null;
         });
@@ -519,6 +523,29 @@ public class MirrorCoordinator {
             keeper.putCreatedAcls(name, acls);
             return null;
         });
+    }
+
+    /**
+     * Starts a consistency verification of the named topics and those the regexes match (any state): see
+     * {@link Verifications}. {@code fromLast}: each partition continues where the last verification of it ended.
+     */
+    public Uni<io.clustermirror.mirror.VerificationReport> startVerification(
+            String name, List<String> topics, List<String> include, boolean fromLast) {
+        return verifications.start(name, topics, include, fromLast);
+    }
+
+    /** A recent verification of the mirror; NOT_FOUND when it has none of that id. */
+    public io.clustermirror.mirror.VerificationReport verification(String name, String id) {
+        return verifications.get(name, id);
+    }
+
+    /** The mirror's recent verifications, newest first. */
+    public List<io.clustermirror.mirror.VerificationReport> verifications(String name) {
+        return verifications.list(name);
+    }
+
+    CoordinatorThread thread() {
+        return thread;
     }
 
     /** The shared destination Admin. */

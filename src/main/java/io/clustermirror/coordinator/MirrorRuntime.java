@@ -40,6 +40,9 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     final ShardedDataPlane fetcher;
     final MirrorWorkers workers;
     final TailPreservation preservation;
+    final Admin destinationAdmin;
+    final Map<String, String> sourceConnection;
+    final Map<String, ?> destinationConnection;
 
     MirrorRuntime(
             Mirror mirror,
@@ -57,6 +60,9 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
             ReplicationThrottle throttle) {
         this.mirror = mirror;
         this.preservation = preservation;
+        this.destinationAdmin = destinationAdmin;
+        this.sourceConnection = sourceConnection;
+        this.destinationConnection = destinationConnection;
         this.sourceShare = sourceShare;
         this.sourceAdmin = sourceShare.admin();
         this.workers = workers;

@@ -240,6 +240,11 @@ final class StateKeeper {
                 then);
     }
 
+    /** How far verifications confirmed partitions identical: the state now, the write with the tick's others. */
+    void queueVerified(String mirror, Map<MirrorPartition, Long> offsets) {
+        queue(c -> c.verified(mirror, offsets), s -> s.withVerified(mirror, offsets), "verified " + mirror, null);
+    }
+
     void putCreatedAcls(String mirror, Set<AclEntry> acls) {
         persist(c -> c.createdAcls(mirror, acls), s -> s.withCreatedAcls(mirror, acls));
     }

@@ -40,6 +40,9 @@ public class MirrorMetrics {
     private final Map<String, MirrorGaugeSources> gaugeSources = new ConcurrentHashMap<>();
     private final MultiGauge partitionLag;
     private final MultiGauge partitionRpo;
+    /** The verified-offset gauges' values, by mirror, topic and partition. */
+    private final Map<List<String>, java.util.concurrent.atomic.AtomicLong> verifiedOffsets =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     public MirrorMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -327,6 +330,7 @@ public class MirrorMetrics {
         dataPlaneMeters.remove(mirror);
         fetcherMeters.keySet().removeIf(key -> key.mirror().equals(mirror));
         gaugeSources.remove(mirror);
+        verifiedOffsets.keySet().removeIf(key -> key.get(0).equals(mirror));
         registry.getMeters().stream()
                 .filter(m -> mirror.equals(m.getId().getTag("mirror")))
                 .toList()
@@ -447,6 +451,51 @@ public class MirrorMetrics {
         DataPlaneMeters meters = dataPlane(mirror);
         meters.records().increment(records);
         meters.bytes().increment(bytes);
+    }
+
+    /**
+     * A consistency verification ended, by verdict (IDENTICAL, DIFFERENT) or FAILED:
+     * {@code cluster_mirror_verifications_total}.
+     */
+    public void verification(String mirror, String verdict) {
+        Counter.builder("cluster.mirror.verifications")
+                .description("Consistency verifications ended, by verdict (IDENTICAL, DIFFERENT) or FAILED")
+                .tag("mirror", mirror)
+                .tag("verdict", verdict)
+                .register(registry)
+                .increment();
+    }
+
+    /** A verification found a partition different: {@code cluster_mirror_verification_differences_total}. */
+    public void verificationDifference(String mirror) {
+        Counter.builder("cluster.mirror.verification.differences")
+                .description("Partitions a consistency verification found different from the source")
+                .tag("mirror", mirror)
+                .register(registry)
+                .increment();
+    }
+
+    /**
+     * How far a verification confirmed the partition identical (exclusive):
+     * {@code cluster_mirror_partition_verified_offset}.
+     */
+    public void verifiedOffset(String mirror, MirrorPartition partition, long offset) {
+        verifiedOffsets
+                .computeIfAbsent(List.of(mirror, partition.topic(), Integer.toString(partition.partition())), key -> {
+                    java.util.concurrent.atomic.AtomicLong value = new java.util.concurrent.atomic.AtomicLong();
+                    Gauge.builder(
+                                    "cluster.mirror.partition.verified.offset",
+                                    value,
+                                    java.util.concurrent.atomic.AtomicLong::get)
+                            .description("Offset up to which a consistency verification last found the partition "
+                                    + "identical on both clusters")
+                            .tag("mirror", mirror)
+                            .tag("topic", partition.topic())
+                            .tag("partition", Integer.toString(partition.partition()))
+                            .register(registry);
+                    return value;
+                })
+                .set(offset);
     }
 
     /** Requests refused, by KIP error name (a bounded set). */

@@ -23,6 +23,7 @@ import io.clustermirror.api.ServiceConfigList;
 import io.clustermirror.api.ServiceConfigResource;
 import io.clustermirror.api.ServiceConfigValue;
 import io.clustermirror.api.StartTopicsRequest;
+import io.clustermirror.api.StartVerificationRequest;
 import io.clustermirror.api.SyncStatus;
 import io.clustermirror.api.TopicDescription;
 import io.clustermirror.api.TopicResource;
@@ -30,6 +31,9 @@ import io.clustermirror.api.TopicSummary;
 import io.clustermirror.api.TopicsRequest;
 import io.clustermirror.api.TopicsResponse;
 import io.clustermirror.api.TruncationDescription;
+import io.clustermirror.api.VerificationDescription;
+import io.clustermirror.api.VerificationList;
+import io.clustermirror.api.VerificationResource;
 import io.clustermirror.state.AclsRecord;
 import io.clustermirror.state.DivergenceRecord;
 import io.clustermirror.state.MirrorRecord;
@@ -38,6 +42,7 @@ import io.clustermirror.state.PromotionRecord;
 import io.clustermirror.state.SecretCipher;
 import io.clustermirror.state.ServiceConfigRecord;
 import io.clustermirror.state.StateKey;
+import io.clustermirror.state.VerifiedRecord;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 
 /**
@@ -65,12 +70,14 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
             DivergenceRecord.class,
             AclsRecord.class,
             ServiceConfigRecord.class,
+            VerifiedRecord.class,
             SecretCipher.Sealed.class,
             // request bodies (RequestBodies)
             CreateMirrorRequest.class,
             AlterMirrorConfigRequest.class,
             StartTopicsRequest.class,
             TopicsRequest.class,
+            StartVerificationRequest.class,
             PromoteTopicsRequest.class,
             ServiceConfigValue.class,
             // response bodies
@@ -95,10 +102,16 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
             ServiceConfigList.class,
             ServiceConfigDescription.class,
             SyncStatus.class,
+            VerificationDescription.class,
+            VerificationDescription.Progress.class,
+            VerificationDescription.Partition.class,
+            VerificationDescription.Difference.class,
+            VerificationList.class,
             // resources whose annotations are read at run time (HttpGuards.methodsByPath, AccessFilter)
             MirrorResource.class,
             TopicResource.class,
             ServiceConfigResource.class,
+            VerificationResource.class,
         })
 public final class NativeRegistrations {
 

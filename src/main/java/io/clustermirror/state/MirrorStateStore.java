@@ -108,6 +108,7 @@ public final class MirrorStateStore implements AutoCloseable {
         Map<String, Map<String, TopicPromotion>> promotions = new HashMap<>();
         Map<String, Map<String, TopicDivergence>> divergences = new HashMap<>();
         Map<String, String> configs = new HashMap<>();
+        Map<String, Map<MirrorPartition, Long>> verified = new HashMap<>();
         long started = System.nanoTime();
         int records = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
@@ -124,13 +125,13 @@ public final class MirrorStateStore implements AutoCloseable {
                             + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
                 }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                    apply(mirrors, statuses, acls, promotions, divergences, configs, record);
+                    apply(mirrors, statuses, acls, promotions, divergences, configs, verified, record);
                     records++;
                 }
             }
         }
         StateSnapshot snapshot =
-                new StateSnapshot(open(mirrors, stale), statuses, acls, promotions, divergences, configs);
+                new StateSnapshot(open(mirrors, stale), statuses, acls, promotions, divergences, configs, verified);
         LOGGER.infof(
                 "Replayed %d record(s) of %s in %d ms: %d mirror(s), %d partition(s)",
                 records,
@@ -195,6 +196,7 @@ public final class MirrorStateStore implements AutoCloseable {
             Map<String, Map<String, TopicPromotion>> promotions,
             Map<String, Map<String, TopicDivergence>> divergences,
             Map<String, String> configs,
+            Map<String, Map<MirrorPartition, Long>> verified,
             ConsumerRecord<byte[], byte[]> record) {
         if (record.key() == null) {
             throw new StateFormatException("__mirror_state record at " + record.topic() + "-" + record.partition() + "@"
@@ -248,6 +250,16 @@ public final class MirrorStateStore implements AutoCloseable {
                     ofMirror.put(
                             key.topic(),
                             StateSerde.readDivergence(record.value()).divergence());
+                }
+            }
+            case StateKey.KIND_VERIFIED -> {
+                MirrorPartition partition = new MirrorPartition(key.topic(), key.partition());
+                Map<MirrorPartition, Long> ofMirror = verified.computeIfAbsent(key.mirror(), m -> new HashMap<>());
+                if (record.value() == null) {
+                    ofMirror.remove(partition);
+                } else {
+                    ofMirror.put(
+                            partition, StateSerde.readVerified(record.value()).offset());
                 }
             }
             case StateKey.KIND_CONFIG -> {
@@ -331,6 +343,9 @@ public final class MirrorStateStore implements AutoCloseable {
         if (value instanceof AclsRecord acls) {
             return StateSerde.value(acls);
         }
+        if (value instanceof VerifiedRecord verified) {
+            return StateSerde.value(verified);
+        }
         if (value instanceof ServiceConfigRecord config) {
             return StateSerde.value(config);
         }
@@ -362,6 +377,7 @@ public final class MirrorStateStore implements AutoCloseable {
                 Collection<String> promotedTopics,
                 Collection<String> divergedTopics) {
             partitions.forEach(p -> values.put(StateKey.partition(name, p.topic(), p.partition()), null));
+            partitions.forEach(p -> values.put(StateKey.verified(name, p.topic(), p.partition()), null));
             promotedTopics.forEach(t -> values.put(StateKey.promotion(name, t), null));
             divergedTopics.forEach(t -> values.put(StateKey.divergence(name, t), null));
             values.put(StateKey.acls(name), null);
@@ -382,6 +398,14 @@ public final class MirrorStateStore implements AutoCloseable {
 
         public Changes divergence(String mirror, TopicDivergence divergence) {
             values.put(StateKey.divergence(mirror, divergence.topic()), divergence);
+            return this;
+        }
+
+        /** How far verifications confirmed these partitions identical (exclusive). */
+        public Changes verified(String mirror, Map<MirrorPartition, Long> offsets) {
+            offsets.forEach((p, offset) -> values.put(
+                    StateKey.verified(mirror, p.topic(), p.partition()),
+                    new VerifiedRecord(StateSerde.FORMAT_VERSION, offset)));
             return this;
         }
 

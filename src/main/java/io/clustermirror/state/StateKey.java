@@ -7,8 +7,8 @@ import java.util.Objects;
  * Key of a {@code __mirror_state} record. Compaction keeps the newest value per key, so a key names
  * exactly one thing: a mirror ({@link #KIND_MIRROR}), one of its partitions ({@link #KIND_PARTITION}), the ACLs it
  * created ({@link #KIND_ACLS}), the promote of one of its topics ({@link #KIND_PROMOTION}), what a topic held
- * when it was recreated for diverging ({@link #KIND_DIVERGENCE}), or a service setting changed at runtime
- * ({@link #KIND_CONFIG}).
+ * when it was recreated for diverging ({@link #KIND_DIVERGENCE}), how far a verification last confirmed one of its
+ * partitions identical ({@link #KIND_VERIFIED}), or a service setting changed at runtime ({@link #KIND_CONFIG}).
  *
  * @param v format version of the key
  * @param kind what the record describes
@@ -28,6 +28,7 @@ public record StateKey(int v, String kind, String mirror, String topic, Integer 
     public static final String KIND_PROMOTION = "promotion";
     public static final String KIND_DIVERGENCE = "divergence";
     public static final String KIND_CONFIG = "config";
+    public static final String KIND_VERIFIED = "verified";
 
     public StateKey {
         Objects.requireNonNull(kind, "kind");
@@ -52,6 +53,11 @@ public record StateKey(int v, String kind, String mirror, String topic, Integer 
 
     public static StateKey partition(String mirror, String topic, int partition) {
         return new StateKey(StateSerde.FORMAT_VERSION, KIND_PARTITION, mirror, topic, partition, null);
+    }
+
+    /** How far a consistency verification last confirmed one of the mirror's partitions identical. */
+    public static StateKey verified(String mirror, String topic, int partition) {
+        return new StateKey(StateSerde.FORMAT_VERSION, KIND_VERIFIED, mirror, topic, partition, null);
     }
 
     /** A service setting changed at runtime ({@code /v1/config}), for every instance that replays the state. */

@@ -66,6 +66,16 @@ public final class StateSerde {
         return value;
     }
 
+    public static byte[] value(VerifiedRecord value) {
+        return write(value);
+    }
+
+    public static VerifiedRecord readVerified(byte[] bytes) {
+        VerifiedRecord value = read(bytes, VerifiedRecord.class);
+        requireKnownVersion(value.v(), "verified value");
+        return value;
+    }
+
     public static byte[] value(ServiceConfigRecord value) {
         return write(value);
     }

@@ -12,7 +12,7 @@ import java.util.Map;
 /**
  * What a replay of {@code __mirror_state} yields: the mirrors, the persisted status of each of their partitions, the
  * ACLs each created, their topics' promotions, the divergent tails preserved before a topic was recreated, and the
- * service settings changed at runtime (by key).
+ * service settings changed at runtime (by key), and how far a verification last confirmed each partition identical.
  */
 public record StateSnapshot(
         Map<String, Mirror> mirrors,
@@ -20,7 +20,8 @@ public record StateSnapshot(
         Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> createdAcls,
         Map<String, Map<String, TopicPromotion>> promotions,
         Map<String, Map<String, TopicDivergence>> divergences,
-        Map<String, String> serviceConfigs) {
+        Map<String, String> serviceConfigs,
+        Map<String, Map<MirrorPartition, Long>> verified) {
 
     public StateSnapshot {
         Map<String, Mirror> known = Map.copyOf(mirrors);
@@ -54,5 +55,12 @@ public record StateSnapshot(
         });
         divergences = Map.copyOf(diverged);
         serviceConfigs = Map.copyOf(serviceConfigs);
+        Map<String, Map<MirrorPartition, Long>> verifiedTo = new HashMap<>();
+        verified.forEach((mirror, byPartition) -> {
+            if (known.containsKey(mirror) && !byPartition.isEmpty()) {
+                verifiedTo.put(mirror, Frozen.map(byPartition));
+            }
+        });
+        verified = Map.copyOf(verifiedTo);
     }
 }

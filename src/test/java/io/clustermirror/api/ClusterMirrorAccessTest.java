@@ -13,13 +13,18 @@ class ClusterMirrorAccessTest {
 
     @Test
     void everyRestMethodShouldNameItsOperation() {
-        List<Method> rest = List.of(MirrorResource.class, TopicResource.class, ServiceConfigResource.class).stream()
+        List<Method> rest = List.of(
+                        MirrorResource.class,
+                        TopicResource.class,
+                        ServiceConfigResource.class,
+                        VerificationResource.class)
+                .stream()
                 .flatMap(c -> Arrays.stream(c.getDeclaredMethods()))
                 .filter(m -> Arrays.stream(m.getAnnotations())
                         .anyMatch(a -> a.annotationType().isAnnotationPresent(HttpMethod.class)))
                 .toList();
 
-        assertThat(rest).hasSize(15);
+        assertThat(rest).hasSize(18);
         assertThat(rest)
                 .allSatisfy(m -> assertThat(m.getAnnotation(ClusterMirrorAccess.class))
                         .as(m.getName())

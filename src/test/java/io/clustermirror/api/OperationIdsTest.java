@@ -17,14 +17,19 @@ class OperationIdsTest {
 
     @Test
     void everyRestMethodShouldHaveItsOwnOperationIdInTheKipStyle() {
-        List<String> ids = List.of(MirrorResource.class, TopicResource.class, ServiceConfigResource.class).stream()
+        List<String> ids = List.of(
+                        MirrorResource.class,
+                        TopicResource.class,
+                        ServiceConfigResource.class,
+                        VerificationResource.class)
+                .stream()
                 .flatMap(c -> Arrays.stream(c.getDeclaredMethods()))
                 .filter(m -> Arrays.stream(m.getAnnotations())
                         .anyMatch(a -> a.annotationType().isAnnotationPresent(HttpMethod.class)))
                 .map(OperationIdsTest::operationId)
                 .toList();
 
-        assertThat(ids).hasSize(15).doesNotHaveDuplicates().allMatch(id -> id.matches("[a-z]+([A-Z][a-z]+)+"));
+        assertThat(ids).hasSize(18).doesNotHaveDuplicates().allMatch(id -> id.matches("[a-z]+([A-Z][a-z]+)+"));
         assertThat(ids)
                 .containsExactlyInAnyOrder(
                         "createClusterMirror",
@@ -41,7 +46,10 @@ class OperationIdsTest {
                         "describeMirrorTopic",
                         "listServiceConfigs",
                         "alterServiceConfig",
-                        "resetServiceConfig");
+                        "resetServiceConfig",
+                        "startVerification",
+                        "listVerifications",
+                        "describeVerification");
     }
 
     private static String operationId(Method method) {

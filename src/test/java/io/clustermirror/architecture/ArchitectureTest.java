@@ -16,7 +16,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The rooms and their arrows: {@code api -> coordinator -> {sync, fetch, truncation} -> topics -> {kafka, state} ->
+ * The rooms and their arrows: {@code api -> coordinator -> {sync, fetch, truncation, verification} -> topics -> {kafka, state} ->
  * mirror}, the coordinator also using {@code topics} (the destination topic, ACL and offset Admin work) directly, the
  * data plane ({@code fetch}) and LOG_TRUNCATION ({@code truncation}) knowing nothing of each other and sharing the
  * record batches and their raw reads and writes ({@code {fetch, truncation} -> batches -> kafka}), with
@@ -43,6 +43,8 @@ class ArchitectureTest {
                 .definedBy("io.clustermirror.fetch..")
                 .layer("truncation")
                 .definedBy("io.clustermirror.truncation..")
+                .layer("verification")
+                .definedBy("io.clustermirror.verification..")
                 .layer("batches")
                 .definedBy("io.clustermirror.batches..")
                 .layer("topics")
@@ -75,14 +77,18 @@ class ArchitectureTest {
                 .mayOnlyBeAccessedByLayers("coordinator")
                 .whereLayer("truncation")
                 .mayOnlyBeAccessedByLayers("coordinator")
+                .whereLayer("verification")
+                .mayOnlyBeAccessedByLayers("coordinator")
                 .whereLayer("batches")
-                .mayOnlyBeAccessedByLayers("fetch", "truncation")
+                .mayOnlyBeAccessedByLayers("fetch", "truncation", "verification")
                 .whereLayer("topics")
-                .mayOnlyBeAccessedByLayers("sync", "fetch", "truncation", "coordinator")
+                .mayOnlyBeAccessedByLayers("sync", "fetch", "truncation", "verification", "coordinator")
                 .whereLayer("kafka")
-                .mayOnlyBeAccessedByLayers("sync", "fetch", "truncation", "batches", "topics", "coordinator", "api")
+                .mayOnlyBeAccessedByLayers(
+                        "sync", "fetch", "truncation", "verification", "batches", "topics", "coordinator", "api")
                 .whereLayer("state")
-                .mayOnlyBeAccessedByLayers("sync", "fetch", "truncation", "topics", "coordinator", "nativeimage")
+                .mayOnlyBeAccessedByLayers(
+                        "sync", "fetch", "truncation", "verification", "topics", "coordinator", "nativeimage")
                 .whereLayer("mirror")
                 .mayOnlyBeAccessedByLayers(
                         "api",
@@ -90,6 +96,7 @@ class ArchitectureTest {
                         "sync",
                         "fetch",
                         "truncation",
+                        "verification",
                         "batches",
                         "topics",
                         "kafka",
@@ -97,7 +104,8 @@ class ArchitectureTest {
                         "metrics",
                         "embedded")
                 .whereLayer("metrics")
-                .mayOnlyBeAccessedByLayers("api", "coordinator", "sync", "fetch", "truncation", "topics", "kafka")
+                .mayOnlyBeAccessedByLayers(
+                        "api", "coordinator", "sync", "fetch", "truncation", "verification", "topics", "kafka")
                 .whereLayer("config")
                 .mayOnlyBeAccessedByLayers(
                         "api",
@@ -105,6 +113,7 @@ class ArchitectureTest {
                         "sync",
                         "fetch",
                         "truncation",
+                        "verification",
                         "batches",
                         "topics",
                         "kafka",

@@ -67,4 +67,16 @@ class CoordinatorStateTest {
         assertThat(after.partitions("b")).containsOnlyKeys(T1);
         assertThat(state.createdAcls("a")).containsExactly(guard);
     }
+
+    @Test
+    void verifiedOffsetsShouldMergeByPartitionAndGoWithTheirMirror() {
+        CoordinatorState state = CoordinatorState.EMPTY
+                .with(mirror("a"))
+                .withVerified("a", Map.of(T0, 10L, T1, 20L))
+                .withVerified("a", Map.of(T1, 25L));
+
+        assertThat(state.verified("a")).containsEntry(T0, 10L).containsEntry(T1, 25L);
+        assertThat(state.verified("b")).isEmpty();
+        assertThat(state.without("a").verified("a")).isEmpty();
+    }
 }

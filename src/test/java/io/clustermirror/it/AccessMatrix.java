@@ -72,6 +72,9 @@ final class AccessMatrix {
                 new Call("ALTER", "POST", verbs + "resume", topics, 404),
                 new Call("ALTER", "POST", verbs + "recover", topics, 404),
                 new Call("ALTER", "POST", verbs + "promote", topics, 404),
+                new Call("ALTER", "POST", "/v1/mirrors/" + missing + "/verifications", "{\"include\":[\".*\"]}", 404),
+                new Call("DESCRIBE", "GET", "/v1/mirrors/" + existing + "/verifications", null, 200),
+                new Call("DESCRIBE", "GET", "/v1/mirrors/" + existing + "/verifications/none", null, 404),
                 new Call("DELETE", "DELETE", "/v1/mirrors/" + missing, null, 404));
     }
 

@@ -159,6 +159,7 @@ class BasicAuthIT extends ServiceIT {
     void mutatingRequestsShouldBeAuditedWithoutSecrets() {
         post("operator", "/v1/mirrors/basic-m/topics:stop", "{\"topics\":[\"audited-topic\"]}");
         post("viewer", "/v1/mirrors/basic-m/topics:pause", "{\"topics\":[\"audited-topic\"]}");
+        post("operator", "/v1/mirrors/basic-m/verifications", "{\"topics\":[\"verified-topic\"]}");
         matrix.call("PUT", "/v1/mirrors/basic-m/config", "{}", r -> r);
 
         assertThat(service.log())
@@ -168,7 +169,9 @@ class BasicAuthIT extends ServiceIT {
                         + "client=127.0.0.1 request=\"POST /v1/mirrors/basic-m/topics:pause\"")
                 .contains("principal=admin operation=CREATE mirror=basic-m topics=- outcome=succeeded status=201")
                 .contains("principal=- operation=- mirror=- topics=- outcome=rejected status=405 client=127.0.0.1 "
-                        + "request=\"PUT /v1/mirrors/basic-m/config\"");
+                        + "request=\"PUT /v1/mirrors/basic-m/config\"")
+                .contains("principal=operator operation=ALTER mirror=basic-m topics=verified-topic outcome=failed "
+                        + "status=404 client=127.0.0.1 request=\"POST /v1/mirrors/basic-m/verifications\"");
     }
 
     @Test

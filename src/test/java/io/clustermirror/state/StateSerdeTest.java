@@ -190,6 +190,23 @@ class StateSerdeTest {
     }
 
     @Test
+    void verifiedRecordShouldRoundTripUnderAPartitionKeyOfItsOwnKind() {
+        byte[] key = StateSerde.key(StateKey.verified("m1", "orders", 2));
+        byte[] value = StateSerde.value(new VerifiedRecord(StateSerde.FORMAT_VERSION, 4711));
+
+        assertThat(new String(key, StandardCharsets.UTF_8))
+                .isEqualTo("{\"v\":1,\"kind\":\"verified\",\"mirror\":\"m1\",\"topic\":\"orders\",\"partition\":2}");
+        assertThat(StateSerde.readKey(key)).isEqualTo(StateKey.verified("m1", "orders", 2));
+        assertThat(new String(value, StandardCharsets.UTF_8)).isEqualTo("{\"v\":1,\"offset\":4711}");
+        assertThat(StateSerde.readVerified(value).offset()).isEqualTo(4711);
+        assertThat(StateSerde.key(StateKey.verified("m1", "orders", 2)))
+                .isNotEqualTo(StateSerde.key(StateKey.partition("m1", "orders", 2)));
+        assertThatThrownBy(() -> StateSerde.readVerified("{\"v\":2,\"offset\":1}".getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(StateFormatException.class)
+                .hasMessageContaining("verified value has format version 2");
+    }
+
+    @Test
     void newerFormatShouldBeRefusedNotMisread() {
         byte[] key = "{\"v\":3,\"kind\":\"mirror\",\"mirror\":\"m1\"}".getBytes(StandardCharsets.UTF_8);
 

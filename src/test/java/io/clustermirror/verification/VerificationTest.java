@@ -1,0 +1,87 @@
+package io.clustermirror.verification;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.VerificationReport;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** {@link Verification}'s bookkeeping without clusters: a verification whose round was dropped does not run forever. */
+class VerificationTest {
+
+    /** A clock the test moves. */
+    private static final class TestClock extends Clock {
+        private long millis = 1_800_000_000_000L;
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(millis);
+        }
+    }
+
+    @Test
+    void aVerificationWhoseTasksWereDroppedShouldEndFailedOnceItsRoundIsLongOverdue() {
+        // Given a verification whose first step the mirror's workers dropped (its runtime was closed)
+        TestClock clock = new TestClock();
+        List<Runnable> dropped = new ArrayList<>();
+        List<VerificationReport> finished = new ArrayList<>();
+        Verification verification = new Verification(
+                "v1",
+                "m",
+                List.of(new MirrorPartition("orders", 0)),
+                Map.of(),
+                new Verification.Clusters(null, null, null, null, 1_000),
+                dropped::add,
+                () -> Long.MAX_VALUE,
+                new Verification.Listener() {
+                    @Override
+                    public void verified(MirrorPartition partition, long upTo) {}
+
+                    @Override
+                    public void differed(MirrorPartition partition) {}
+
+                    @Override
+                    public void finished(VerificationReport report) {
+                        finished.add(report);
+                    }
+                },
+                clock);
+        verification.start();
+        assertThat(dropped).hasSize(1);
+
+        // When it is read up to the limit, Then it is still RUNNING
+        clock.millis += Verification.STALLED_AFTER_MS;
+        assertThat(verification.report().state()).isEqualTo(VerificationReport.State.RUNNING);
+        assertThat(finished).isEmpty();
+
+        // When it is read past it, Then it ended FAILED, its partition INCOMPLETE, and its owner was told once
+        clock.millis += 1;
+        VerificationReport report = verification.report();
+        assertThat(report.state()).isEqualTo(VerificationReport.State.FAILED);
+        assertThat(report.verdict()).isNull();
+        assertThat(report.failure()).contains("did not start within 600 s");
+        assertThat(report.finishedAt()).isEqualTo(clock.instant());
+        assertThat(report.partitions())
+                .singleElement()
+                .satisfies(p -> assertThat(p.result()).isEqualTo(VerificationReport.Result.INCOMPLETE));
+        assertThat(verification.report().state()).isEqualTo(VerificationReport.State.FAILED);
+        assertThat(finished).hasSize(1);
+    }
+}
