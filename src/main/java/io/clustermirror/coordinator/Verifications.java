@@ -31,7 +31,7 @@ import org.jboss.logging.Logger;
 final class Verifications {
 
     private static final Logger LOGGER = Logger.getLogger(Verifications.class);
-    /** Verifications kept per mirror for GET (the newest; the running ones are never dropped). */
+    /** Verifications kept per mirror for GET: the newest (a running one past them is no longer listed, but runs on). */
     static final int KEPT_PER_MIRROR = 20;
 
     private final MirrorCoordinator coordinator;
