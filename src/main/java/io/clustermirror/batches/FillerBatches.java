@@ -25,6 +25,18 @@ public final class FillerBatches {
     public static final String HEADER = "mirror.filler";
     static final Header[] HEADERS = {new RecordHeader(HEADER, new byte[0])};
 
+    /**
+     * Whether a record is one this class writes: a tombstone under the reserved key with the one filler header (what
+     * LOG_TRUNCATION's agreement and a verification tell from a source record).
+     */
+    public static boolean isFiller(org.apache.kafka.common.record.Record record) {
+        Header[] headers = record.headers();
+        return !record.hasValue()
+                && headers.length == 1
+                && HEADER.equals(headers[0].key())
+                && ByteBuffer.wrap(KEY).equals(record.key());
+    }
+
     private FillerBatches() {}
 
     /** A batch of {@code count} filler records (1..{@value #MAX_RECORDS_PER_BATCH}) stamped now. */

@@ -4,13 +4,11 @@ import io.clustermirror.batches.ControlMarker;
 import io.clustermirror.batches.FillerBatches;
 import io.clustermirror.batches.RawFetch;
 import io.clustermirror.batches.SourceBatch;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
@@ -58,8 +56,8 @@ final class BatchAgreement {
             if (other == null) {
                 continue; // removed on the source's side
             }
-            boolean filler = isFiller(ours);
-            if (filler != isFiller(other) || (!filler && !sameRecord(ours, other))) {
+            boolean filler = FillerBatches.isFiller(ours);
+            if (filler != FillerBatches.isFiller(other) || (!filler && !sameRecord(ours, other))) {
                 return false;
             }
         }
@@ -76,14 +74,6 @@ final class BatchAgreement {
             iterator.forEachRemaining(records::add);
         }
         return records;
-    }
-
-    static boolean isFiller(Record record) {
-        Header[] headers = record.headers();
-        return !record.hasValue()
-                && headers.length == 1
-                && FillerBatches.HEADER.equals(headers[0].key())
-                && ByteBuffer.wrap(FillerBatches.KEY).equals(record.key());
     }
 
     private static boolean sameRecord(Record a, Record b) {

@@ -4,13 +4,11 @@ import io.clustermirror.batches.ControlMarker;
 import io.clustermirror.batches.FillerBatches;
 import io.clustermirror.batches.RawFetch;
 import io.clustermirror.batches.SourceBatch;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.TreeMap;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
@@ -197,14 +195,14 @@ final class LogComparison {
     /** Why a source record and the destination record at its offset differ (either may be missing), or null. */
     static String records(Record source, Record destination, Cleaning cleaning) {
         if (source == null) {
-            return destination == null || isFiller(destination) || cleaning.sourceCompacted()
+            return destination == null || FillerBatches.isFiller(destination) || cleaning.sourceCompacted()
                     ? null
                     : "a record the source does not hold";
         }
         if (destination == null) {
             return cleaning.destinationCompacted() ? null : "missing on the destination";
         }
-        if (isFiller(destination) != isFiller(source)) {
+        if (FillerBatches.isFiller(destination) != FillerBatches.isFiller(source)) {
             return "a filler facing a record";
         }
         if (source.timestamp() != destination.timestamp()) {
@@ -239,7 +237,7 @@ final class LogComparison {
             return new Difference(batch.baseOffset(), "a control record the source does not hold");
         }
         for (Record record : records(decode(batch))) {
-            if (!isFiller(record)) {
+            if (!FillerBatches.isFiller(record)) {
                 return new Difference(record.offset(), "a record the source does not hold");
             }
         }
@@ -263,14 +261,5 @@ final class LogComparison {
             iterator.forEachRemaining(records::add);
         }
         return records;
-    }
-
-    /** What {@link FillerBatches} writes: a tombstone under the reserved key with the one filler header. */
-    static boolean isFiller(Record record) {
-        Header[] headers = record.headers();
-        return !record.hasValue()
-                && headers.length == 1
-                && FillerBatches.HEADER.equals(headers[0].key())
-                && ByteBuffer.wrap(FillerBatches.KEY).equals(record.key());
     }
 }
