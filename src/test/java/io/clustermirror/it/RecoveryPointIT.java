@@ -61,7 +61,11 @@ class RecoveryPointIT extends ServiceIT {
 
             // Then describe's RPO is the age of the first record written after the pause, growing with it
             for (int look = 0; look < 3; look++) {
-                Thread.sleep(2_500);
+                long age = (look + 1) * 2_500L;
+                await("the first record after the pause " + age + " ms old")
+                        .atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(50))
+                        .until(() -> System.currentTimeMillis() - firstNotMirrored.get() >= age);
                 long before = System.currentTimeMillis();
                 Map<?, ?> paused = partition(mirror, topic);
                 long after = System.currentTimeMillis();

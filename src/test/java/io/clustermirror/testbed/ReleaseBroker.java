@@ -282,26 +282,26 @@ public final class ReleaseBroker implements AutoCloseable {
     }
 
     private void awaitListening(Process process, int listenPort, Duration timeout, Path log) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("Kafka " + version + ": " + log.getFileName() + " exited with "
-                        + process.exitValue() + "; see " + log + "\n" + tail(log));
-            }
-            try (Socket socket = new Socket()) {
-                socket.connect(new InetSocketAddress("localhost", listenPort), 200);
-                return;
-            } catch (IOException notYet) {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException(e);
-                }
-            }
+        try {
+            org.awaitility.Awaitility.await("Kafka " + version + " listening on " + listenPort)
+                    .atMost(timeout)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> {
+                        if (!process.isAlive()) {
+                            throw new IllegalStateException("Kafka " + version + ": " + log.getFileName()
+                                    + " exited with " + process.exitValue() + "; see " + log + "\n" + tail(log));
+                        }
+                        try (Socket socket = new Socket()) {
+                            socket.connect(new InetSocketAddress("localhost", listenPort), 200);
+                            return true;
+                        } catch (IOException notYet) {
+                            return false;
+                        }
+                    });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new IllegalStateException(
+                    "Kafka " + version + " did not listen on " + listenPort + " within " + timeout + "; see " + log, e);
         }
-        throw new IllegalStateException(
-                "Kafka " + version + " did not listen on " + listenPort + " within " + timeout + "; see " + log);
     }
 
     /** The last lines of a log, for a start's failure. */
