@@ -16,6 +16,6 @@ if ! ./mvnw -B -q -f bench/mirrormaker2/pom.xml dependency:build-classpath \
   echo "MirrorMaker 2's classpath could not be resolved (see target/mirrormaker2-resolve.log): it is left out"
   rm -f target/mirrormaker2.classpath
 fi
-exec java -Xmx2g -Djava.awt.headless=true \
+exec java -Xmx2g -Djava.awt.headless=true ${BENCH_OPTS:-} \
   -cp "target/test-classes:target/classes:$(cat target/kafka-broker.classpath)" \
   io.clustermirror.bench.CatchUpBenchmark "$@"

@@ -82,6 +82,11 @@ final class BenchSupport {
         for (String property : properties) {
             command.add("-D" + property);
         }
+        // e.g. -Dbench.service.jvm="-XX:StartFlightRecording=filename=/tmp/service.jfr,settings=profile" to profile it
+        String jvm = System.getProperty("bench.service.jvm", "").strip();
+        if (!jvm.isEmpty()) {
+            command.addAll(List.of(jvm.split("\\s+")));
+        }
         command.addAll(List.of(
                 "-jar",
                 Path.of("target", "quarkus-app", "quarkus-run.jar")

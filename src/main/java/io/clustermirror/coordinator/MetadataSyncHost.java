@@ -8,7 +8,6 @@ import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
-import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.sync.AdminMetadata;
 import io.clustermirror.sync.ClusterMetadata;
 import io.clustermirror.sync.SyncAction;
@@ -84,9 +83,7 @@ public class MetadataSyncHost implements SyncHost {
             return Uni.createFrom().item(List.of());
         }
         if (action instanceof SyncAction.StartTopics start) {
-            return coordinator
-                    .startTopics(mirror, TopicSelection.named(start.topics()))
-                    .map(MetadataSyncHost::failures);
+            return coordinator.startDiscoveredTopics(mirror, start.topics()).map(MetadataSyncHost::failures);
         }
         if (action instanceof SyncAction.StopTopics stop) {
             return coordinator

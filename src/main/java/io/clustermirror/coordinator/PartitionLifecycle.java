@@ -13,8 +13,10 @@ import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TruncationProgress;
 import io.clustermirror.truncation.LogTruncation;
+import io.clustermirror.truncation.NotServedYet;
 import io.clustermirror.truncation.PrefixCheck;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -153,25 +155,53 @@ final class PartitionLifecycle {
     }
 
     private void truncate(String name, MirrorPartition partition, MirrorParts runtime) {
-        int epoch = host.partitions(name).get(partition).stateEpoch();
+        PartitionStatus status = host.partitions(name).get(partition);
+        int epoch = status.stateEpoch();
         checkOnceGone(
                 name,
                 runtime,
                 PrefixCheck.Check.full(partition, step -> progress.put(name + "/" + partition, step)),
-                "log truncation could not complete: ",
-                outcome -> afterTruncation(name, partition, epoch, outcome));
+                answer -> {
+                    long waited = Duration.between(status.updatedAt(), clock.instant())
+                            .toMillis();
+                    if (answer.failure() != null
+                            && NotServedYet.is(answer.failure())
+                            && waited < NotServedYet.GRACE_MS) {
+                        // a topic just created: the cluster's brokers have not applied it yet (thousands of partitions
+                        // take them tens of seconds); asked again, not FAILED, within the grace
+                        thread.schedule(
+                                "LOG_TRUNCATION of " + partition + " once served",
+                                NotServedYet.delayMs(waited),
+                                () -> truncateAgain(name, partition, epoch));
+                        return;
+                    }
+                    afterTruncation(name, partition, epoch, outcome(answer, "log truncation could not complete: "));
+                });
+    }
+
+    /** LOG_TRUNCATION of the partition once more, unless it moved on meanwhile (coordinator thread). */
+    private void truncateAgain(String name, MirrorPartition partition, int epoch) {
+        PartitionStatus current = host.partitions(name).get(partition);
+        if (current != null
+                && current.stateEpoch() == epoch
+                && current.state() == MirrorPartitionState.LOG_TRUNCATION
+                && !isHalted(name)) {
+            truncate(name, partition);
+        }
+    }
+
+    private static LogTruncation.Outcome outcome(PrefixCheck.Answer answer, String failedBecause) {
+        return answer.failure() == null
+                ? answer.outcome()
+                : new LogTruncation.Unsupported(failedBecause + answer.failure());
     }
 
     /**
      * Checks the partition with the others of this task's batch ({@link TruncationBatches}) once it has left the data
-     * plane; {@code then} gets its outcome on the coordinator thread, a failed check as Unsupported with the reason.
+     * plane; {@code then} gets its answer on the coordinator thread.
      */
     private void checkOnceGone(
-            String name,
-            MirrorParts runtime,
-            PrefixCheck.Check check,
-            String failedBecause,
-            Consumer<LogTruncation.Outcome> then) {
+            String name, MirrorParts runtime, PrefixCheck.Check check, Consumer<PrefixCheck.Answer> then) {
         int resumedBefore = resumes.getOrDefault(name, 0);
         whenGone(
                 runtime,
@@ -184,10 +214,7 @@ final class PartitionLifecycle {
                         // interrupted answer
                         return;
                     }
-                    then.accept(
-                            answer.failure() == null
-                                    ? answer.outcome()
-                                    : new LogTruncation.Unsupported(failedBecause + answer.failure()));
+                    then.accept(answer);
                 }));
     }
 
@@ -285,8 +312,8 @@ final class PartitionLifecycle {
                 name,
                 runtime,
                 new PrefixCheck.Check(partition, epochEndOffset, step -> progress.put(name + "/" + partition, step)),
-                "could not check the destination: ",
-                checked -> {
+                answer -> {
+                    LogTruncation.Outcome checked = outcome(answer, "could not check the destination: ");
                     PartitionStatus now = host.partitions(name).get(partition);
                     if (isHalted(name) || now == null || now.state() != waitingIn) {
                         return; // moved on meanwhile

@@ -92,6 +92,14 @@ final class TopicStarts {
 
     /** One outcome per topic; patterns are compiled and checked on a worker thread, never on the caller's (an HTTP event loop). */
     Uni<List<TopicOutcome>> start(String name, TopicSelection selection) {
+        return start(name, selection, true);
+    }
+
+    /**
+     * @param awaitServed whether the start answers only once the destination serves the topics it created (a REST
+     *     start), or once they are created (a sync cycle's start of new topics: {@link DestinationTopics#prepareAll})
+     */
+    Uni<List<TopicOutcome>> start(String name, TopicSelection selection, boolean awaitServed) {
         Uni<List<TopicOutcome>> start = Uni.createFrom()
                 .deferred(() -> {
                     Mirror mirror = host.require(name);
@@ -107,14 +115,16 @@ final class TopicStarts {
                     return host.onCoordinator(() -> host.runtime(name))
                             .chain(built -> built)
                             .chain(runtime -> Uni.createFrom()
-                                    .item(() -> prepareTopics(mirror, runtime, selection, includes, excludes, reserved))
-                                    .runSubscriptionOn(runtime.workers))
-                            .invoke(prepared -> LOGGER.infof(
-                                    "Mirror %s: prepared %d destination topic(s) in %d ms",
-                                    name,
-                                    prepared.ready().size(),
-                                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)))
-                            .chain(prepared -> host.onCoordinator(() -> startPrepared(name, prepared, selection)))
+                                    .item(() -> prepareTopics(
+                                            mirror, runtime, selection, includes, excludes, reserved, awaitServed))
+                                    .runSubscriptionOn(runtime.workers)
+                                    .invoke(prepared -> LOGGER.infof(
+                                            "Mirror %s: prepared %d destination topic(s) in %d ms",
+                                            name,
+                                            prepared.ready().size(),
+                                            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)))
+                                    .chain(prepared -> host.onCoordinator(() ->
+                                            startPrepared(name, prepared, selection, awaitServed ? null : runtime))))
                             .onTermination()
                             .invoke(reserved::release);
                 })
@@ -175,7 +185,8 @@ final class TopicStarts {
             TopicSelection selection,
             List<Pattern> includes,
             List<Pattern> excludes,
-            Reservations reserved) {
+            Reservations reserved,
+            boolean awaitServed) {
         Set<String> sourceTopics;
         try {
             sourceTopics = runtime.topics.sourceTopics();
@@ -233,7 +244,7 @@ final class TopicStarts {
         try {
             // a few requests per batch of topics, not five per topic; a cancelled start begins no further batch
             runtime.topics
-                    .prepareAll(toPrepare, excludedProps, reserved::isReleased)
+                    .prepareAll(toPrepare, excludedProps, reserved::isReleased, awaitServed)
                     .values()
                     .forEach(outcome -> {
                         if (outcome instanceof TopicPreparation.Prepared prepared) {
@@ -247,6 +258,50 @@ final class TopicStarts {
             throw new MirrorException(MirrorError.REQUEST_TIMED_OUT, "interrupted while preparing destination topics");
         }
         return new PreparedTopics(ready, failed);
+    }
+
+    /**
+     * Waits (on the mirror's workers, off the caller's answer) until the destination serves the started partitions'
+     * topics, then starts their LOG_TRUNCATION, of those still in it at the epoch they were started with. Past the wait's
+     * timeout, or if it cannot run, LOG_TRUNCATION starts all the same and asks again while the partitions are not
+     * served ({@code NotServedYet}).
+     */
+    private void truncateOnceServed(String name, MirrorRuntime runtime, Map<MirrorPartition, PartitionStatus> started) {
+        Map<String, Integer> partitionsByTopic = new TreeMap<>();
+        started.keySet().forEach(p -> partitionsByTopic.merge(p.topic(), p.partition() + 1, Math::max));
+        Uni.createFrom()
+                .item(() -> {
+                    try {
+                        runtime.topics.awaitServed(partitionsByTopic);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return started;
+                })
+                .runSubscriptionOn(runtime.workers)
+                .onFailure()
+                .recoverWithItem(started) // the workers are closed: the checks decide
+                .chain(due -> host.onCoordinator(() -> {
+                    Map<MirrorPartition, PartitionStatus> now =
+                            host.allPartitions().getOrDefault(name, Map.of());
+                    due.forEach((partition, status) -> {
+                        PartitionStatus current = now.get(partition);
+                        if (current != null
+                                && current.stateEpoch() == status.stateEpoch()
+                                && current.state() == MirrorPartitionState.LOG_TRUNCATION) {
+                            host.truncate(name, partition);
+                        }
+                    });
+                    return null;
+                }))
+                .subscribe()
+                .with(
+                        done -> {},
+                        e -> LOGGER.errorf(
+                                e,
+                                "Mirror %s: could not start LOG_TRUNCATION of %d partition(s)",
+                                name,
+                                started.size()));
     }
 
     /** Why a topic whose destination topic could not be prepared is not started. */
@@ -290,7 +345,12 @@ final class TopicStarts {
         }
     }
 
-    private List<TopicOutcome> startPrepared(String name, PreparedTopics prepared, TopicSelection selection) {
+    /**
+     * Persists the prepared topics' partitions in LOG_TRUNCATION and starts it: at once, or, with {@code notServedYet}
+     * (a start that did not wait for the destination to serve the topics it created), once the destination serves them.
+     */
+    private List<TopicOutcome> startPrepared(
+            String name, PreparedTopics prepared, TopicSelection selection, MirrorRuntime notServedYet) {
         Mirror mirror = host.require(name);
         List<TopicOutcome> outcomes = new ArrayList<>(prepared.failed());
         if (!selection.include().isEmpty() || !selection.exclude().isEmpty()) {
@@ -320,7 +380,11 @@ final class TopicStarts {
                                     "topic is already mirrored"));
         }
         host.persistPartitions(name, changed);
-        changed.keySet().forEach(p -> host.truncate(name, p));
+        if (notServedYet == null) {
+            changed.keySet().forEach(p -> host.truncate(name, p));
+        } else {
+            truncateOnceServed(name, notServedYet, changed);
+        }
         Set<String> started = new java.util.TreeSet<>();
         changed.keySet().forEach(p -> started.add(p.topic()));
         host.restarted(name, started);

@@ -34,6 +34,7 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /** {@link ClusterMetadata} over an Admin client: every call is asynchronous, completing on the Admin's network thread. */
 public final class AdminMetadata implements ClusterMetadata {
@@ -74,7 +75,7 @@ public final class AdminMetadata implements ClusterMetadata {
         admin.describeConfigs(topics.stream().map(AdminMetadata::resource).toList())
                 .values()
                 .forEach((resource, future) -> futures.put(resource.name(), future));
-        return each(futures, log).map(configs -> {
+        return each(futures, log, true).map(configs -> {
             Map<String, Map<String, String>> explicit = new HashMap<>();
             configs.forEach((topic, config) -> {
                 Map<String, String> values = new HashMap<>(); // a sensitive value reads null
@@ -105,7 +106,7 @@ public final class AdminMetadata implements ClusterMetadata {
         admin.incrementalAlterConfigs(ops)
                 .values()
                 .forEach((resource, future) -> futures.put(resource.name(), future.thenApply(v -> true)));
-        return each(futures, log).replaceWithVoid();
+        return each(futures, log, false).replaceWithVoid();
     }
 
     @Override
@@ -235,8 +236,12 @@ public final class AdminMetadata implements ClusterMetadata {
         return result;
     }
 
-    /** Waits for every future, keeping the values that arrived and logging each failure as a per-topic config error. */
-    private <V> Uni<Map<String, V>> each(Map<String, KafkaFuture<V>> futures, CycleLog log) {
+    /**
+     * Waits for every future, keeping the values that arrived and logging each failure as a per-topic config error;
+     * with {@code unknownIsAbsent}, a topic the cluster does not know (yet: just created, not applied by its brokers) is
+     * left out as one that is not there, which the topic step handles.
+     */
+    private <V> Uni<Map<String, V>> each(Map<String, KafkaFuture<V>> futures, CycleLog log, boolean unknownIsAbsent) {
         if (futures.isEmpty()) {
             return Uni.createFrom().item(Map.of());
         }
@@ -245,7 +250,9 @@ public final class AdminMetadata implements ClusterMetadata {
                 .map(v -> Map.entry(topic, v))
                 .onFailure()
                 .recoverWithItem(e -> {
-                    log.error(CONFIG_ERROR, "config of topic " + topic, e);
+                    if (!(unknownIsAbsent && unknown(e))) {
+                        log.error(CONFIG_ERROR, "config of topic " + topic, e);
+                    }
                     return null;
                 })));
         return Uni.join().all(unis).andCollectFailures().map(entries -> {
@@ -253,6 +260,15 @@ public final class AdminMetadata implements ClusterMetadata {
             entries.stream().filter(Objects::nonNull).forEach(e -> values.put(e.getKey(), e.getValue()));
             return values;
         });
+    }
+
+    private static boolean unknown(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof UnknownTopicOrPartitionException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static ConfigResource resource(String topic) {

@@ -38,10 +38,12 @@ final class GroupOffsetStep {
         NameFilter filter = NameFilter.of(
                 mirror.config().list(MirrorConfig.GROUPS_INCLUDE, ".*"),
                 mirror.config().list(MirrorConfig.GROUPS_EXCLUDE, ""));
-        return destination
-                .endOffsets(mirrored)
-                .chain(ends -> sync(GroupKind.CONSUMER, mirror, filter, mirrored, ends, source, destination, log)
-                        .chain(() -> sync(GroupKind.SHARE, mirror, filter, mirrored, ends, source, destination, log)));
+        // read once, and only when a group is to be synced: 10,000 partitions' ends cost the destination a ListOffsets
+        // of each every cycle otherwise
+        Uni<Map<MirrorPartition, Long>> ends =
+                destination.endOffsets(mirrored).memoize().indefinitely();
+        return sync(GroupKind.CONSUMER, mirror, filter, mirrored, ends, source, destination, log)
+                .chain(() -> sync(GroupKind.SHARE, mirror, filter, mirrored, ends, source, destination, log));
     }
 
     private Uni<Void> sync(
@@ -49,7 +51,7 @@ final class GroupOffsetStep {
             Mirror mirror,
             NameFilter filter,
             Set<MirrorPartition> mirrored,
-            Map<MirrorPartition, Long> ends,
+            Uni<Map<MirrorPartition, Long>> ends,
             ClusterMetadata source,
             ClusterMetadata destination,
             CycleLog log) {
@@ -76,11 +78,11 @@ final class GroupOffsetStep {
                                     .onFailure()
                                     .recoverWithItem(
                                             e -> Map.of()) // groups unknown on the destination have nothing yet
-                                    .chain(destinationOffsets -> commit(
+                                    .chain(destinationOffsets -> ends.chain(end -> commit(
                                             kind,
-                                            OffsetSyncPlan.plan(sourceOffsets, ends, destinationOffsets, filter),
+                                            OffsetSyncPlan.plan(sourceOffsets, end, destinationOffsets, filter),
                                             destination,
-                                            log)));
+                                            log))));
                 });
     }
 

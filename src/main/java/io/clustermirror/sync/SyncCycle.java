@@ -48,11 +48,20 @@ final class SyncCycle {
                                                     name, action.stream().toList(), log)
                                             .chain(() ->
                                                     TopicStep.plan(mirror, host.partitions(name), stateTopic, source))
-                                            .chain(actions -> apply(name, actions, log))
-                                            .chain(() -> ConfigStep.sync(
-                                                    mirror, activeTopics(name), source, destination, log))
-                                            .chain(() -> groupOffsets.sync(
-                                                    mirror, mirroredPartitions(name), source, destination, log))
+                                            .chain(actions ->
+                                                    apply(name, actions, log).replaceWith(() -> started(actions)))
+                                            .chain(started -> ConfigStep.sync(
+                                                            mirror,
+                                                            without(activeTopics(name), started),
+                                                            source,
+                                                            destination,
+                                                            log)
+                                                    .chain(() -> groupOffsets.sync(
+                                                            mirror,
+                                                            mirroredPartitions(name, started),
+                                                            source,
+                                                            destination,
+                                                            log)))
                                             .chain(() -> acls.sync(
                                                     mirror,
                                                     activeTopics(name),
@@ -83,6 +92,25 @@ final class SyncCycle {
                 .collect()
                 .asList()
                 .replaceWithVoid();
+    }
+
+    /**
+     * The topics this cycle started: their destination topics were just created with the source's configs, and the
+     * destination may not serve them yet (it answers for them once its brokers applied them), so their configs and
+     * group offsets are left to the next cycle.
+     */
+    private static Set<String> started(List<SyncAction> actions) {
+        Set<String> started = new TreeSet<>();
+        actions.stream()
+                .filter(SyncAction.StartTopics.class::isInstance)
+                .forEach(a -> started.addAll(((SyncAction.StartTopics) a).topics()));
+        return started;
+    }
+
+    private static Set<String> without(Set<String> topics, Set<String> left) {
+        Set<String> rest = new TreeSet<>(topics);
+        rest.removeAll(left);
+        return rest;
     }
 
     private static String describe(SyncAction action) {
@@ -123,11 +151,14 @@ final class SyncCycle {
         return topics;
     }
 
-    /** Partitions being mirrored (started and not stopping): their group offsets are synced. */
-    private Set<MirrorPartition> mirroredPartitions(String name) {
+    /**
+     * Partitions being mirrored (started and not stopping), but not those of the topics this cycle started: their group
+     * offsets are synced.
+     */
+    private Set<MirrorPartition> mirroredPartitions(String name, Set<String> startedNow) {
         Set<MirrorPartition> mirrored = new TreeSet<>();
         host.partitions(name).forEach((p, s) -> {
-            if (s.state().isHeld() && s.state() != MirrorPartitionState.UNKNOWN) {
+            if (s.state().isHeld() && s.state() != MirrorPartitionState.UNKNOWN && !startedNow.contains(p.topic())) {
                 mirrored.add(p);
             }
         });

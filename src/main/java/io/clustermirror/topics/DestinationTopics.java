@@ -88,7 +88,7 @@ public final class DestinationTopics {
      */
     public Optional<Prepared> prepare(String topic, Collection<String> excludedProperties, boolean mayAdopt)
             throws Exception {
-        TopicPreparation outcome = prepareAll(Map.of(topic, mayAdopt), excludedProperties, () -> false)
+        TopicPreparation outcome = prepareAll(Map.of(topic, mayAdopt), excludedProperties, () -> false, true)
                 .get(topic);
         if (outcome instanceof Prepared prepared) {
             return Optional.of(prepared);
@@ -109,15 +109,22 @@ public final class DestinationTopics {
      * Creates or aligns the destination topics, in batches of {@link DestinationTopicPlan#MAX_TOPICS_PER_BATCH}: a batch
      * is one request of each kind (the two clusters' topic descriptions and the source's configs at once, then the
      * creations and partition increases, then the owned configs of the topics that existed, then the guard ACLs), not
-     * five requests per topic one after the other; it answers once the destination serves the topics it created or grew.
-     * Every topic gets its own outcome, as {@link #prepare} would have given it: one topic's failure fails no other.
+     * five requests per topic one after the other. Every topic gets its own outcome, as {@link #prepare} would have
+     * given it: one topic's failure fails no other.
      *
      * @param mayAdoptByTopic the topics, each with whether an existing destination topic may be aligned and guarded
      * @param cancelled asked before each batch: once true, the batches not begun are left out of the answer
+     * @param awaitServed whether to answer only once the destination serves the topics it created or grew (a REST
+     *        start, whose caller may use them at once), or as soon as they are created (the metadata sync cycle: a
+     *        broker applies thousands of new partitions in tens of seconds, which no other step of the cycle should
+     *        wait for; LOG_TRUNCATION asks again until they are served, {@code NotServedYet})
      * @return the outcome of each topic of the batches run, by topic
      */
     public Map<String, TopicPreparation> prepareAll(
-            Map<String, Boolean> mayAdoptByTopic, Collection<String> excludedProperties, BooleanSupplier cancelled)
+            Map<String, Boolean> mayAdoptByTopic,
+            Collection<String> excludedProperties,
+            BooleanSupplier cancelled,
+            boolean awaitServed)
             throws InterruptedException {
         Map<String, TopicPreparation> outcomes = new TreeMap<>();
         Map<String, Integer> written = new HashMap<>();
@@ -130,9 +137,19 @@ public final class DestinationTopics {
             outcomes.putAll(result.outcomes());
             written.putAll(result.written());
         }
-        // once for all batches: a broker applies the next batch's creations while this one's requests are under way
-        batches.awaitServed(written);
+        if (awaitServed) {
+            // once for all batches: a broker applies the next batch's creations while this one's requests are under way
+            batches.awaitServed(written);
+        }
         return outcomes;
+    }
+
+    /**
+     * Waits until the destination serves the topics with at least these partitions, every one led, up to one request
+     * timeout (then a WARN). Blocking.
+     */
+    public void awaitServed(Map<String, Integer> partitionsByTopic) throws InterruptedException {
+        batches.awaitServed(partitionsByTopic);
     }
 
     /** Hands the topic back: the mirror-owned configs return to the source's values (or to defaults). */

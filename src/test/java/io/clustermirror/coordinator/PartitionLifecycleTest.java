@@ -77,6 +77,47 @@ class PartitionLifecycleTest {
     }
 
     @Test
+    void aPartitionItsDestinationDoesNotServeYetShouldBeCheckedAgainNotFailed() {
+        // just created: the destination broker has not applied the topic yet
+        Instant entered = Instant.now();
+        host.put(T0, PartitionStatus.initial(entered).moveTo(MirrorPartitionState.LOG_TRUNCATION, null, entered));
+        parts.answer(T0, new LogTruncation.Ready(0, -1));
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        parts.beforeAnswer = () -> {
+            if (calls.getAndIncrement() < 2) {
+                throw new IllegalStateException(new org.apache.kafka.common.errors.UnknownTopicOrPartitionException(
+                        "This server does not host this topic-partition."));
+            }
+        };
+
+        lifecycle.truncate("m", T0);
+        until(() -> host.state(T0) == MirrorPartitionState.MIRRORING);
+
+        assertThat(host.history(T0)).containsExactly(MirrorPartitionState.MIRRORING);
+        assertThat(parts.checks).hasSize(3);
+        assertThat(parts.data.calls).containsExactly("add t-0 at 0 epoch -1");
+        assertThat(registry.find("cluster.mirror.partition.failures").counter())
+                .satisfiesAnyOf(
+                        c -> assertThat(c).isNull(), c -> assertThat(c.count()).isZero());
+    }
+
+    @Test
+    void aPartitionStillNotServedAfterTheGraceShouldFailWithTheReason() {
+        host.put(T0, truncating()); // entered LOG_TRUNCATION long ago
+        parts.failing = new IllegalStateException(new org.apache.kafka.common.errors.UnknownTopicOrPartitionException(
+                "This server does not host this topic-partition."));
+
+        lifecycle.truncate("m", T0);
+        drain();
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.FAILED);
+        assertThat(host.status(T0).error())
+                .startsWith("log truncation could not complete: ")
+                .contains("does not host this topic-partition");
+        assertThat(parts.checks).hasSize(1);
+    }
+
+    @Test
     void aCheckThatAnswersAfterAReloadResumedThePartitionShouldGiveWayToTheResumedCheck() {
         host.put(T0, truncating());
         parts.answer(T0, new LogTruncation.Ready(42, 7));

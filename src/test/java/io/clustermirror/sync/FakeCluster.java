@@ -31,6 +31,9 @@ final class FakeCluster implements ClusterMetadata {
     final Map<String, Integer> partitionCounts = new TreeMap<>();
     final Map<String, Map<String, String>> configs = new TreeMap<>();
     final Map<MirrorPartition, Long> ends = new TreeMap<>();
+    /** How often the ends were read. */
+    final java.util.concurrent.atomic.AtomicInteger endReads = new java.util.concurrent.atomic.AtomicInteger();
+
     final Map<GroupKind, Map<String, Map<MirrorPartition, Long>>> offsets = new EnumMap<>(GroupKind.class);
     final Set<AclEntry> acls = new TreeSet<>();
     /** Topics whose configs the service may not describe. */
@@ -88,9 +91,14 @@ final class FakeCluster implements ClusterMetadata {
 
     @Override
     public Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions) {
-        Map<MirrorPartition, Long> result = new HashMap<>();
-        partitions.forEach(p -> result.put(p, ends.getOrDefault(p, 0L)));
-        return Uni.createFrom().item(result);
+        return Uni.createFrom()
+                .item(
+                        () -> { // read when subscribed, as an Admin call is sent
+                            endReads.incrementAndGet();
+                            Map<MirrorPartition, Long> result = new HashMap<>();
+                            partitions.forEach(p -> result.put(p, ends.getOrDefault(p, 0L)));
+                            return result;
+                        });
     }
 
     @Override

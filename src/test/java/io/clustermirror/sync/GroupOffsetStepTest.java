@@ -31,6 +31,9 @@ class GroupOffsetStepTest {
 
         assertThat(destination.writes)
                 .containsExactly("commit CONSUMER billing {t-0=40, t-1=70}", "commit SHARE workers {t-0=12}");
+        assertThat(destination.endReads)
+                .as("the ends are read once for both kinds")
+                .hasValue(1);
     }
 
     @Test

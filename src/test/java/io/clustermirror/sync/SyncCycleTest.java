@@ -47,21 +47,41 @@ class SyncCycleTest {
     }
 
     @Test
-    void topicsStartedByTheCycleShouldGetTheirConfigsGuardsAndGroupOffsetsInTheSameCycle() {
+    void topicsStartedByTheCycleShouldGetTheirGuardsAtOnceAndConfigsAndGroupOffsetsFromTheNextCycle() {
         source.partitionCounts.put("t", 1);
         source.configs.put("t", Map.of("retention.ms", "1000"));
         source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(new MirrorPartition("t", 0), 3L));
         destination.ends.put(new MirrorPartition("t", 0), 10L);
-        destination.configs.put("t", new HashMap<>()); // as the start created it
+        destination.configs.put("t", new HashMap<>()); // the destination may not serve the topic it just created yet
 
         await(cycle.run(mirror(MirrorConfig.TOPICS_INCLUDE, "t"), fixtures.log));
 
         assertThat(host.applied).containsExactly(new SyncAction.StartTopics(Set.of("t")));
+        assertThat(destination.writes).containsExactly("create ACLs [DENY WRITE TOPIC t for User:*]");
+        assertThat(fixtures.report().errors()).isEmpty();
+
+        host.partitions.put(new MirrorPartition("t", 0), in(MirrorPartitionState.MIRRORING));
+        await(cycle.run(mirror(MirrorConfig.TOPICS_INCLUDE, "t"), fixtures.log));
+
+        assertThat(host.applied).hasSize(1); // started once
         assertThat(destination.writes)
                 .containsExactly(
+                        "create ACLs [DENY WRITE TOPIC t for User:*]",
                         "alter config t set {retention.ms=1000} delete []",
-                        "commit CONSUMER billing {t-0=3}",
-                        "create ACLs [DENY WRITE TOPIC t for User:*]");
+                        "commit CONSUMER billing {t-0=3}");
+    }
+
+    @Test
+    void groupsAreLookedUpBeforeTheDestinationsEndsWhichAreNotReadWithoutAGroupToSync() {
+        source.partitionCounts.put("t", 1);
+        host.partitions.put(new MirrorPartition("t", 0), in(MirrorPartitionState.MIRRORING));
+        destination.ends.put(new MirrorPartition("t", 0), 10L);
+        destination.configs.put("t", new HashMap<>());
+        source.configs.put("t", Map.of());
+
+        await(cycle.run(mirror(MirrorConfig.TOPICS_INCLUDE, "t"), fixtures.log));
+
+        assertThat(destination.endReads).hasValue(0);
         assertThat(fixtures.report().errors()).isEmpty();
     }
 
