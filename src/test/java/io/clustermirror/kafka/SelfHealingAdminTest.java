@@ -62,10 +62,13 @@ class SelfHealingAdminTest {
         admin.describeCluster().clusterId();
         await().atMost(Duration.ofSeconds(20)).until(() -> !threadAlive("healing-admin"));
         int connections = broker.connections.get();
+        // the first client's thread may have died before the first call already (the fake broker answers its first
+        // request wrongly), and that call then replaced it: count from here
+        int replaced = replacements.size();
 
         admin.describeCluster().clusterId(); // a new client, which connects again (and meets the fake broker again)
 
-        assertThat(replacements)
+        assertThat(replacements.subList(replaced, replacements.size()))
                 .containsExactly(
                         "healing-admin: its network thread kafka-admin-client-thread | healing-admin has died");
         await().atMost(Duration.ofSeconds(20)).until(() -> broker.connections.get() > connections);
