@@ -29,6 +29,11 @@ public record MirrorDescription(
         @Schema(example = "2026-11-29T10:00:00Z") Instant createdAt,
         @Schema(example = "2026-11-29T10:05:00Z") Instant updatedAt,
 
+        @Schema(
+                description = "The service instance that runs this mirror (its mirror.instance.id)",
+                example = "cluster-mirror-0:8080")
+        String runningOn,
+
         @Schema(description = "Mirrored topics with their partition states")
         List<TopicSummary> topics,
 
@@ -60,6 +65,7 @@ public record MirrorDescription(
                 config,
                 createdAt,
                 updatedAt,
+                runningOn,
                 topics,
                 halted,
                 metadataSync,
@@ -68,14 +74,18 @@ public record MirrorDescription(
     }
 
     static MirrorDescription of(
-            Mirror mirror, MirrorConfigRules rules, Map<MirrorPartition, PartitionStatus> partitions) {
-        return of(mirror, rules, partitions, null, null, null);
+            Mirror mirror,
+            MirrorConfigRules rules,
+            Map<MirrorPartition, PartitionStatus> partitions,
+            String runningOn) {
+        return of(mirror, rules, partitions, runningOn, null, null, null);
     }
 
     static MirrorDescription of(
             Mirror mirror,
             MirrorConfigRules rules,
             Map<MirrorPartition, PartitionStatus> partitions,
+            String runningOn,
             String halted,
             SyncStatus sync,
             MirrorProgressDescription progress) {
@@ -97,6 +107,7 @@ public record MirrorDescription(
                 mirror.config().masked(rules::isSensitive),
                 mirror.createdAt(),
                 mirror.updatedAt(),
+                runningOn,
                 topics,
                 halted,
                 sync,

@@ -1,6 +1,7 @@
 package io.clustermirror.api;
 
 import io.clustermirror.coordinator.MirrorCoordinator;
+import io.clustermirror.coordinator.ServiceInstance;
 import io.clustermirror.mirror.ClusterMirrorOperation;
 import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
@@ -44,11 +45,15 @@ public class MirrorResource {
     private final MirrorMetadataManager metadata;
     private final RequestCaller caller;
 
+    private final ServiceInstance instance;
+
     public MirrorResource(
             MirrorCoordinator coordinator,
             MirrorConfigRules rules,
             MirrorMetadataManager metadata,
-            RequestCaller caller) {
+            RequestCaller caller,
+            ServiceInstance instance) {
+        this.instance = instance;
         this.coordinator = coordinator;
         this.rules = rules;
         this.metadata = metadata;
@@ -83,7 +88,11 @@ public class MirrorResource {
         return coordinator
                 .create(request.name(), request.config())
                 .map(mirror -> Response.created(URI.create("/v1/mirrors/" + mirror.name()))
-                        .entity(MirrorDescription.of(mirror, rules, coordinator.partitions(mirror.name())))
+                        .entity(MirrorDescription.of(
+                                mirror,
+                                rules,
+                                coordinator.partitions(mirror.name()),
+                                instance.runningOn(mirror.name())))
                         .build());
     }
 
@@ -131,6 +140,7 @@ public class MirrorResource {
                 coordinator.describe(MirrorName.validate(name)),
                 rules,
                 coordinator.partitions(name),
+                instance.runningOn(name),
                 coordinator.haltedReason(name),
                 SyncStatus.of(metadata.status(name)),
                 MirrorProgressDescription.of(coordinator.mirrorProgress(name)));
@@ -182,7 +192,8 @@ public class MirrorResource {
         requireSecretsWithNewAddress(coordinator.describe(name).config().values(), set, delete);
         return coordinator
                 .alterConfig(name, set, delete)
-                .map(mirror -> MirrorDescription.of(mirror, rules, coordinator.partitions(mirror.name())));
+                .map(mirror -> MirrorDescription.of(
+                        mirror, rules, coordinator.partitions(mirror.name()), instance.runningOn(mirror.name())));
     }
 
     @DELETE

@@ -33,6 +33,18 @@ public interface MirrorServiceConfig {
 
     Flow flow();
 
+    Instance instance();
+
+    /** How this instance is named and reached (describe's {@code runningOn}, {@code GET /v1/instances}). */
+    interface Instance {
+        /** The instance id (default: the advertised URL's {@code host:port}). */
+        Optional<String> id();
+
+        /** Where other instances and clients reach this one (default: {@code http://<host name>:<HTTP port>}). */
+        @WithName("advertised.url")
+        Optional<String> advertisedUrl();
+    }
+
     /**
      * The KIP's fetcher count: fetcher lanes (connections, each with one Fetch in flight and its own fetch session) per
      * source broker, per mirror. A partition goes to a lane by Kafka's replica fetcher rule.

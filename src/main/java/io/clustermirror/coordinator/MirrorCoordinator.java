@@ -593,6 +593,11 @@ public class MirrorCoordinator {
         return settings;
     }
 
+    /** How many mirrors the state holds (0 before it is loaded). */
+    public int mirrorCount() {
+        return keeper.state().mirrors().size();
+    }
+
     StateKeeper keeper() {
         return keeper;
     }

@@ -59,6 +59,8 @@ final class StateKeeper {
     private volatile CoordinatorStatus status = CoordinatorStatus.loading("starting");
     /** Touched only on the coordinator thread. */
     private MirrorStateStore store;
+    /** {@code store}'s partition count, for readers off the coordinator thread. */
+    private volatile int statePartitions;
     /** Touched only on the coordinator thread. */
     private StateSecrets secrets;
 
@@ -97,6 +99,11 @@ final class StateKeeper {
         return status;
     }
 
+    /** The state topic's partitions once loaded (0 before); read from any thread. */
+    int statePartitions() {
+        return statePartitions;
+    }
+
     /** Ensures the state topic, takes over as its writer and replays it; retried while the destination is unreachable. */
     void load() {
         String topic = config.state().topic().name();
@@ -126,6 +133,7 @@ final class StateKeeper {
                     config.state().writeTimeoutMs(),
                     secrets());
             CoordinatorState state = CoordinatorState.of(store.open());
+            statePartitions = partitions;
             commit.reset(state);
             status = CoordinatorStatus.active();
             LOGGER.infof(

@@ -66,6 +66,11 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     /** The coordinator partition of a mirror. */
+    /** The state topic's partitions. */
+    public int partitions() {
+        return partitions;
+    }
+
     public static int partitionFor(String mirror, int partitions) {
         return Utils.toPositive(Utils.murmur2(mirror.getBytes(StandardCharsets.UTF_8))) % partitions;
     }

@@ -84,6 +84,10 @@ class HelmChartTest {
         assertThat(volume(pod, "users").at("/secret/secretName").asText()).isEqualTo("cluster-mirror-users");
         assertThat(mount(pod, "users").at("/mountPath").asText()).isEqualTo("/etc/cluster-mirror/users");
         assertThat(probe(pod, "readinessProbe").at("/httpGet/port").asText()).isEqualTo("http");
+        // the instance is named and reached by its pod (GET /v1/instances)
+        assertThat(env).containsEntry("MIRROR_INSTANCE_ADVERTISED_URL", "http://$(POD_IP):8080");
+        assertThat(fieldRef(pod, "POD_IP")).isEqualTo("status.podIP");
+        assertThat(fieldRef(pod, "MIRROR_INSTANCE_ID")).isEqualTo("metadata.name");
         assertHardened(pod);
     }
 
@@ -118,6 +122,7 @@ class HelmChartTest {
         assertThat(volume(pod, "config").at("/configMap/name").asText()).isEqualTo("mirror-config");
         JsonNode container = pod.at("/containers/0");
         assertThat(container.at("/ports").findValuesAsText("name")).containsExactly("https");
+        assertThat(env(pod)).containsEntry("MIRROR_INSTANCE_ADVERTISED_URL", "https://$(POD_IP):8443");
         for (String probe : List.of("startupProbe", "livenessProbe", "readinessProbe")) {
             assertThat(probe(pod, probe).at("/httpGet/scheme").asText()).isEqualTo("HTTPS");
             assertThat(probe(pod, probe).at("/httpGet/port").asText()).isEqualTo("https");
@@ -308,6 +313,13 @@ class HelmChartTest {
         pod.at("/containers/0/env")
                 .forEach(e -> env.put(e.path("name").asText(), e.path("value").asText()));
         return env;
+    }
+
+    /** The pod field an environment variable is taken from. */
+    private static String fieldRef(JsonNode pod, String variable) {
+        return named(pod.at("/containers/0/env"), variable)
+                .at("/valueFrom/fieldRef/fieldPath")
+                .asText();
     }
 
     private static JsonNode named(JsonNode list, String name) {

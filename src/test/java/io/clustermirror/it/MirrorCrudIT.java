@@ -51,7 +51,48 @@ class MirrorCrudIT extends ServiceIT {
                 .statusCode(200)
                 .body("name", equalTo(name))
                 .body("sourceClusterId", equalTo(clusterId))
-                .body("config.'bootstrap.servers'", equalTo(bed.source().bootstrapServers()));
+                .body("config.'bootstrap.servers'", equalTo(bed.source().bootstrapServers()))
+                .body("runningOn", equalTo(thisInstance()));
+    }
+
+    @Test
+    void theInstancesShouldListThisOneAsTheOwnerOfEveryStatePartitionAndEveryMirror() throws Exception {
+        String name = uniqueName("instances");
+        api().body(createBody(name, Map.of("bootstrap.servers", bed.source().bootstrapServers())))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
+        int mirrors = api().get("/v1/mirrors").then().statusCode(200).extract().path("mirrors.size()");
+        int statePartitions;
+        try (org.apache.kafka.clients.admin.Admin admin = bed.destinationAdmin()) {
+            statePartitions = admin.describeTopics(List.of("__mirror_state"))
+                    .allTopicNames()
+                    .get()
+                    .get("__mirror_state")
+                    .partitions()
+                    .size();
+        }
+
+        api().get("/v1/instances")
+                .then()
+                .statusCode(200)
+                .contentType("application/json")
+                .body("answeredBy", equalTo(thisInstance()))
+                .body("instances.size()", equalTo(1))
+                .body("instances[0].id", equalTo(thisInstance()))
+                .body(
+                        "instances[0].url",
+                        equalTo("http://" + java.net.InetAddress.getLocalHost().getHostName() + ":"
+                                + bed.service().port()))
+                .body("instances[0].statePartitions.size()", equalTo(statePartitions))
+                .body("instances[0].statePartitions[0]", equalTo(0))
+                .body("instances[0].mirrors", equalTo(mirrors));
+    }
+
+    /** The shared service's default id: its host name and HTTP port. */
+    private static String thisInstance() throws java.net.UnknownHostException {
+        return java.net.InetAddress.getLocalHost().getHostName() + ":"
+                + bed.service().port();
     }
 
     @Test
