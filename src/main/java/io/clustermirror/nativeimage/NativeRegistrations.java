@@ -3,6 +3,9 @@ package io.clustermirror.nativeimage;
 import io.clustermirror.api.AlterMirrorConfigRequest;
 import io.clustermirror.api.CreateMirrorRequest;
 import io.clustermirror.api.DivergenceDescription;
+import io.clustermirror.api.InstanceDescription;
+import io.clustermirror.api.InstanceList;
+import io.clustermirror.api.InstanceResource;
 import io.clustermirror.api.LossAtStopDescription;
 import io.clustermirror.api.MirrorDescription;
 import io.clustermirror.api.MirrorList;
@@ -107,11 +110,14 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
             VerificationDescription.Partition.class,
             VerificationDescription.Difference.class,
             VerificationList.class,
+            InstanceList.class,
+            InstanceDescription.class,
             // resources whose annotations are read at run time (HttpGuards.methodsByPath, AccessFilter)
             MirrorResource.class,
             TopicResource.class,
             ServiceConfigResource.class,
             VerificationResource.class,
+            InstanceResource.class,
         })
 public final class NativeRegistrations {
 
