@@ -89,10 +89,7 @@ public class MirrorResource {
                 .create(request.name(), request.config())
                 .map(mirror -> Response.created(URI.create("/v1/mirrors/" + mirror.name()))
                         .entity(MirrorDescription.of(
-                                mirror,
-                                rules,
-                                coordinator.partitions(mirror.name()),
-                                instance.runningOn(mirror.name())))
+                                mirror, rules, coordinator.partitions(mirror.name()), instance.id()))
                         .build());
     }
 
@@ -140,7 +137,7 @@ public class MirrorResource {
                 coordinator.describe(MirrorName.validate(name)),
                 rules,
                 coordinator.partitions(name),
-                instance.runningOn(name),
+                instance.id(),
                 coordinator.haltedReason(name),
                 SyncStatus.of(metadata.status(name)),
                 MirrorProgressDescription.of(coordinator.mirrorProgress(name)));
@@ -192,8 +189,8 @@ public class MirrorResource {
         requireSecretsWithNewAddress(coordinator.describe(name).config().values(), set, delete);
         return coordinator
                 .alterConfig(name, set, delete)
-                .map(mirror -> MirrorDescription.of(
-                        mirror, rules, coordinator.partitions(mirror.name()), instance.runningOn(mirror.name())));
+                .map(mirror ->
+                        MirrorDescription.of(mirror, rules, coordinator.partitions(mirror.name()), instance.id()));
     }
 
     @DELETE

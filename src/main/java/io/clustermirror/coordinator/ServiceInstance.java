@@ -56,7 +56,7 @@ public class ServiceInstance {
                 Identity.resolve(config.instance().id(), config.instance().advertisedUrl(), hostName(), httpPort());
     }
 
-    /** This instance's id: what describe's {@code runningOn} names. */
+    /** This instance's id: what describe's {@code runningOn} names (this instance runs every mirror today). */
     public String id() {
         return identity.id();
     }
@@ -67,11 +67,6 @@ public class ServiceInstance {
                 .boxed()
                 .toList();
         return List.of(new Member(identity.id(), identity.url(), owned, coordinator.mirrorCount()));
-    }
-
-    /** The instance that runs the mirror: this one, the only member. */
-    public String runningOn(String mirror) {
-        return identity.id();
     }
 
     private static String hostName() {

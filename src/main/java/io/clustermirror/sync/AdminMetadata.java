@@ -3,6 +3,7 @@ package io.clustermirror.sync;
 import io.clustermirror.kafka.AclConversions;
 import io.clustermirror.kafka.KafkaUni;
 import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.Failures;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.clustermirror.sync.plan.ShareOffsetReadBack;
@@ -250,7 +251,7 @@ public final class AdminMetadata implements ClusterMetadata {
                 .map(v -> Map.entry(topic, v))
                 .onFailure()
                 .recoverWithItem(e -> {
-                    if (!(unknownIsAbsent && unknown(e))) {
+                    if (!(unknownIsAbsent && Failures.causedBy(e, UnknownTopicOrPartitionException.class))) {
                         log.error(CONFIG_ERROR, "config of topic " + topic, e);
                     }
                     return null;
@@ -260,15 +261,6 @@ public final class AdminMetadata implements ClusterMetadata {
             entries.stream().filter(Objects::nonNull).forEach(e -> values.put(e.getKey(), e.getValue()));
             return values;
         });
-    }
-
-    private static boolean unknown(Throwable e) {
-        for (Throwable cause = e; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
-            if (cause instanceof UnknownTopicOrPartitionException) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static ConfigResource resource(String topic) {

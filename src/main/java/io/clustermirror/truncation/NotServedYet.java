@@ -1,5 +1,6 @@
 package io.clustermirror.truncation;
 
+import io.clustermirror.mirror.Failures;
 import org.apache.kafka.common.errors.LeaderNotAvailableException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -19,14 +20,11 @@ public final class NotServedYet {
 
     /** Whether the failure (or one of its causes) says the partition is not served (yet). */
     public static boolean is(Throwable failure) {
-        for (Throwable e = failure; e != null; e = e.getCause() == e ? null : e.getCause()) {
-            if (e instanceof UnknownTopicOrPartitionException
-                    || e instanceof LeaderNotAvailableException
-                    || e instanceof NotLeaderOrFollowerException) {
-                return true;
-            }
-        }
-        return false;
+        return Failures.causedBy(
+                failure,
+                UnknownTopicOrPartitionException.class,
+                LeaderNotAvailableException.class,
+                NotLeaderOrFollowerException.class);
     }
 
     /** When to ask again, after {@code waitedMs} in the state: soon at first, then less often (250 ms to 5 s). */

@@ -1,0 +1,39 @@
+package io.clustermirror.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.sync.AdminMetadata;
+import io.clustermirror.sync.CycleLog;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.admin.Admin;
+import org.junit.jupiter.api.Test;
+
+/** The sync cycle's reads of a cluster (AdminMetadata) against the test bed's destination broker. */
+class AdminMetadataIT extends ServiceIT {
+
+    @Test
+    void aTopicTheDestinationDoesNotKnowShouldBeLeftOutOfTheConfigsWithoutAnError() throws Exception {
+        String served = uniqueName("served");
+        String unknown = uniqueName("not.created");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (Admin admin = bed.destinationAdmin()) {
+            Kafka.createTopic(admin, served, 1, Map.of("retention.ms", "3600000"));
+            AdminMetadata destination = new AdminMetadata(admin, Runnable::run);
+
+            Map<String, Map<String, String>> configs = destination
+                    .topicConfigs(Set.of(served, unknown), new CycleLog("m", new MirrorMetrics(registry), null))
+                    .await()
+                    .atMost(Duration.ofSeconds(30));
+
+            assertThat(configs).containsOnlyKeys(served);
+            assertThat(configs.get(served)).containsEntry("retention.ms", "3600000");
+            assertThat(registry.find("cluster.mirror.sync.errors").counters())
+                    .as("no sync error counted")
+                    .allSatisfy(c -> assertThat(c.count()).isZero());
+        }
+    }
+}
