@@ -25,29 +25,38 @@ public class AuditLog {
 
     @ServerResponseFilter
     public void audit(ContainerRequestContext request, ContainerResponseContext response, HttpServerRequest http) {
-        if (!MUTATING.contains(request.getMethod()) || caller.operation() == null) {
+        if (!MUTATING.contains(request.getMethod()) || caller.operation() == null || caller.isForwarded()) {
             return;
         }
         int status = response.getStatus();
         String outcome =
                 status == 401 ? "unauthenticated" : status == 403 ? "denied" : status < 400 ? "succeeded" : "failed";
         AUDIT.info(line(
-                "principal",
-                caller.principal(),
-                "operation",
-                String.valueOf(caller.operation()),
-                "mirror",
-                caller.mirror() == null ? "-" : caller.mirror(),
-                "topics",
-                caller.topics().isEmpty() ? "-" : String.join(",", caller.topics()),
-                "outcome",
-                outcome,
-                "status",
-                Integer.toString(status),
-                "client",
-                http.remoteAddress() == null ? "-" : http.remoteAddress().hostAddress(),
-                "request",
-                request.getMethod() + " " + http.path()));
+                        "principal",
+                        caller.principal(),
+                        "operation",
+                        String.valueOf(caller.operation()),
+                        "mirror",
+                        caller.mirror() == null ? "-" : caller.mirror(),
+                        "topics",
+                        caller.topics().isEmpty() ? "-" : String.join(",", caller.topics()),
+                        "outcome",
+                        outcome,
+                        "status",
+                        Integer.toString(status),
+                        "client",
+                        http.remoteAddress() == null
+                                ? "-"
+                                : http.remoteAddress().hostAddress(),
+                        "request",
+                        request.getMethod() + " " + http.path())
+                + forwardedBy(http));
+    }
+
+    /** For a request another instance forwarded here: which one (the client address is that instance's). */
+    private static String forwardedBy(HttpServerRequest http) {
+        String by = http.getHeader(OwnerRouting.FORWARDED_BY);
+        return by == null ? "" : " " + line("forwardedBy", by);
     }
 
     /**

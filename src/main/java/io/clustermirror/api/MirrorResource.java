@@ -11,6 +11,7 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.sync.MirrorMetadataManager;
 import io.smallrye.common.annotation.NonBlocking;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.http.HttpServerRequest;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.GET;
@@ -46,14 +47,20 @@ public class MirrorResource {
     private final RequestCaller caller;
 
     private final ServiceInstance instance;
+    private final OwnerRouting routing;
+    private final com.fasterxml.jackson.databind.ObjectMapper json;
 
     public MirrorResource(
             MirrorCoordinator coordinator,
             MirrorConfigRules rules,
             MirrorMetadataManager metadata,
             RequestCaller caller,
-            ServiceInstance instance) {
+            ServiceInstance instance,
+            OwnerRouting routing,
+            com.fasterxml.jackson.databind.ObjectMapper json) {
         this.instance = instance;
+        this.routing = routing;
+        this.json = json;
         this.coordinator = coordinator;
         this.rules = rules;
         this.metadata = metadata;
@@ -82,8 +89,22 @@ public class MirrorResource {
             responseCode = "422",
             description = "SOURCE_METADATA_NOT_AVAILABLE: the source cluster could not be reached in time")
     @ClusterMirrorAccess(ClusterMirrorOperation.CREATE)
-    public Uni<Response> create(CreateMirrorRequest request) {
+    public Uni<Response> create(CreateMirrorRequest request, @jakarta.ws.rs.core.Context HttpServerRequest http) {
         requireBody(request);
+        if (request.name() != null && http.getHeader(OwnerRouting.FORWARDED_BY) == null) {
+            // applied by the owner of the name's state partition: it authorizes and audits the request, not this one
+            var owner = instance.ownerOf(request.name());
+            if (owner.isEmpty()) {
+                throw new MirrorException(
+                        MirrorError.COORDINATOR_NOT_AVAILABLE,
+                        "No instance owns the state partition of mirror '" + request.name()
+                                + "' right now (the state group is assigning it); retry");
+            }
+            if (!owner.get().id().equals(instance.id())) {
+                caller.forwarded();
+                return forward(http, owner.get(), request);
+            }
+        }
         caller.require(ClusterMirrorOperation.CREATE, String.valueOf(request.name()));
         return coordinator
                 .create(request.name(), request.config())
@@ -104,7 +125,70 @@ public class MirrorResource {
             description = "The mirrors, sorted by name",
             content = @Content(schema = @Schema(implementation = MirrorList.class)))
     @ClusterMirrorAccess(ClusterMirrorOperation.DESCRIBE)
-    public MirrorList list() {
+    public Uni<MirrorList> list(@jakarta.ws.rs.core.Context HttpServerRequest http) {
+        MirrorList mine = localList();
+        var others = instance.members().stream()
+                .filter(m -> !m.id().equals(instance.id()))
+                .toList();
+        if (others.isEmpty() || http.getHeader(OwnerRouting.FORWARDED_BY) != null) {
+            return Uni.createFrom().item(mine);
+        }
+        // every member lists the mirrors it owns, filtered by what the caller may describe there
+        List<Uni<MirrorList>> theirs = others.stream()
+                .map(m -> Uni.createFrom()
+                        .completionStage(() -> routing.forward(
+                                        http,
+                                        new io.clustermirror.coordinator.StateOwnership.Owner(
+                                                m.id(), m.url(), Set.copyOf(m.statePartitions())),
+                                        io.vertx.core.buffer.Buffer.buffer())
+                                .toCompletionStage())
+                        .map(answer -> theirList(m.id(), answer)))
+                .toList();
+        return Uni.join().all(theirs).andFailFast().map(lists -> {
+            List<MirrorSummary> all = new java.util.ArrayList<>(mine.mirrors());
+            lists.forEach(l -> all.addAll(l.mirrors()));
+            all.sort(java.util.Comparator.comparing(MirrorSummary::name));
+            return new MirrorList(all);
+        });
+    }
+
+    private MirrorList theirList(String member, OwnerRouting.Answer answer) {
+        if (answer.status() != 200) {
+            throw new MirrorException(
+                    MirrorError.COORDINATOR_NOT_AVAILABLE,
+                    "Instance " + member + " answered " + answer.status() + " to the list: " + answer.body());
+        }
+        try {
+            return json.readValue(answer.body().getBytes(), MirrorList.class);
+        } catch (java.io.IOException e) {
+            throw new MirrorException(
+                    MirrorError.COORDINATOR_NOT_AVAILABLE, "Instance " + member + " answered no list: " + e);
+        }
+    }
+
+    private Uni<Response> forward(
+            HttpServerRequest http, io.clustermirror.coordinator.StateOwnership.Owner owner, CreateMirrorRequest body) {
+        io.vertx.core.buffer.Buffer buffer;
+        try {
+            buffer = io.vertx.core.buffer.Buffer.buffer(json.writeValueAsBytes(body));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+        return Uni.createFrom()
+                .completionStage(() -> routing.forward(http, owner, buffer).toCompletionStage())
+                .onFailure()
+                .transform(e -> new MirrorException(
+                        MirrorError.COORDINATOR_NOT_AVAILABLE,
+                        "The instance that owns it, " + owner.id() + " at " + owner.url() + ", did not answer: "
+                                + e.getMessage()))
+                .map(answer -> {
+                    Response.ResponseBuilder response = Response.status(answer.status());
+                    answer.headers().forEach(h -> response.header(h.getKey(), h.getValue()));
+                    return response.entity(answer.body().getBytes()).build();
+                });
+    }
+
+    private MirrorList localList() {
         return new MirrorList(coordinator.list().stream()
                 .filter(m -> caller.allows(ClusterMirrorOperation.DESCRIBE, m.name()))
                 .map(m -> MirrorSummary.of(m, (int) coordinator.partitions(m.name()).keySet().stream()

@@ -24,6 +24,8 @@ public class RequestCaller {
         this.caller = caller;
     }
 
+    private boolean forwarded;
+
     void operation(ClusterMirrorOperation operation, String mirror) {
         this.operation = operation;
         this.mirror = mirror;
@@ -36,6 +38,15 @@ public class RequestCaller {
 
     ClusterMirrorOperation operation() {
         return operation;
+    }
+
+    /** The request went to the instance that owns its mirror, which audits it: this instance does not. */
+    void forwarded() {
+        this.forwarded = true;
+    }
+
+    boolean isForwarded() {
+        return forwarded;
     }
 
     String mirror() {

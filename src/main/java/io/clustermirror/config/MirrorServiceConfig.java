@@ -207,6 +207,25 @@ public interface MirrorServiceConfig {
 
         Encryption encryption();
 
+        Group group();
+
+        /**
+         * The instances that share a destination and state topic form one consumer group on the state topic; the group
+         * assigns its partitions, and with them the mirrors whose records live there.
+         */
+        interface Group {
+            /** The group id (default {@code cluster-mirror-<state topic>}). */
+            Optional<String> id();
+
+            /**
+             * How long the group waits for a silent instance before it hands its mirrors to the others: what a crashed
+             * instance costs in mirroring time (the broker allows 6000 to 300000 by default).
+             */
+            @WithName("session.timeout.ms")
+            @WithDefault("10000")
+            int sessionTimeoutMs();
+        }
+
         /** Sealing mirrors' secret config values in the state topic (AES-256-GCM). */
         interface Encryption {
             /**

@@ -104,6 +104,37 @@ record CoordinatorState(
                 nextMirrors, nextPartitions, nextAcls, nextPromotions, nextDivergences, serviceConfigs, nextVerified);
     }
 
+    /**
+     * With what state partitions just taken over hold: their mirrors and what belongs to them (records of a mirror all
+     * live in its one partition, so nothing here is replaced), and the service settings if the part has any.
+     */
+    CoordinatorState merge(CoordinatorState part) {
+        Map<String, String> configs = part.serviceConfigs.isEmpty() ? serviceConfigs : part.serviceConfigs;
+        return new CoordinatorState(
+                union(mirrors, part.mirrors),
+                union(partitions, part.partitions),
+                union(createdAcls, part.createdAcls),
+                union(promotions, part.promotions),
+                union(divergences, part.divergences),
+                configs,
+                union(verified, part.verified));
+    }
+
+    private static <V> Map<String, V> union(Map<String, V> mine, Map<String, V> theirs) {
+        Map<String, V> all = new HashMap<>(mine);
+        all.putAll(theirs);
+        return all;
+    }
+
+    /** Without these mirrors and everything of theirs (their state partitions went to another instance). */
+    CoordinatorState withoutMirrors(Set<String> names) {
+        CoordinatorState left = this;
+        for (String name : names) {
+            left = left.without(name);
+        }
+        return left;
+    }
+
     /** With these partition statuses of the mirror changed (or added); the others as they are. */
     CoordinatorState withPartitions(String mirror, Map<MirrorPartition, PartitionStatus> changed) {
         Map<MirrorPartition, PartitionStatus> ofMirror = new HashMap<>(partitions(mirror));

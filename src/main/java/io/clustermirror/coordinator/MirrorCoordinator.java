@@ -21,6 +21,7 @@ import io.clustermirror.mirror.PartitionProgress;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.RecoveryPoint;
 import io.clustermirror.mirror.TopicSelection;
+import io.clustermirror.state.MirrorStateStore;
 import io.clustermirror.topics.ForeignStateTopics;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -67,6 +68,8 @@ public class MirrorCoordinator {
     private static final Logger LOGGER = Logger.getLogger(MirrorCoordinator.class);
     /** At most this long to read the first records of a start's existing destination topics (state topic check). */
     private static final int STATE_TOPIC_CHECK_TIMEOUT_MS = 10_000;
+    /** At most this long for the mirrors of a state partition given up to stop before the group goes on. */
+    private static final long GIVE_UP_TIMEOUT_MS = 30_000;
 
     private final KafkaClients clients;
     private final MirrorServiceConfig config;
@@ -77,6 +80,8 @@ public class MirrorCoordinator {
     private final CoordinatorThread thread = new CoordinatorThread();
 
     private final StateKeeper keeper;
+    private final ServiceInstance.Identity identity;
+    private final StateGroup group;
     private final MirrorRuntimes runtimes;
     private final PartitionLifecycle lifecycle;
     private final TopicPromotes promotes;
@@ -102,7 +107,13 @@ public class MirrorCoordinator {
         this.settings = new ServiceConfigs(this, config, metrics);
         this.runtimes = new MirrorRuntimes(
                 clients, config, metrics, () -> fetcherPool(vertx), settings.throttle(), thread, recoveryPoints);
+        this.identity = ServiceInstance.Identity.of(config);
         this.keeper = new StateKeeper(clients, config, metrics, rules, thread, new StateKeeper.Listener() {
+            @Override
+            public void ready() {
+                group.start();
+            }
+
             @Override
             public void loaded(CoordinatorState state) {
                 settings.apply(state.serviceConfigs());
@@ -112,10 +123,72 @@ public class MirrorCoordinator {
             }
 
             @Override
-            public void fenced() {
-                runtimes.closeAll();
+            public void taken(CoordinatorState part) {
+                settings.apply(keeper.state().serviceConfigs());
+                part.partitions().keySet().forEach(lifecycle::resume);
+                part.mirrors().keySet().forEach(promotes.fences()::recover);
+            }
+
+            @Override
+            public CompletableFuture<Void> givenUp(Set<String> mirrors) {
+                List<CompletableFuture<Void>> closed = new ArrayList<>();
+                for (String name : mirrors) {
+                    closed.add(runtimes.closing(name));
+                    metrics.removeMirror(name);
+                    lifecycle.forget(name);
+                    verifications.forget(name);
+                }
+                return CompletableFuture.allOf(closed.toArray(CompletableFuture[]::new));
             }
         });
+        this.group = new StateGroup(
+                clients,
+                config.state().topic().name(),
+                config.state()
+                        .group()
+                        .id()
+                        .orElse("cluster-mirror-" + config.state().topic().name()),
+                config.instance().id().map(String::strip).filter(id -> !id.isEmpty()),
+                config.state().group().sessionTimeoutMs(),
+                identity,
+                new StateGroup.Host() {
+                    @Override
+                    public void taken(Set<Integer> partitions) {
+                        long started = System.nanoTime();
+                        thread.call(() -> {
+                                    keeper.take(partitions);
+                                    return null;
+                                })
+                                .await()
+                                .indefinitely();
+                        if (!partitions.isEmpty()) {
+                            metrics.statePartitionsMoved("taken", partitions.size(), msSince(started));
+                        }
+                    }
+
+                    @Override
+                    public void givenUp(Set<Integer> partitions, boolean lost) {
+                        long started = System.nanoTime();
+                        CompletableFuture<Void> stopped = thread.call(() -> keeper.giveUp(partitions))
+                                .await()
+                                .indefinitely();
+                        try {
+                            stopped.get(GIVE_UP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                            LOGGER.errorf(
+                                    "The mirrors of state partitions %s did not stop within %d ms: %s",
+                                    partitions, GIVE_UP_TIMEOUT_MS, e);
+                        }
+                        metrics.statePartitionsMoved(lost ? "lost" : "given-up", partitions.size(), msSince(started));
+                    }
+
+                    @Override
+                    public Map<Integer, Integer> mirrorsPerPartition() {
+                        return MirrorCoordinator.this.mirrorsPerPartition();
+                    }
+                });
         this.verifications =
                 new Verifications(this, metrics, clock, config.destination().requestTimeoutMs());
         this.flows = new FlowDeadlines(metrics, Duration.ofMillis(config.flow().timeoutMs()));
@@ -173,6 +246,7 @@ public class MirrorCoordinator {
     }
 
     void onStop(@Observes ShutdownEvent event) {
+        group.close(Duration.ofSeconds(20)); // its partitions given up first: their mirrors stop, then move at once
         thread.shutdown(() -> {
             runtimes.shutdown();
             keeper.close();
@@ -288,6 +362,7 @@ public class MirrorCoordinator {
                                 Instant now = clock.instant();
                                 Mirror mirror = new Mirror(name, mirrorConfig, clusterId, now, now);
                                 keeper.putMirror(mirror);
+                                group.rebalanceSoon();
                                 LOGGER.infof(
                                         "Created mirror %s of source cluster %s at %s, config keys %s",
                                         name,
@@ -362,6 +437,7 @@ public class MirrorCoordinator {
                                 + "; stop its topics first");
             }
             keeper.deleteMirror(name, owned.keySet());
+            group.rebalanceSoon();
             runtimes.close(name);
             metrics.removeMirror(name);
             lifecycle.forget(name);
@@ -600,6 +676,39 @@ public class MirrorCoordinator {
 
     StateKeeper keeper() {
         return keeper;
+    }
+
+    /** This instance's id and advertised URL. */
+    ServiceInstance.Identity identity() {
+        return identity;
+    }
+
+    /** Who owns which state partition, as the state group last assigned them. */
+    public StateOwnership ownership() {
+        return group.ownership();
+    }
+
+    /** The state partition of a mirror's records (-1 before the state topic is known). */
+    public int statePartitionOf(String mirror) {
+        int partitions = keeper.statePartitions();
+        return partitions == 0 ? -1 : MirrorStateStore.partitionFor(mirror, partitions);
+    }
+
+    private static long msSince(long startedNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
+    }
+
+    /** How many mirrors each state partition this instance owns holds (any thread). */
+    private Map<Integer, Integer> mirrorsPerPartition() {
+        int partitions = keeper.statePartitions();
+        Map<Integer, Integer> counts = new HashMap<>();
+        if (partitions > 0) {
+            keeper.state()
+                    .mirrors()
+                    .keySet()
+                    .forEach(name -> counts.merge(MirrorStateStore.partitionFor(name, partitions), 1, Integer::sum));
+        }
+        return counts;
     }
 
     MirrorRuntimes runtimes() {

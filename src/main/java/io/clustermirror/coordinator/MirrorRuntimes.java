@@ -224,7 +224,7 @@ final class MirrorRuntimes {
      * Closes a runtime off the coordinator thread (its data plane may take seconds to leave the pool, its source Admin
      * to close); its workers refuse new tasks at once. The mirror's next runtime is built once this close ended.
      */
-    private void closeLater(String name, MirrorRuntime runtime) {
+    private CompletableFuture<Void> closeLater(String name, MirrorRuntime runtime) {
         runtime.workers.close();
         CompletableFuture<Void> closed = CompletableFuture.runAsync(
                         runtime::close, Infrastructure.getDefaultWorkerPool())
@@ -233,15 +233,19 @@ final class MirrorRuntimes {
                     return null;
                 });
         builds.closing(name, closed);
+        return closed;
     }
 
     /** Closes the mirror's runtime, if it has one. */
     void close(String name) {
+        closing(name);
+    }
+
+    /** Closes the mirror's runtime, if it has one: done once it is closed (its data plane appends no more). */
+    CompletableFuture<Void> closing(String name) {
         builds.overtake(name);
         MirrorRuntime runtime = runtimes.remove(name);
-        if (runtime != null) {
-            closeLater(name, runtime);
-        }
+        return runtime == null ? CompletableFuture.completedFuture(null) : closeLater(name, runtime);
     }
 
     /** Closes every runtime (off this thread): the data plane starts afresh from the state when it is next needed. */

@@ -8,14 +8,12 @@ import java.net.URI;
 import java.net.UnknownHostException;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.IntStream;
 import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
  * This service instance: its id ({@code mirror.instance.id}) and advertised URL ({@code mirror.instance.advertised.url}),
- * and the members of its group as {@code GET /v1/instances} lists them. One instance serves a destination today
- * (README, "State, start-up and fencing"): it is the only member, owns every partition of the state topic and runs every
- * mirror. Several instances sharing the mirrors through Kafka's group protocol (issue 19) will list every member here.
+ * the members of the state group as {@code GET /v1/instances} lists them, and which of them owns a mirror: the
+ * instance that owns the mirror's state partition runs it and applies its requests (decisions §48).
  */
 @ApplicationScoped
 public class ServiceInstance {
@@ -25,6 +23,11 @@ public class ServiceInstance {
 
     /** How an instance is named and reached. */
     record Identity(String id, String url) {
+
+        /** This instance's, from {@code mirror.instance.*}, the host name and the HTTP port. */
+        static Identity of(MirrorServiceConfig config) {
+            return resolve(config.instance().id(), config.instance().advertisedUrl(), hostName(), httpPort());
+        }
 
         /**
          * The configured id and URL, else the URL from the host name and HTTP port, and the id from the URL's
@@ -37,6 +40,21 @@ public class ServiceInstance {
             return new Identity(named, advertised);
         }
 
+        private static String hostName() {
+            try {
+                return InetAddress.getLocalHost().getHostName();
+            } catch (UnknownHostException e) {
+                return "localhost";
+            }
+        }
+
+        private static int httpPort() {
+            String key = LaunchMode.current() == LaunchMode.TEST ? "quarkus.http.test-port" : "quarkus.http.port";
+            return ConfigProvider.getConfig()
+                    .getOptionalValue(key, Integer.class)
+                    .orElse(LaunchMode.current() == LaunchMode.TEST ? 8081 : 8080);
+        }
+
         private static String hostAndPort(String url) {
             URI uri = URI.create(url);
             if (uri.getHost() == null) {
@@ -47,40 +65,63 @@ public class ServiceInstance {
         }
     }
 
-    private final Identity identity;
     private final MirrorCoordinator coordinator;
 
-    public ServiceInstance(MirrorServiceConfig config, MirrorCoordinator coordinator) {
+    public ServiceInstance(MirrorCoordinator coordinator) {
         this.coordinator = coordinator;
-        this.identity =
-                Identity.resolve(config.instance().id(), config.instance().advertisedUrl(), hostName(), httpPort());
     }
 
-    /** This instance's id: what describe's {@code runningOn} names (this instance runs every mirror today). */
+    /** This instance's id: what describe's {@code runningOn} names. */
     public String id() {
-        return identity.id();
+        return coordinator.identity().id();
     }
 
-    /** The members of the group, this instance among them. */
+    /** This instance's advertised URL. */
+    public String url() {
+        return coordinator.identity().url();
+    }
+
+    /**
+     * The members of the state group as last assigned, this instance among them (alone before its first assignment):
+     * each with its state partitions and mirrors, this instance's counted now, the others' as they last reported them.
+     */
     public List<Member> members() {
-        List<Integer> owned = IntStream.range(0, coordinator.keeper().statePartitions())
-                .boxed()
-                .toList();
-        return List.of(new Member(identity.id(), identity.url(), owned, coordinator.mirrorCount()));
-    }
-
-    private static String hostName() {
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (UnknownHostException e) {
-            return "localhost";
+        StateOwnership ownership = coordinator.ownership();
+        List<Member> members = new java.util.ArrayList<>();
+        boolean self = false;
+        for (StateOwnership.Owner owner : ownership.members()) {
+            List<Integer> partitions = owner.partitions().stream().sorted().toList();
+            if (owner.id().equals(id())) {
+                self = true;
+                members.add(new Member(owner.id(), owner.url(), partitions, coordinator.mirrorCount()));
+            } else {
+                int mirrors = partitions.stream()
+                        .mapToInt(p -> ownership.weights().getOrDefault(p, 0))
+                        .sum();
+                members.add(new Member(owner.id(), owner.url(), partitions, mirrors));
+            }
         }
+        if (!self) {
+            members.add(0, new Member(id(), url(), List.of(), coordinator.mirrorCount()));
+        }
+        return members;
     }
 
-    private static int httpPort() {
-        String key = LaunchMode.current() == LaunchMode.TEST ? "quarkus.http.test-port" : "quarkus.http.port";
-        return ConfigProvider.getConfig()
-                .getOptionalValue(key, Integer.class)
-                .orElse(LaunchMode.current() == LaunchMode.TEST ? 8081 : 8080);
+    /** Where a mirror's requests are applied: the owner of its state partition, if any owns it now. */
+    public java.util.Optional<StateOwnership.Owner> ownerOf(String mirror) {
+        int partition = coordinator.statePartitionOf(mirror);
+        return partition < 0
+                ? java.util.Optional.empty()
+                : coordinator.ownership().ownerOf(partition);
+    }
+
+    /** Where service settings changed at runtime are written: the owner of their state partition. */
+    public java.util.Optional<StateOwnership.Owner> ownerOfServiceConfigs() {
+        return ownerOf("");
+    }
+
+    /** Whether this instance applies the mirror's requests. */
+    public boolean owns(String mirror) {
+        return ownerOf(mirror).map(o -> o.id().equals(id())).orElse(false);
     }
 }

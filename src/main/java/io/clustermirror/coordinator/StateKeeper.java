@@ -42,11 +42,19 @@ final class StateKeeper {
 
     private static final Logger LOGGER = Logger.getLogger(StateKeeper.class);
 
-    /** What the coordinator does when the state has been (re)loaded, and when another instance took over. */
+    /** What the coordinator does as the state topic is ready, partitions come and go, and the state is re-read. */
     interface Listener {
+        /** The state topic exists: join the state group. */
+        void ready();
+
+        /** Re-read after a failed write: the data plane starts afresh from what the owned partitions hold. */
         void loaded(CoordinatorState state);
 
-        void fenced();
+        /** State partitions taken over: what they hold, now part of the state, to start. */
+        void taken(CoordinatorState part);
+
+        /** These mirrors left the state (their partition went to another instance): stop them; done once stopped. */
+        java.util.concurrent.CompletableFuture<Void> givenUp(Set<String> mirrors);
     }
 
     private final KafkaClients clients;
@@ -63,6 +71,8 @@ final class StateKeeper {
     private volatile int statePartitions;
     /** Touched only on the coordinator thread. */
     private StateSecrets secrets;
+    /** The state partitions the group assigned to this instance; coordinator thread. */
+    private final Set<Integer> assigned = new java.util.TreeSet<>();
 
     StateKeeper(
             KafkaClients clients,
@@ -104,7 +114,10 @@ final class StateKeeper {
         return statePartitions;
     }
 
-    /** Ensures the state topic, takes over as its writer and replays it; retried while the destination is unreachable. */
+    /**
+     * Ensures the state topic and readies the store; the state group then hands this instance its partitions ({@link
+     * #take}). Retried while the destination is unreachable.
+     */
     void load() {
         String topic = config.state().topic().name();
         try (Admin admin = clients.destinationAdmin()) {
@@ -132,25 +145,12 @@ final class StateKeeper {
                     config.destination().requestTimeoutMs(),
                     config.state().writeTimeoutMs(),
                     secrets());
-            CoordinatorState state = CoordinatorState.of(store.open());
             statePartitions = partitions;
-            commit.reset(state);
-            status = CoordinatorStatus.active();
-            LOGGER.infof(
-                    "Coordinator active: %d mirror(s) loaded from %s (%d partitions)",
-                    state.mirrors().size(), topic, partitions);
-            listener.loaded(state);
-        } catch (CoordinatorFencedException e) {
-            // a newer instance took over while this one was sealing secrets at start: it is the writer now
-            status = CoordinatorStatus.fenced(e.getMessage());
-            LOGGER.error(e.getMessage() + "; this instance stops");
-            listener.fenced();
+            commit.reset(CoordinatorState.EMPTY);
+            status = CoordinatorStatus.loading("joining the state group");
+            listener.ready();
         } catch (StateFormatException | java.io.IOException e) {
-            status = CoordinatorStatus.loading(e.getMessage());
-            LOGGER.errorf("Refusing to start: %s", e.getMessage());
-            Quarkus.asyncExit(1);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            refuse(e);
         } catch (Exception e) {
             status = CoordinatorStatus.loading("destination cluster not ready: " + e);
             LOGGER.warnf(
@@ -159,6 +159,93 @@ final class StateKeeper {
             if (!thread.isShutdown()) {
                 thread.schedule("load", config.destination().retryBackoffMs(), this::load);
             }
+        }
+    }
+
+    private void refuse(Exception e) {
+        status = CoordinatorStatus.loading(e.getMessage());
+        LOGGER.errorf("Refusing to start: %s", e.getMessage());
+        Quarkus.asyncExit(1);
+    }
+
+    /**
+     * Takes over state partitions the group assigned: fences their earlier writer, replays them, adds what they hold to
+     * the state and starts it. While the destination does not let it, tried again after the back-off (the partitions
+     * stay assigned: requests for their mirrors are answered 503 meanwhile). Coordinator thread.
+     */
+    void take(Set<Integer> partitions) {
+        assigned.addAll(partitions);
+        Set<Integer> missing = new java.util.TreeSet<>(assigned);
+        missing.removeAll(store.owned());
+        missing.retainAll(partitions);
+        if (missing.isEmpty()) {
+            if (store.owned().containsAll(assigned)) { // a member with nothing (new) to take is active too
+                status = CoordinatorStatus.active();
+            }
+            return;
+        }
+        flushPending();
+        CoordinatorState part;
+        try {
+            part = CoordinatorState.of(store.take(missing));
+        } catch (StateFormatException e) {
+            refuse(e);
+            return;
+        } catch (RuntimeException e) {
+            status = CoordinatorStatus.loading("taking over state partitions " + missing + ": " + e);
+            LOGGER.warnf(
+                    "Cannot take over state partitions %s yet (%s); retrying in %d ms",
+                    missing, e, config.destination().retryBackoffMs());
+            thread.schedule("take over", config.destination().retryBackoffMs(), () -> take(assigned));
+            return;
+        }
+        commit.reset(commit.state().merge(part));
+        status = CoordinatorStatus.active();
+        LOGGER.infof(
+                "Took over %d state partition(s) %s: %d mirror(s); %d mirror(s) on this instance",
+                missing.size(),
+                missing,
+                part.mirrors().size(),
+                commit.state().mirrors().size());
+        listener.taken(part);
+    }
+
+    /**
+     * Gives up state partitions: their mirrors leave the state and stop, and their writers close. Coordinator thread.
+     *
+     * @return done once the mirrors stopped
+     */
+    java.util.concurrent.CompletableFuture<Void> giveUp(Set<Integer> partitions) {
+        flushPending();
+        assigned.removeAll(partitions);
+        int count = statePartitions;
+        Set<String> leaving = new java.util.TreeSet<>();
+        commit.state().mirrors().keySet().forEach(name -> {
+            if (partitions.contains(MirrorStateStore.partitionFor(name, count))) {
+                leaving.add(name);
+            }
+        });
+        commit.reset(commit.state().withoutMirrors(leaving));
+        if (store != null) {
+            store.release(partitions);
+        }
+        LOGGER.infof(
+                "Gave up %d state partition(s) %s with %d mirror(s): %s",
+                partitions.size(), partitions, leaving.size(), leaving);
+        return listener.givenUp(leaving);
+    }
+
+    /** The state partitions the group assigned to this instance (coordinator thread). */
+    Set<Integer> assigned() {
+        return Set.copyOf(assigned);
+    }
+
+    /** Writes what the tick has pending before the state partitions change hands; a failure was answered already. */
+    private void flushPending() {
+        try {
+            commit.flush();
+        } catch (MirrorException e) {
+            // answered to the changes' callers, and handled in writeFailed
         }
     }
 
@@ -291,10 +378,15 @@ final class StateKeeper {
     private MirrorException writeFailed(RuntimeException failure) {
         metrics.stateWrite(false);
         if (failure instanceof CoordinatorFencedException e) {
-            status = CoordinatorStatus.fenced(e.getMessage());
-            LOGGER.error(e.getMessage() + "; stopping this instance's data plane");
-            listener.fenced();
+            // another instance took the partition over: the group tells this one so too; its mirrors stop here now
+            LOGGER.error(e.getMessage() + "; stopping the mirrors of that partition on this instance");
+            giveUp(Set.of(e.partition()));
             return new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, e.getMessage());
+        }
+        if (failure instanceof MirrorStateStore.NotOwnedException e) {
+            return new MirrorException(
+                    MirrorError.COORDINATOR_NOT_AVAILABLE,
+                    e.getMessage() + " (the state group is moving it): retry, any instance forwards it to its owner");
         }
         // a StateWriteException; anything else (a value that could not be sealed) is no less unconfirmed: re-read too
         LOGGER.warnf(
@@ -316,13 +408,13 @@ final class StateKeeper {
      */
     private void reopen() {
         try {
-            CoordinatorState state = CoordinatorState.of(store.open());
+            CoordinatorState state = CoordinatorState.of(store.take(assigned));
             commit.reset(state);
             status = CoordinatorStatus.active();
             listener.loaded(state);
         } catch (RuntimeException reopen) {
             status = CoordinatorStatus.loading("re-reading state after a failed write: " + reopen);
-            thread.schedule("load", config.destination().retryBackoffMs(), this::load);
+            thread.schedule("re-read state", config.destination().retryBackoffMs(), this::reopen);
         }
     }
 }

@@ -130,6 +130,21 @@ public class KafkaClients {
         return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
+    /**
+     * A member of the state group: a consumer of the state topic that joins the group for its assignment only (it
+     * fetches nothing). {@code group} carries the group id, the assignor and its settings.
+     */
+    public KafkaConsumer<byte[], byte[]> stateGroupMember(Map<String, Object> group) {
+        Map<String, Object> props = destinationProps("state-group");
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(
+                ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                config.destination().requestTimeoutMs());
+        props.putAll(group);
+        return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
     /** A group-less consumer that reads committed state records only. */
     public KafkaConsumer<byte[], byte[]> stateReader() {
         return committedReader("state-reader");

@@ -506,4 +506,34 @@ public class MirrorMetrics {
                 .register(registry)
                 .increment();
     }
+
+    /** A request forwarded to the instance that owns its mirror. */
+    public void forwarded() {
+        Counter.builder("cluster.mirror.requests.forwarded")
+                .description("Requests forwarded to the instance that owns their mirror")
+                .register(registry)
+                .increment();
+    }
+
+    /**
+     * State partitions that changed hands on this instance: taken over (fenced, replayed, mirrors started) or given up
+     * (mirrors stopped), and how long that took: the handover time a rebalance costs.
+     */
+    public void statePartitionsMoved(String direction, int partitions, long durationMs) {
+        Counter.builder("cluster.mirror.state.group.rebalances")
+                .description("Rebalances of the state group that moved partitions to or from this instance")
+                .tag("direction", direction)
+                .register(registry)
+                .increment();
+        io.micrometer.core.instrument.Timer.builder("cluster.mirror.state.group.handover")
+                .description("Time to take over (fence, replay, start) or give up (stop) state partitions")
+                .tag("direction", direction)
+                .register(registry)
+                .record(java.time.Duration.ofMillis(durationMs));
+        Counter.builder("cluster.mirror.state.group.partitions.moved")
+                .description("State partitions taken over or given up by this instance")
+                .tag("direction", direction)
+                .register(registry)
+                .increment(partitions);
+    }
 }

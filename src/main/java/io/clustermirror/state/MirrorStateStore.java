@@ -27,8 +27,9 @@ import org.apache.kafka.common.utils.Utils;
 import org.jboss.logging.Logger;
 
 /**
- * Reads and writes {@code __mirror_state}. Writes go through one transactional producer, so a second
- * service instance started against the same state topic fences this one instead of both writing.
+ * Reads and writes the partitions of {@code __mirror_state} this instance owns. Each is written through a
+ * transactional producer whose id names the partition, so the instance that takes a partition over fences the one
+ * that had it instead of both writing.
  * A mirror's records all go to its coordinator partition {@code abs(murmur2(name)) % partitions}.
  * Not thread-safe: the coordinator calls it from its single thread.
  */
@@ -49,7 +50,13 @@ public final class MirrorStateStore implements AutoCloseable {
     private final long timeoutMs;
     private final long writeTimeoutMs;
     private final StateSecrets secrets;
-    private KafkaProducer<byte[], byte[]> producer;
+    /** The writer of each partition this instance owns. */
+    private final Map<Integer, KafkaProducer<byte[], byte[]>> writers = new java.util.TreeMap<>();
+
+    /** The partitions taken and not released: each has a writer unless a failed write closed it. */
+    private final java.util.Set<Integer> owned = new java.util.TreeSet<>();
+
+    private boolean singleWriterFenced;
 
     /**
      * @param timeoutMs how long opening (taking over as the writer, replaying) waits for the destination
@@ -76,19 +83,38 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     /**
-     * Takes over as the writer (fencing any earlier instance and aborting its open transaction), then
-     * reads every committed record, and writes again the mirrors whose secrets are in clear while a state encryption
-     * key is given, or sealed with a key other than the first. Blocking.
+     * Takes over as the writer of every partition and replays them all: {@link #take} of the whole topic.
      */
     public StateSnapshot open() {
-        closeProducer();
-        producer = clients.stateProducer("cluster-mirror-coordinator-" + topic);
+        return take(
+                java.util.stream.IntStream.range(0, partitions).boxed().collect(java.util.stream.Collectors.toSet()));
+    }
+
+    /**
+     * Takes over as the writer of these partitions (each through a transactional producer whose id names it, so that
+     * any earlier writer of the partition is fenced and its open transaction aborted), then reads their committed
+     * records, and writes again the mirrors whose secrets are in clear while a state encryption key is given, or sealed
+     * with a key other than the first. The first take also fences the single writer of releases before 0.19, whose
+     * transactional id named the topic. Blocking.
+     *
+     * @return what the partitions hold
+     */
+    public StateSnapshot take(java.util.Set<Integer> partitions) {
+        fenceSingleWriter();
+        java.util.Set<Integer> taken = new java.util.TreeSet<>();
         try {
-            producer.initTransactions();
+            for (int p : new java.util.TreeSet<>(partitions)) {
+                closeWriter(p, Duration.ZERO);
+                KafkaProducer<byte[], byte[]> writer = clients.stateProducer(transactionalId(p));
+                writers.put(p, writer);
+                taken.add(p);
+                owned.add(p);
+                writer.initTransactions();
+            }
             java.util.Set<String> stale = new java.util.TreeSet<>();
-            StateSnapshot snapshot = replay(stale);
+            StateSnapshot snapshot = replay(partitions, stale);
             if (!stale.isEmpty()) {
-                write(stale.stream() // one transaction for all of them
+                write(stale.stream() // one transaction per partition for all of them
                         .map(name -> mirrorEntry(snapshot.mirrors().get(name)))
                         .toList());
                 LOGGER.infof(
@@ -97,16 +123,47 @@ public final class MirrorStateStore implements AutoCloseable {
             }
             return snapshot;
         } catch (RuntimeException e) {
-            closeProducer();
+            release(taken);
             throw e;
         }
+    }
+
+    /** Stops writing these partitions (another instance takes them over). */
+    public void release(java.util.Set<Integer> given) {
+        owned.removeAll(given);
+        given.forEach(p -> closeWriter(p, Duration.ofSeconds(5)));
+    }
+
+    /** The partitions this store took and has not released. */
+    public java.util.Set<Integer> owned() {
+        return java.util.Set.copyOf(owned);
+    }
+
+    /** The transactional id of a partition's writer. */
+    static String transactionalId(String topic, int partition) {
+        return "cluster-mirror-" + topic + "-" + partition;
+    }
+
+    private String transactionalId(int partition) {
+        return transactionalId(topic, partition);
+    }
+
+    /** Fences, once, the one writer of the whole topic that releases before 0.19 used: it must not write any more. */
+    private void fenceSingleWriter() {
+        if (singleWriterFenced) {
+            return;
+        }
+        try (KafkaProducer<byte[], byte[]> single = clients.stateProducer("cluster-mirror-coordinator-" + topic)) {
+            single.initTransactions();
+        }
+        singleWriterFenced = true;
     }
 
     /**
      * Reads the topic from the beginning to its current end, compaction semantics applied in memory; names the mirrors
      * whose records should be sealed again into {@code stale}.
      */
-    private StateSnapshot replay(java.util.Set<String> stale) {
+    private StateSnapshot replay(java.util.Set<Integer> owned, java.util.Set<String> stale) {
         Map<String, MirrorRecord> mirrors = new HashMap<>();
         Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
         Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls = new HashMap<>();
@@ -117,8 +174,9 @@ public final class MirrorStateStore implements AutoCloseable {
         long started = System.nanoTime();
         int records = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
-            List<TopicPartition> tps = java.util.stream.IntStream.range(0, partitions)
-                    .mapToObj(p -> new TopicPartition(topic, p))
+            List<TopicPartition> tps = owned.stream()
+                    .sorted()
+                    .map(p -> new TopicPartition(topic, p))
                     .toList();
             consumer.assign(tps);
             consumer.seekToBeginning(tps);
@@ -449,28 +507,40 @@ public final class MirrorStateStore implements AutoCloseable {
     private record Entry(StateKey key, byte[] value) {}
 
     /**
-     * Writes the records in one transaction and waits for the commit, giving up after {@code writeTimeoutMs} without
-     * an acknowledgement. On failure the writer is closed at once (not aborted: an abort waits as long again for a
-     * destination that does not answer) and the store must be opened again, which aborts the unfinished transaction.
+     * Writes the records, one transaction per state partition, and waits for each commit, giving up after {@code
+     * writeTimeoutMs} without an acknowledgement. On failure the partition's writer is closed at once (not aborted: an
+     * abort waits as long again for a destination that does not answer) and the store must take the partition again,
+     * which aborts the unfinished transaction.
      *
-     * @throws CoordinatorFencedException when another instance has taken over the state topic
+     * @throws CoordinatorFencedException when another instance has taken over one of the partitions
+     * @throws NotOwnedException when a record belongs to a partition this instance does not own; nothing is written
      */
     private void write(List<Entry> entries) {
-        if (producer == null) {
-            throw new IllegalStateException("State store is not open");
+        Map<Integer, List<Entry>> byPartition = new java.util.TreeMap<>();
+        for (Entry entry : entries) {
+            byPartition
+                    .computeIfAbsent(partitionFor(entry.key().mirror(), partitions), p -> new ArrayList<>())
+                    .add(entry);
         }
-        if (entries.isEmpty()) {
-            return;
+        for (int p : byPartition.keySet()) {
+            if (!owned.contains(p)) {
+                throw new NotOwnedException(topic, p);
+            }
+            if (!writers.containsKey(p)) {
+                throw new IllegalStateException("the writer of partition " + p + " is closed after a failed write");
+            }
         }
+        byPartition.forEach(this::write);
+    }
+
+    private void write(int partition, List<Entry> entries) {
+        KafkaProducer<byte[], byte[]> producer = writers.get(partition);
         try {
             producer.beginTransaction();
             List<Future<?>> sends = new ArrayList<>();
             for (Entry entry : entries) {
-                sends.add(producer.send(new ProducerRecord<>(
-                        topic,
-                        partitionFor(entry.key().mirror(), partitions),
-                        StateSerde.key(entry.key()),
-                        entry.value())));
+                sends.add(producer.send(
+                        new ProducerRecord<>(topic, partition, StateSerde.key(entry.key()), entry.value())));
             }
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(writeTimeoutMs);
             for (Future<?> send : sends) { // one deadline for the write, not one per record
@@ -478,54 +548,61 @@ public final class MirrorStateStore implements AutoCloseable {
             }
             producer.commitTransaction();
         } catch (ProducerFencedException | InvalidProducerEpochException e) {
-            closeProducer();
-            throw new CoordinatorFencedException(topic, e);
+            closeWriter(partition, Duration.ofSeconds(5));
+            throw new CoordinatorFencedException(topic, partition, e);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof ProducerFencedException
                     || e.getCause() instanceof InvalidProducerEpochException) {
-                closeProducer();
-                throw new CoordinatorFencedException(topic, e.getCause());
+                closeWriter(partition, Duration.ofSeconds(5));
+                throw new CoordinatorFencedException(topic, partition, e.getCause());
             }
-            closeProducer(Duration.ZERO);
+            closeWriter(partition, Duration.ZERO);
             throw new StateWriteException(topic, e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            closeProducer(Duration.ZERO);
+            closeWriter(partition, Duration.ZERO);
             throw new StateWriteException(topic, e);
         } catch (TimeoutException e) {
-            closeProducer(Duration.ZERO);
+            closeWriter(partition, Duration.ZERO);
             throw new StateWriteException(
                     topic,
                     new TimeoutException(
                             "the destination did not acknowledge the write within " + writeTimeoutMs + " ms"));
         } catch (RuntimeException e) {
-            closeProducer(Duration.ZERO);
+            closeWriter(partition, Duration.ZERO);
             throw new StateWriteException(topic, e);
         }
     }
 
+    /** Whether every partition taken still has its writer (a failed write closes one until it is taken again). */
     public boolean isOpen() {
-        return producer != null;
+        return writers.keySet().equals(owned);
     }
 
-    private void closeProducer() {
-        closeProducer(Duration.ofSeconds(5));
-    }
-
-    private void closeProducer(Duration timeout) {
-        if (producer != null) {
+    private void closeWriter(int partition, Duration timeout) {
+        KafkaProducer<byte[], byte[]> writer = writers.remove(partition);
+        if (writer != null) {
             try {
-                producer.close(timeout);
+                writer.close(timeout);
             } catch (RuntimeException e) {
-                LOGGER.debugf("Closing state producer: %s", e.toString());
+                LOGGER.debugf("Closing state writer of partition %d: %s", partition, e.toString());
             }
-            producer = null;
         }
     }
 
     @Override
     public void close() {
-        closeProducer();
+        owned.clear();
+        new ArrayList<>(writers.keySet()).forEach(p -> closeWriter(p, Duration.ofSeconds(5)));
+    }
+
+    /** A record for a state partition that another instance owns (or no one, during a rebalance). */
+    public static final class NotOwnedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NotOwnedException(String topic, int partition) {
+            super("partition " + partition + " of " + topic + " is not owned by this instance");
+        }
     }
 
     /**
@@ -544,11 +621,19 @@ public final class MirrorStateStore implements AutoCloseable {
     public static final class CoordinatorFencedException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
-        CoordinatorFencedException(String topic, Throwable cause) {
+        private final int partition;
+
+        CoordinatorFencedException(String topic, int partition, Throwable cause) {
             super(
-                    "Another Cluster Mirror instance has taken over " + topic + " (this one is fenced): "
-                            + cause.getMessage(),
+                    "Another Cluster Mirror instance has taken over partition " + partition + " of " + topic
+                            + " (this one is fenced): " + cause.getMessage(),
                     cause);
+            this.partition = partition;
+        }
+
+        /** The state partition another instance took over. */
+        public int partition() {
+            return partition;
         }
     }
 }

@@ -1,0 +1,223 @@
+package io.clustermirror.coordinator;
+
+import io.clustermirror.kafka.KafkaClients;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.jboss.logging.Logger;
+
+/**
+ * This instance's membership of the state group (decisions §48): a consumer of {@code __mirror_state} in the group of
+ * every instance that shares the destination, on a thread of its own. It fetches nothing; the group protocol is its
+ * job. Kafka assigns the state partitions ({@link MirrorStateAssignor}, cooperative), and the {@link Host} takes over
+ * the partitions it gains (fence their writers, replay them, start their mirrors) and gives up the ones it loses (stop
+ * their mirrors) before the consumer goes on, so a partition's mirrors have stopped here before another member is
+ * handed the partition. A graceful close leaves the group at once, also as a static member, so its partitions move in
+ * seconds, not after the session timeout.
+ */
+final class StateGroup implements MirrorStateAssignor.Member {
+
+    private static final Logger LOGGER = Logger.getLogger(StateGroup.class);
+    private static final long REBALANCE_DELAY_S = 3;
+
+    /** What the coordinator does when partitions come and go; each call returns once it is done. */
+    interface Host {
+        void taken(Set<Integer> partitions);
+
+        void givenUp(Set<Integer> partitions, boolean lost);
+
+        /** Mirrors on each state partition this instance owns (any thread). */
+        Map<Integer, Integer> mirrorsPerPartition();
+    }
+
+    private final KafkaClients clients;
+    private final String topic;
+    private final String groupId;
+    private final Optional<String> staticId;
+    private final int sessionTimeoutMs;
+    private final ServiceInstance.Identity identity;
+    private final Host host;
+    private volatile StateOwnership ownership = StateOwnership.NONE;
+    /** When to ask for a rebalance (nanoTime), 0 for never: a burst of creates asks once. */
+    private volatile long rebalanceAt;
+
+    private volatile boolean closing;
+    private volatile KafkaConsumer<byte[], byte[]> consumer;
+    private Thread thread;
+
+    StateGroup(
+            KafkaClients clients,
+            String topic,
+            String groupId,
+            Optional<String> staticId,
+            int sessionTimeoutMs,
+            ServiceInstance.Identity identity,
+            Host host) {
+        this.clients = clients;
+        this.topic = topic;
+        this.groupId = groupId;
+        this.staticId = staticId;
+        this.sessionTimeoutMs = sessionTimeoutMs;
+        this.identity = identity;
+        this.host = host;
+    }
+
+    synchronized void start() {
+        if (thread == null) {
+            thread = new Thread(this::run, "mirror-state-group");
+            thread.setDaemon(true);
+            thread.start();
+        }
+    }
+
+    /** Who owns what, as last assigned. */
+    StateOwnership ownership() {
+        return ownership;
+    }
+
+    /**
+     * Asks for a rebalance a few seconds from now, when other members share the group (the mirrors on this instance's
+     * partitions changed, so their spread may have): the leader then weighs the partitions again.
+     */
+    void rebalanceSoon() {
+        if (ownership.members().size() > 1) {
+            rebalanceAt = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(REBALANCE_DELAY_S);
+        }
+    }
+
+    /** Leaves the group (its partitions given up first), waiting up to the timeout. */
+    void close(Duration timeout) {
+        Thread t;
+        synchronized (this) {
+            closing = true;
+            t = thread;
+        }
+        KafkaConsumer<byte[], byte[]> c = consumer;
+        if (c != null) {
+            c.wakeup();
+        }
+        if (t != null) {
+            try {
+                t.join(timeout.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void run() {
+        Map<String, Object> props = new HashMap<>();
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+        props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, MirrorStateAssignor.class.getName());
+        props.put(MirrorStateAssignor.MEMBER_CONFIG, this);
+        props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, sessionTimeoutMs);
+        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Math.max(500, sessionTimeoutMs / 4));
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
+        staticId.ifPresent(id -> props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, id));
+        while (!closing) {
+            try (KafkaConsumer<byte[], byte[]> c = clients.stateGroupMember(props)) {
+                consumer = c;
+                member(c);
+            } catch (RuntimeException e) {
+                if (!closing) {
+                    LOGGER.warnf("State group member failed (%s); joining again in 1 s", e.toString());
+                    sleep(1000);
+                }
+            }
+        }
+        LOGGER.infof("Left the state group %s", groupId);
+    }
+
+    private void member(KafkaConsumer<byte[], byte[]> c) {
+        c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                c.pause(partitions); // membership only: the records are read by the state store
+                host.taken(numbers(partitions)); // also with none: the instance is a member now
+            }
+
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                if (!partitions.isEmpty()) {
+                    host.givenUp(numbers(partitions), false);
+                }
+            }
+
+            @Override
+            public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                if (!partitions.isEmpty()) {
+                    host.givenUp(numbers(partitions), true);
+                }
+            }
+        });
+        try {
+            while (!closing) {
+                c.poll(Duration.ofMillis(500));
+                long at = rebalanceAt;
+                if (at != 0 && System.nanoTime() - at >= 0 && !closing) {
+                    rebalanceAt = 0;
+                    c.enforceRebalance("the mirrors on this instance's state partitions changed");
+                }
+            }
+        } catch (WakeupException e) {
+            // closing
+        }
+        // a static member too leaves at once: its partitions move now, not after the session timeout
+        c.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                .withTimeout(Duration.ofSeconds(10)));
+    }
+
+    private static Set<Integer> numbers(Collection<TopicPartition> partitions) {
+        Set<Integer> numbers = new TreeSet<>();
+        partitions.forEach(tp -> numbers.add(tp.partition()));
+        return numbers;
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String id() {
+        return identity.id();
+    }
+
+    @Override
+    public String url() {
+        return identity.url();
+    }
+
+    @Override
+    public Map<Integer, Integer> weights() {
+        Map<Integer, Integer> weights = new HashMap<>(ownership.weights());
+        weights.putAll(host.mirrorsPerPartition());
+        return weights;
+    }
+
+    @Override
+    public void assigned(StateOwnership ownership) {
+        this.ownership = ownership;
+        LOGGER.infof(
+                "State group %s: %s",
+                groupId,
+                ownership.members().stream()
+                        .map(m -> m.id() + " owns " + m.partitions().size() + " partition(s)")
+                        .toList());
+    }
+}
