@@ -106,13 +106,28 @@ public class OwnerRouting {
                             + " right now (the state group is assigning it); retry");
             return;
         }
-        request.body()
+        body(request)
                 .compose(body -> forward(request, owner.get(), body))
                 .onSuccess(answer -> answer(context, answer))
                 .onFailure(e -> unavailable(
                         context,
                         "The instance that owns it, " + owner.get().id() + " at "
                                 + owner.get().url() + ", did not answer: " + e.getMessage()));
+    }
+
+    /**
+     * The request's body, read here (the router holds the request paused until a handler reads it); none for a
+     * request that declares none.
+     */
+    private static Future<Buffer> body(io.vertx.core.http.HttpServerRequest request) {
+        String length = request.getHeader("Content-Length");
+        boolean chunked = "chunked".equalsIgnoreCase(request.getHeader("Transfer-Encoding"));
+        if (!chunked && (length == null || "0".equals(length.strip()))) {
+            return Future.succeededFuture(Buffer.buffer());
+        }
+        Future<Buffer> body = request.body();
+        request.resume();
+        return body;
     }
 
     /** The owner's answer: status, headers and body. */

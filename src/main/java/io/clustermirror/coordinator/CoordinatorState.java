@@ -163,6 +163,11 @@ record CoordinatorState(
         return new CoordinatorState(mirrors, partitions, createdAcls, promotions, divergences, next, verified);
     }
 
+    /** With the service settings another instance wrote (it owns their state partition). */
+    CoordinatorState withServiceConfigs(Map<String, String> configs) {
+        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, divergences, configs, verified);
+    }
+
     /** With these topic promotions of the mirror changed (a null value removes the topic's). */
     CoordinatorState withPromotions(String mirror, Map<String, TopicPromotion> changed) {
         Map<String, TopicPromotion> ofMirror = new HashMap<>(promotions(mirror));

@@ -76,6 +76,15 @@ final class GroupCommit {
     }
 
     /**
+     * Adopts what another instance wrote (nothing for this one to write): in the committed state and the working one
+     * alike, pending changes kept.
+     */
+    void adopt(UnaryOperator<CoordinatorState> written) {
+        committed = written.apply(committed);
+        working = written.apply(working);
+    }
+
+    /**
      * Applies the change to the working state and queues its records for this tick's transaction; {@code then} runs
      * on the coordinator thread once they committed (never, if they did not).
      */

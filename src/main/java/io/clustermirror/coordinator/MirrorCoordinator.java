@@ -68,8 +68,6 @@ public class MirrorCoordinator {
     private static final Logger LOGGER = Logger.getLogger(MirrorCoordinator.class);
     /** At most this long to read the first records of a start's existing destination topics (state topic check). */
     private static final int STATE_TOPIC_CHECK_TIMEOUT_MS = 10_000;
-    /** At most this long for the mirrors of a state partition given up to stop before the group goes on. */
-    private static final long GIVE_UP_TIMEOUT_MS = 30_000;
 
     private final KafkaClients clients;
     private final MirrorServiceConfig config;
@@ -82,6 +80,7 @@ public class MirrorCoordinator {
     private final StateKeeper keeper;
     private final ServiceInstance.Identity identity;
     private final StateGroup group;
+
     private final MirrorRuntimes runtimes;
     private final PartitionLifecycle lifecycle;
     private final TopicPromotes promotes;
@@ -141,54 +140,7 @@ public class MirrorCoordinator {
                 return CompletableFuture.allOf(closed.toArray(CompletableFuture[]::new));
             }
         });
-        this.group = new StateGroup(
-                clients,
-                config.state().topic().name(),
-                config.state()
-                        .group()
-                        .id()
-                        .orElse("cluster-mirror-" + config.state().topic().name()),
-                config.instance().id().map(String::strip).filter(id -> !id.isEmpty()),
-                config.state().group().sessionTimeoutMs(),
-                identity,
-                new StateGroup.Host() {
-                    @Override
-                    public void taken(Set<Integer> partitions) {
-                        long started = System.nanoTime();
-                        thread.call(() -> {
-                                    keeper.take(partitions);
-                                    return null;
-                                })
-                                .await()
-                                .indefinitely();
-                        if (!partitions.isEmpty()) {
-                            metrics.statePartitionsMoved("taken", partitions.size(), msSince(started));
-                        }
-                    }
-
-                    @Override
-                    public void givenUp(Set<Integer> partitions, boolean lost) {
-                        long started = System.nanoTime();
-                        CompletableFuture<Void> stopped = thread.call(() -> keeper.giveUp(partitions))
-                                .await()
-                                .indefinitely();
-                        try {
-                            stopped.get(GIVE_UP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                            LOGGER.errorf(
-                                    "The mirrors of state partitions %s did not stop within %d ms: %s",
-                                    partitions, GIVE_UP_TIMEOUT_MS, e);
-                        }
-                        metrics.statePartitionsMoved(lost ? "lost" : "given-up", partitions.size(), msSince(started));
-                    }
-
-                    @Override
-                    public Map<Integer, Integer> mirrorsPerPartition() {
-                        return MirrorCoordinator.this.mirrorsPerPartition();
-                    }
-                });
+        this.group = new StateGroup(clients, config, identity, keeper, thread, metrics);
         this.verifications =
                 new Verifications(this, metrics, clock, config.destination().requestTimeoutMs());
         this.flows = new FlowDeadlines(metrics, Duration.ofMillis(config.flow().timeoutMs()));
@@ -266,6 +218,12 @@ public class MirrorCoordinator {
     @Scheduled(every = PartitionRates.SAMPLE_EVERY, concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void sampleRates() {
         runtimes.sampleRates(rates, TimeUnit.NANOSECONDS.toMillis(System.nanoTime()));
+    }
+
+    /** The service settings another instance wrote: see {@link ServiceConfigs#follow()}. */
+    @Scheduled(every = "5s", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void followServiceConfigs() {
+        settings.follow();
     }
 
     /**
@@ -472,12 +430,29 @@ public class MirrorCoordinator {
     Mirror require(String name) {
         Mirror mirror = keeper.state().mirrors().get(name);
         if (mirror == null) {
+            requireHeld(name);
             throw MirrorException.unknownMirror(name);
         }
         return mirror;
     }
 
+    /**
+     * Refuses (503, to retry) a request about a mirror whose state partition this instance does not hold now: the
+     * state group is moving it (a request forwarded here just before this instance gave it up, or before it finished
+     * taking it over), so only its owner can tell whether the mirror exists.
+     */
+    private void requireHeld(String name) {
+        int partition = statePartitionOf(name);
+        if (partition >= 0 && !keeper.holds(partition)) {
+            throw new MirrorException(
+                    MirrorError.COORDINATOR_NOT_AVAILABLE,
+                    "Mirror '" + name + "' lives in state partition " + partition
+                            + ", which this instance does not hold now (the state group is moving it); retry");
+        }
+    }
+
     private void requireAbsent(String name) {
+        requireHeld(name);
         if (keeper.state().mirrors().containsKey(name)) {
             throw new MirrorException(
                     MirrorError.CLUSTER_MIRROR_ALREADY_EXISTS, "Cluster mirror '" + name + "' already exists", "name");
@@ -632,10 +607,6 @@ public class MirrorCoordinator {
         return verifications.list(name);
     }
 
-    CoordinatorThread thread() {
-        return thread;
-    }
-
     /** The shared destination Admin. */
     Admin destinationAdmin() {
         return runtimes.destinationAdmin();
@@ -688,27 +659,22 @@ public class MirrorCoordinator {
         return group.ownership();
     }
 
+    /** Whether this instance owns the state partition, as the state group last assigned them. */
+    boolean ownsStatePartition(int partition) {
+        return ownership()
+                .ownerOf(partition)
+                .map(o -> o.id().equals(identity.id()))
+                .orElse(false);
+    }
+
+    CoordinatorThread thread() {
+        return thread;
+    }
+
     /** The state partition of a mirror's records (-1 before the state topic is known). */
     public int statePartitionOf(String mirror) {
         int partitions = keeper.statePartitions();
         return partitions == 0 ? -1 : MirrorStateStore.partitionFor(mirror, partitions);
-    }
-
-    private static long msSince(long startedNanos) {
-        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
-    }
-
-    /** How many mirrors each state partition this instance owns holds (any thread). */
-    private Map<Integer, Integer> mirrorsPerPartition() {
-        int partitions = keeper.statePartitions();
-        Map<Integer, Integer> counts = new HashMap<>();
-        if (partitions > 0) {
-            keeper.state()
-                    .mirrors()
-                    .keySet()
-                    .forEach(name -> counts.merge(MirrorStateStore.partitionFor(name, partitions), 1, Integer::sum));
-        }
-        return counts;
     }
 
     MirrorRuntimes runtimes() {

@@ -46,7 +46,7 @@ public final class MirrorStateAssignor implements ConsumerPartitionAssignor, Con
     }
 
     /** The subscription's user data. */
-    record Report(String id, String url, Map<Integer, Integer> weights) {}
+    public record Report(String id, String url, Map<Integer, Integer> weights) {}
 
     private Member member;
 

@@ -10,6 +10,7 @@ import io.smallrye.mutiny.Uni;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.jboss.logging.Logger;
 
 /**
@@ -29,6 +30,8 @@ public final class ServiceConfigs {
     private final Map<String, String> statics;
 
     private final ReplicationThrottle throttle;
+    /** Whether the last read of the settings another instance wrote failed (scheduler thread). */
+    private boolean followFailing;
 
     /** @throws IllegalArgumentException when the application config holds a value the setting does not take */
     ServiceConfigs(MirrorCoordinator coordinator, MirrorServiceConfig config, MirrorMetrics metrics) {
@@ -84,6 +87,35 @@ public final class ServiceConfigs {
             LOGGER.infof("Service config %s back to its %s value %s", key, entry.source(), entry.value());
             return entry;
         });
+    }
+
+    /**
+     * The settings changed at runtime, every 5 s, on an instance that does not own their state partition: read from it
+     * and applied, so every instance of the group follows a change within seconds (the owner applies its own at once).
+     * A failed read is reported once per run of failures and tried again at the next turn.
+     */
+    void follow() {
+        Optional<Map<String, String>> read;
+        try {
+            // no owner now: nothing newer to follow
+            read = coordinator
+                    .keeper()
+                    .readServiceConfigs(
+                            p -> coordinator.ownership().ownerOf(p).isEmpty() || coordinator.ownsStatePartition(p));
+            followFailing = false;
+        } catch (RuntimeException e) {
+            if (!followFailing) {
+                LOGGER.warnf(
+                        "Cannot read the service settings from the state topic (%s); trying every 5 s", e.toString());
+            }
+            followFailing = true;
+            return;
+        }
+        read.ifPresent(configs -> coordinator.thread().run("follow service settings", () -> {
+            if (coordinator.keeper().adoptServiceConfigs(configs)) {
+                apply(dynamic());
+            }
+        }));
     }
 
     /** Applies the values the state holds (after every load of it, and every change). */

@@ -1,6 +1,8 @@
 package io.clustermirror.coordinator;
 
+import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.kafka.KafkaClients;
+import io.clustermirror.metrics.MirrorMetrics;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
@@ -20,8 +22,8 @@ import org.jboss.logging.Logger;
 /**
  * This instance's membership of the state group (decisions §48): a consumer of {@code __mirror_state} in the group of
  * every instance that shares the destination, on a thread of its own. It fetches nothing; the group protocol is its
- * job. Kafka assigns the state partitions ({@link MirrorStateAssignor}, cooperative), and the {@link Host} takes over
- * the partitions it gains (fence their writers, replay them, start their mirrors) and gives up the ones it loses (stop
+ * job. Kafka assigns the state partitions ({@link MirrorStateAssignor}, cooperative), and the {@link StateKeeper} takes
+ * over the partitions it gains (fence their writers, replay them, start their mirrors) and gives up the ones it loses (stop
  * their mirrors) before the consumer goes on, so a partition's mirrors have stopped here before another member is
  * handed the partition. A graceful close leaves the group at once, also as a static member, so its partitions move in
  * seconds, not after the session timeout.
@@ -31,15 +33,8 @@ final class StateGroup implements MirrorStateAssignor.Member {
     private static final Logger LOGGER = Logger.getLogger(StateGroup.class);
     private static final long REBALANCE_DELAY_S = 3;
 
-    /** What the coordinator does when partitions come and go; each call returns once it is done. */
-    interface Host {
-        void taken(Set<Integer> partitions);
-
-        void givenUp(Set<Integer> partitions, boolean lost);
-
-        /** Mirrors on each state partition this instance owns (any thread). */
-        Map<Integer, Integer> mirrorsPerPartition();
-    }
+    /** At most this long for the mirrors of state partitions given up to stop before the group goes on. */
+    private static final long GIVE_UP_TIMEOUT_MS = 30_000;
 
     private final KafkaClients clients;
     private final String topic;
@@ -47,7 +42,9 @@ final class StateGroup implements MirrorStateAssignor.Member {
     private final Optional<String> staticId;
     private final int sessionTimeoutMs;
     private final ServiceInstance.Identity identity;
-    private final Host host;
+    private final StateKeeper keeper;
+    private final CoordinatorThread coordinator;
+    private final MirrorMetrics metrics;
     private volatile StateOwnership ownership = StateOwnership.NONE;
     /** When to ask for a rebalance (nanoTime), 0 for never: a burst of creates asks once. */
     private volatile long rebalanceAt;
@@ -58,19 +55,21 @@ final class StateGroup implements MirrorStateAssignor.Member {
 
     StateGroup(
             KafkaClients clients,
-            String topic,
-            String groupId,
-            Optional<String> staticId,
-            int sessionTimeoutMs,
+            MirrorServiceConfig config,
             ServiceInstance.Identity identity,
-            Host host) {
+            StateKeeper keeper,
+            CoordinatorThread thread,
+            MirrorMetrics metrics) {
         this.clients = clients;
-        this.topic = topic;
-        this.groupId = groupId;
-        this.staticId = staticId;
-        this.sessionTimeoutMs = sessionTimeoutMs;
+        this.topic = config.state().topic().name();
+        this.groupId = config.state().group().id().orElse("cluster-mirror-" + topic);
+        // static membership when the instance is named (the Helm chart names it by its pod)
+        this.staticId = config.instance().id().map(String::strip).filter(id -> !id.isEmpty());
+        this.sessionTimeoutMs = config.state().group().sessionTimeoutMs();
         this.identity = identity;
-        this.host = host;
+        this.keeper = keeper;
+        this.coordinator = thread;
+        this.metrics = metrics;
     }
 
     synchronized void start() {
@@ -145,20 +144,20 @@ final class StateGroup implements MirrorStateAssignor.Member {
             @Override
             public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
                 c.pause(partitions); // membership only: the records are read by the state store
-                host.taken(numbers(partitions)); // also with none: the instance is a member now
+                taken(numbers(partitions)); // also with none: the instance is a member now
             }
 
             @Override
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                 if (!partitions.isEmpty()) {
-                    host.givenUp(numbers(partitions), false);
+                    givenUp(numbers(partitions), false);
                 }
             }
 
             @Override
             public void onPartitionsLost(Collection<TopicPartition> partitions) {
                 if (!partitions.isEmpty()) {
-                    host.givenUp(numbers(partitions), true);
+                    givenUp(numbers(partitions), true);
                 }
             }
         });
@@ -177,6 +176,42 @@ final class StateGroup implements MirrorStateAssignor.Member {
         // a static member too leaves at once: its partitions move now, not after the session timeout
         c.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
                 .withTimeout(Duration.ofSeconds(10)));
+    }
+
+    /** Takes the partitions over on the coordinator thread (fence, replay, start), and returns once it did. */
+    private void taken(Set<Integer> partitions) {
+        long started = System.nanoTime();
+        coordinator
+                .call(() -> {
+                    keeper.take(partitions);
+                    return null;
+                })
+                .await()
+                .indefinitely();
+        if (!partitions.isEmpty()) {
+            metrics.statePartitionsMoved("taken", partitions.size(), msSince(started));
+        }
+    }
+
+    /** Gives the partitions up on the coordinator thread, and returns once their mirrors stopped appending. */
+    private void givenUp(Set<Integer> partitions, boolean lost) {
+        long started = System.nanoTime();
+        java.util.concurrent.CompletableFuture<Void> stopped =
+                coordinator.call(() -> keeper.giveUp(partitions)).await().indefinitely();
+        try {
+            stopped.get(GIVE_UP_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            LOGGER.errorf(
+                    "The mirrors of state partitions %s did not stop within %d ms: %s",
+                    partitions, GIVE_UP_TIMEOUT_MS, e);
+        }
+        metrics.statePartitionsMoved(lost ? "lost" : "given-up", partitions.size(), msSince(started));
+    }
+
+    private static long msSince(long startedNanos) {
+        return java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
     }
 
     private static Set<Integer> numbers(Collection<TopicPartition> partitions) {
@@ -206,7 +241,7 @@ final class StateGroup implements MirrorStateAssignor.Member {
     @Override
     public Map<Integer, Integer> weights() {
         Map<Integer, Integer> weights = new HashMap<>(ownership.weights());
-        weights.putAll(host.mirrorsPerPartition());
+        weights.putAll(keeper.mirrorsPerPartition());
         return weights;
     }
 

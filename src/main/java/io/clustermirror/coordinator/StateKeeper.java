@@ -32,11 +32,13 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.jboss.logging.Logger;
 
 /**
- * Boot, replay and every write of the coordinator's state: ensures {@code __mirror_state}, takes over as its one
- * writer, replays it into a {@link CoordinatorState}, and from then on writes the changes to the topic, a coordinator
- * tick's in one transaction ({@link GroupCommit}), before the new snapshot is what other threads read. A failed write
- * re-reads the topic, so memory never holds what the topic does not; a fenced writer stops acting. Writes run on the
- * coordinator thread; the committed snapshot and the status are read from any thread.
+ * Boot, replay and every write of the coordinator's state: ensures {@code __mirror_state}; takes over the state
+ * partitions the state group assigns ({@link StateGroup}: fences their writers, replays them into the {@link
+ * CoordinatorState}) and gives up the ones it takes away; from then on writes the changes to the topic, a coordinator
+ * tick's in one transaction per state partition ({@link GroupCommit}), before the new snapshot is what other threads
+ * read. A failed write re-reads the owned partitions, so memory never holds what the topic does not; a fenced write
+ * gives its partition up. Writes run on the coordinator thread; the committed snapshot and the status are read from
+ * any thread.
  */
 final class StateKeeper {
 
@@ -65,12 +67,14 @@ final class StateKeeper {
     private final Listener listener;
     private final GroupCommit commit;
     private volatile CoordinatorStatus status = CoordinatorStatus.loading("starting");
-    /** Touched only on the coordinator thread. */
-    private MirrorStateStore store;
+    /** Written only on the coordinator thread; volatile for {@link #readServiceConfigs()}. */
+    private volatile MirrorStateStore store;
     /** {@code store}'s partition count, for readers off the coordinator thread. */
     private volatile int statePartitions;
     /** Touched only on the coordinator thread. */
     private StateSecrets secrets;
+    /** The state partitions taken over and replayed, whose mirrors the state holds; read from any thread. */
+    private volatile Set<Integer> held = Set.of();
     /** The state partitions the group assigned to this instance; coordinator thread. */
     private final Set<Integer> assigned = new java.util.TreeSet<>();
 
@@ -200,6 +204,7 @@ final class StateKeeper {
             return;
         }
         commit.reset(commit.state().merge(part));
+        held = store.owned();
         status = CoordinatorStatus.active();
         LOGGER.infof(
                 "Took over %d state partition(s) %s: %d mirror(s); %d mirror(s) on this instance",
@@ -228,11 +233,55 @@ final class StateKeeper {
         commit.reset(commit.state().withoutMirrors(leaving));
         if (store != null) {
             store.release(partitions);
+            held = store.owned();
         }
         LOGGER.infof(
                 "Gave up %d state partition(s) %s with %d mirror(s): %s",
                 partitions.size(), partitions, leaving.size(), leaving);
         return listener.givenUp(leaving);
+    }
+
+    /**
+     * The service settings as the owner of their state partition wrote them, when this instance does not own it;
+     * empty when it does (its own state holds them) or the state is not loaded. Blocking, any thread.
+     */
+    java.util.Optional<Map<String, String>> readServiceConfigs(java.util.function.IntPredicate ownedHere) {
+        MirrorStateStore current = store;
+        if (current == null || !status.isActive() || ownedHere.test(current.serviceConfigPartition())) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(current.readServiceConfigs());
+    }
+
+    /** Adopts the service settings another instance wrote; whether they changed. Coordinator thread. */
+    boolean adoptServiceConfigs(Map<String, String> configs) {
+        if (store == null
+                || assigned.contains(store.serviceConfigPartition())
+                || configs.equals(commit.state().serviceConfigs())) {
+            return false;
+        }
+        commit.adopt(s -> s.withServiceConfigs(configs));
+        return true;
+    }
+
+    /** How many mirrors each state partition this instance holds has (any thread). */
+    Map<Integer, Integer> mirrorsPerPartition() {
+        int partitions = statePartitions;
+        Map<Integer, Integer> counts = new java.util.HashMap<>();
+        if (partitions > 0) {
+            state().mirrors()
+                    .keySet()
+                    .forEach(name -> counts.merge(MirrorStateStore.partitionFor(name, partitions), 1, Integer::sum));
+        }
+        return counts;
+    }
+
+    /**
+     * Whether this instance holds the state partition now (taken over and replayed): only then does the state's
+     * silence about a mirror of it mean the mirror does not exist. Any thread.
+     */
+    boolean holds(int partition) {
+        return held.contains(partition);
     }
 
     /** The state partitions the group assigned to this instance (coordinator thread). */

@@ -113,7 +113,7 @@ public class KafkaClients {
                 .toList();
     }
 
-    /** The coordinator's producer: transactional, so a second instance writing the same state fences this one. */
+    /** A state partition's writer: transactional, so the instance that takes the partition over fences this one. */
     public KafkaProducer<byte[], byte[]> stateProducer(String transactionalId) {
         Map<String, Object> props = destinationProps("state-writer");
         props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);

@@ -53,7 +53,8 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  * through an {@code ObjectMapper} of our own, which Quarkus cannot see from the REST signatures: the
  * {@code __mirror_state} records ({@code StateSerde}) and the request bodies {@code RequestBodies} parses strictly, and
  * every API body besides, with the types of their fields ({@code registerFullHierarchy}); and the resources whose
- * methods' JAX-RS annotations {@code HttpGuards} and {@code AccessFilter} read at run time. {@code
+ * methods' JAX-RS annotations {@code HttpGuards} and {@code AccessFilter} read at run time; the state group's assignor,
+ * which kafka-clients builds from its class name, and the messages it exchanges. {@code
  * NativeRegistrationsTest} fails when a state record or an API record is missing here.
  *
  * <p>What needs nothing here: kafka-clients' own classes (the Quarkus Kafka extension registers the serializers, SASL
@@ -112,6 +113,11 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
             VerificationList.class,
             InstanceList.class,
             InstanceDescription.class,
+            // the state group: the assignor Kafka builds by class name, and its messages (JSON)
+            io.clustermirror.coordinator.MirrorStateAssignor.class,
+            io.clustermirror.coordinator.MirrorStateAssignor.Report.class,
+            io.clustermirror.coordinator.StateOwnership.class,
+            io.clustermirror.coordinator.StateOwnership.Owner.class,
             // resources whose annotations are read at run time (HttpGuards.methodsByPath, AccessFilter)
             MirrorResource.class,
             TopicResource.class,

@@ -172,27 +172,8 @@ public final class MirrorStateStore implements AutoCloseable {
         Map<String, String> configs = new HashMap<>();
         Map<String, Map<MirrorPartition, Long>> verified = new HashMap<>();
         long started = System.nanoTime();
-        int records = 0;
-        try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
-            List<TopicPartition> tps = owned.stream()
-                    .sorted()
-                    .map(p -> new TopicPartition(topic, p))
-                    .toList();
-            consumer.assign(tps);
-            consumer.seekToBeginning(tps);
-            Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofMillis(timeoutMs));
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-            while (!caughtUp(consumer, end)) {
-                if (System.nanoTime() > deadline) {
-                    throw new org.apache.kafka.common.errors.TimeoutException("Replay of " + topic
-                            + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
-                }
-                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                    apply(mirrors, statuses, acls, promotions, divergences, configs, verified, record);
-                    records++;
-                }
-            }
-        }
+        int records = read(
+                owned, record -> apply(mirrors, statuses, acls, promotions, divergences, configs, verified, record));
         StateSnapshot snapshot =
                 new StateSnapshot(open(mirrors, stale), statuses, acls, promotions, divergences, configs, verified);
         LOGGER.infof(
@@ -241,6 +222,60 @@ public final class MirrorStateStore implements AutoCloseable {
                     + "; give the keys in mirror.state.encryption.keys (or mirror.state.encryption.key.file)");
         }
         return mirrors;
+    }
+
+    /** Reads the partitions' committed records from their start to their current end. Blocking. */
+    private int read(java.util.Set<Integer> owned, java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> sink) {
+        int records = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
+            List<TopicPartition> tps = owned.stream()
+                    .sorted()
+                    .map(p -> new TopicPartition(topic, p))
+                    .toList();
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofMillis(timeoutMs));
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            while (!caughtUp(consumer, end)) {
+                if (System.nanoTime() > deadline) {
+                    throw new org.apache.kafka.common.errors.TimeoutException("Replay of " + topic
+                            + " did not reach the end offsets " + end + " within " + timeoutMs + " ms");
+                }
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+                    sink.accept(record);
+                    records++;
+                }
+            }
+        }
+        return records;
+    }
+
+    /** The state partition of the service settings changed at runtime. */
+    public int serviceConfigPartition() {
+        return partitionFor("", partitions);
+    }
+
+    /**
+     * The service settings changed at runtime as their partition holds them now, for an instance that does not own it
+     * (the owner writes them). Blocking; safe off the coordinator thread (it touches none of the store's writers).
+     */
+    public Map<String, String> readServiceConfigs() {
+        Map<String, String> configs = new HashMap<>();
+        read(java.util.Set.of(serviceConfigPartition()), record -> {
+            if (record.key() != null) {
+                StateKey key = StateSerde.readKey(record.key());
+                if (StateKey.KIND_CONFIG.equals(key.kind())) {
+                    if (record.value() == null) {
+                        configs.remove(key.name());
+                    } else {
+                        configs.put(
+                                key.name(),
+                                StateSerde.readServiceConfig(record.value()).value());
+                    }
+                }
+            }
+        });
+        return configs;
     }
 
     private static boolean caughtUp(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> end) {

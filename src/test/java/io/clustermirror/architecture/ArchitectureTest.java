@@ -70,7 +70,7 @@ class ArchitectureTest {
                 .whereLayer("embedded")
                 .mayNotBeAccessedByAnyLayer()
                 .whereLayer("coordinator")
-                .mayOnlyBeAccessedByLayers("api", "embedded")
+                .mayOnlyBeAccessedByLayers("api", "embedded", "nativeimage")
                 .whereLayer("sync")
                 .mayOnlyBeAccessedByLayers("coordinator", "api")
                 .whereLayer("fetch")

@@ -92,6 +92,32 @@ class HelmChartTest {
     }
 
     @Test
+    void severalReplicasRollOneAtATimeOnDifferentNodesUnderADisruptionBudget() throws IOException {
+        List<JsonNode> one = render("basic.yaml");
+        assertThat(one.stream().map(m -> m.path("kind").asText())).doesNotContain("PodDisruptionBudget");
+
+        List<JsonNode> three =
+                render(template().withValuesFile(PROFILES.resolve("basic.yaml")).set("replicaCount", "3"));
+
+        JsonNode deployment = kind(three, "Deployment");
+        assertThat(deployment.at("/spec/replicas").asInt()).isEqualTo(3);
+        assertThat(deployment.at("/spec/strategy/type").asText()).isEqualTo("RollingUpdate");
+        assertThat(deployment.at("/spec/strategy/rollingUpdate/maxUnavailable").asInt())
+                .isZero();
+        JsonNode pod = podSpec(three);
+        assertThat(pod.at("/terminationGracePeriodSeconds").asInt()).isGreaterThanOrEqualTo(30);
+        JsonNode term =
+                pod.at("/affinity/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution/0/podAffinityTerm");
+        assertThat(term.at("/topologyKey").asText()).isEqualTo("kubernetes.io/hostname");
+        assertThat(term.at("/labelSelector/matchLabels/app.kubernetes.io~1instance")
+                        .asText())
+                .isEqualTo("mirror");
+        JsonNode budget = kind(three, "PodDisruptionBudget");
+        assertThat(budget.at("/spec/maxUnavailable").asInt()).isEqualTo(1);
+        assertThat(budget.at("/spec/selector/matchLabels")).isEqualTo(deployment.at("/spec/selector/matchLabels"));
+    }
+
+    @Test
     void jwtGivesKeyIssuerAndRolesClaim() throws IOException {
         JsonNode pod = podSpec(render("jwt.yaml"));
         assertThat(env(pod))

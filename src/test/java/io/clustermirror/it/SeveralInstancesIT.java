@@ -1,0 +1,443 @@
+package io.clustermirror.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.clustermirror.testbed.ServiceProcess;
+import io.restassured.RestAssured;
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Three service processes share one destination and state topic (a state topic of their own, with the default 50
+ * partitions, so the test bed's shared service is not in their group): the state group spreads the mirrors, any
+ * instance answers any request, and a crashed or stopped instance's mirrors go on on the others.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class SeveralInstancesIT extends ServiceIT {
+
+    private static final int STATE_PARTITIONS = 50;
+    private static final List<ServiceProcess> instances = new ArrayList<>();
+
+    @BeforeAll
+    static void startThreeInstances() {
+        String stateTopic =
+                "__mirror_state_group_" + UUID.randomUUID().toString().substring(0, 8);
+        for (String name : List.of("group-a", "group-b", "group-c")) {
+            instances.add(bed.newService(
+                    name + "-" + stateTopic,
+                    Map.of(
+                            "mirror.state.topic.name",
+                            stateTopic,
+                            "mirror.state.topic.num.partitions",
+                            String.valueOf(STATE_PARTITIONS))));
+        }
+        instances.forEach(ServiceProcess::launch);
+        instances.forEach(i -> i.awaitReady(Duration.ofSeconds(90)));
+        awaitMembers(3);
+    }
+
+    @AfterAll
+    static void stopInstances() {
+        instances.forEach(ServiceProcess::stop);
+    }
+
+    @Test
+    @Order(1)
+    void thirtyMirrorsShouldSpreadTenPlusOrMinusTwoAlsoAfterAnInstanceLeavesAndComesBack() {
+        // Given: thirty mirrors, all created through the first instance (each applied by its owner)
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            String name = uniqueName("spread");
+            names.add(name);
+            createVia(instances.get(0), name);
+        }
+
+        // Then every instance runs 10 ± 2 of them, and any instance lists them all
+        awaitSpread(instances, 30);
+        for (ServiceProcess instance : instances) {
+            assertThat(call(instance)
+                            .get("/v1/mirrors")
+                            .then()
+                            .statusCode(200)
+                            .extract()
+                            .jsonPath()
+                            .getList("mirrors.name", String.class))
+                    .containsAll(names);
+        }
+
+        // When one instance stops, the two others run them all; and when it is back, the spread is even again
+        ServiceProcess third = instances.get(2);
+        third.stop();
+        awaitSpread(instances.subList(0, 2), 30);
+        third.start();
+        awaitMembers(3);
+        awaitSpread(instances, 30);
+        names.forEach(name -> call(instances.get(1)).delete("/v1/mirrors/" + name));
+    }
+
+    @Test
+    @Order(2)
+    void aRequestToAnInstanceThatDoesNotOwnTheMirrorShouldBeAnsweredByTheOwner() {
+        // Given a mirror owned by the second instance
+        ServiceProcess owner = instances.get(1);
+        String ownerId = idOf(owner);
+        String name = nameOwnedBy(owner);
+        createVia(instances.get(0), name);
+
+        // When the first and the third instance are asked to change and describe it
+        call(instances.get(0))
+                .body(Map.of("set", Map.of("mirror.truncation.policy", "recreate")))
+                .patch("/v1/mirrors/" + name + "/config")
+                .then()
+                .statusCode(200)
+                .body("config.'mirror.truncation.policy'", org.hamcrest.Matchers.equalTo("recreate"));
+
+        // Then the owner applied it and every instance answers with the owner's view
+        for (ServiceProcess instance : instances) {
+            call(instance)
+                    .get("/v1/mirrors/" + name)
+                    .then()
+                    .statusCode(200)
+                    .body("runningOn", org.hamcrest.Matchers.equalTo(ownerId))
+                    .body("config.'mirror.truncation.policy'", org.hamcrest.Matchers.equalTo("recreate"));
+        }
+        // and an error of the owner's stays what it is: an unknown mirror owned elsewhere is a 404, not a 500
+        String unknown = nameOwnedBy(owner);
+        call(instances.get(2))
+                .get("/v1/mirrors/" + unknown)
+                .then()
+                .statusCode(404)
+                .contentType("application/problem+json")
+                .body("errorCode", org.hamcrest.Matchers.equalTo("UNKNOWN_CLUSTER_MIRROR"));
+        assertThat(owner.log()).contains("forwardedBy=");
+    }
+
+    @Test
+    @Order(3)
+    void writesDuringARebalanceShouldBeAnsweredOr503WithRetryAfterNeverA500() throws Exception {
+        // Given mirrors on every instance
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            String name = uniqueName("rebalance");
+            names.add(name);
+            createVia(instances.get(0), name);
+        }
+        ServiceProcess leaving = instances.get(2);
+
+        // When one instance stops while the others are asked to change every mirror, again and again
+        Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
+        List<String> bad = java.util.Collections.synchronizedList(new ArrayList<>());
+        ScheduledExecutorService writers = Executors.newScheduledThreadPool(2);
+        try {
+            ScheduledFuture<?> writing = writers.scheduleWithFixedDelay(
+                    () -> {
+                        for (String name : names) {
+                            Response response = call(instances.get(names.indexOf(name) % 2))
+                                    .body(Map.of("set", Map.of("mirror.truncation.policy", "recreate")))
+                                    .patch("/v1/mirrors/" + name + "/config");
+                            statuses.computeIfAbsent(response.statusCode(), s -> new AtomicInteger())
+                                    .incrementAndGet();
+                            if (response.statusCode() == 503
+                                    && (response.header("Retry-After") == null
+                                            || !"COORDINATOR_NOT_AVAILABLE"
+                                                    .equals(response.jsonPath().getString("errorCode")))) {
+                                bad.add("503 without Retry-After or errorCode: " + response.asString());
+                            } else if (response.statusCode() != 200 && response.statusCode() != 503) {
+                                bad.add(response.statusCode() + ": " + response.asString());
+                            }
+                        }
+                    },
+                    0,
+                    50,
+                    TimeUnit.MILLISECONDS);
+            leaving.stop();
+            awaitMembers(2, instances.subList(0, 2));
+            leaving.start();
+            awaitMembers(3);
+            Thread.sleep(2000); // writes go on for a while after the rebalance settled
+            writing.cancel(false);
+        } finally {
+            writers.shutdown();
+            writers.awaitTermination(30, TimeUnit.SECONDS);
+        }
+
+        // Then every answer was the change applied, or a 503 to retry
+        assertThat(bad).isEmpty();
+        assertThat(statuses).containsKey(200);
+        names.forEach(name -> call(instances.get(0)).delete("/v1/mirrors/" + name));
+    }
+
+    @Test
+    @Order(4)
+    void killNineOfTheOwnerUnderALiveProducerShouldLoseAndDuplicateNothing() throws Exception {
+        // Given a topic mirrored by a mirror of the third instance, fed by a live idempotent producer
+        ServiceProcess owner = instances.get(2);
+        String mirror = nameOwnedBy(owner);
+        String topic = uniqueName("takeover");
+        createVia(instances.get(0), mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 4, Map.of());
+        }
+        List<Future<RecordMetadata>> sends = new ArrayList<>();
+        ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
+        try (KafkaProducer<byte[], byte[]> producer =
+                Kafka.producer(bed.source().bootstrapServers(), Map.of())) {
+            AtomicInteger produced = new AtomicInteger();
+            ScheduledFuture<?> ticks = producing.scheduleAtFixedRate(
+                    () -> produce(producer, topic, produced, sends), 0, 20, TimeUnit.MILLISECONDS);
+            call(instances.get(0))
+                    .body(Map.of("topics", List.of(topic)))
+                    .post("/v1/mirrors/" + mirror + "/topics:start")
+                    .then()
+                    .statusCode(200);
+            awaitMirroringVia(instances.get(0), mirror, topic, 4, Duration.ofSeconds(60));
+
+            // When the owner is killed
+            String ownerId = idOf(owner);
+            owner.kill();
+            long killed = System.nanoTime();
+
+            // Then another instance runs the mirror, MIRRORING again
+            awaitRunningElsewhere(mirror, ownerId);
+            awaitMirroringVia(instances.get(0), mirror, topic, 4, Duration.ofSeconds(60));
+            String runningOn = call(instances.get(0))
+                    .get("/v1/mirrors/" + mirror)
+                    .then()
+                    .statusCode(200)
+                    .extract()
+                    .path("runningOn");
+            System.out.printf(
+                    "kill -9 to MIRRORING on %s: %d ms%n",
+                    runningOn, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));
+            assertThat(runningOn).isNotEqualTo(ownerId);
+            Thread.sleep(2000);
+            ticks.cancel(false);
+            producer.flush();
+            synchronized (sends) {
+                for (Future<RecordMetadata> send : sends) {
+                    send.get();
+                }
+            }
+        } finally {
+            producing.shutdownNow();
+        }
+
+        // and the destination holds the source's records, each once, at its offset
+        target = instances.get(0);
+        try {
+            awaitConverged(mirror, topic);
+            var description = describeTopic(mirror, topic);
+            assertThat(description.getList("partitions.error", String.class)).containsOnlyNulls();
+        } finally {
+            target = null;
+        }
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .containsExactlyElementsOf(Kafka.readAll(bed.source().bootstrapServers(), topic));
+        owner.start();
+        awaitMembers(3);
+    }
+
+    @Test
+    @Order(5)
+    void aGracefulShutdownShouldHandItsMirrorsOverWithinSeconds() throws Exception {
+        // Given a mirrored topic of the second instance
+        ServiceProcess owner = instances.get(1);
+        String mirror = nameOwnedBy(owner);
+        String topic = uniqueName("handover");
+        createVia(instances.get(0), mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, 2, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), topic, 500, "lz4", "before");
+        call(instances.get(0))
+                .body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + mirror + "/topics:start")
+                .then()
+                .statusCode(200);
+        awaitMirroringVia(instances.get(0), mirror, topic, 2, Duration.ofSeconds(60));
+        String ownerId = idOf(owner);
+
+        // When it stops gracefully (it leaves the group: no session timeout to wait for)
+        owner.stop();
+
+        // Then another instance runs the mirror and copies what comes next
+        awaitRunningElsewhere(mirror, ownerId);
+        awaitMirroringVia(instances.get(0), mirror, topic, 2, Duration.ofSeconds(15));
+        Kafka.produce(bed.source().bootstrapServers(), topic, 500, "lz4", "after");
+        target = instances.get(0);
+        try {
+            awaitConverged(mirror, topic);
+        } finally {
+            target = null;
+        }
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .containsExactlyElementsOf(Kafka.readAll(bed.source().bootstrapServers(), topic));
+        assertThat(owner.log()).contains("Gave up").contains("Left the state group");
+        owner.start();
+        awaitMembers(3);
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static RequestSpecification call(ServiceProcess instance) {
+        return RestAssured.given().baseUri(instance.baseUri().toString()).contentType(ContentType.JSON);
+    }
+
+    /** Creates the mirror through the instance, retrying while the group is moving its partition (503). */
+    private static void createVia(ServiceProcess instance, String name) {
+        await("create " + name)
+                .atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> {
+                    int status = call(instance)
+                            .body(createBody(name, sourceConfig()))
+                            .post("/v1/mirrors")
+                            .statusCode();
+                    assertThat(status).isIn(201, 503);
+                    return status == 201;
+                });
+    }
+
+    private static JsonPath instancesOf(ServiceProcess instance) {
+        return call(instance)
+                .get("/v1/instances")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
+    }
+
+    private static String idOf(ServiceProcess instance) {
+        return instancesOf(instance).getString("answeredBy");
+    }
+
+    private static void awaitMembers(int count) {
+        awaitMembers(count, instances);
+    }
+
+    /** Until each of these instances lists {@code count} members that own every state partition between them. */
+    private static void awaitMembers(int count, List<ServiceProcess> among) {
+        await(count + " members")
+                .atMost(Duration.ofSeconds(90))
+                .pollInterval(Duration.ofMillis(500))
+                .untilAsserted(() -> {
+                    for (ServiceProcess instance : among) {
+                        JsonPath members = instancesOf(instance);
+                        assertThat(members.getList("instances")).hasSize(count);
+                        assertThat(members.getList("instances.statePartitions.flatten()"))
+                                .hasSize(STATE_PARTITIONS);
+                    }
+                });
+    }
+
+    /** Until each instance runs 10 ± 2 of {@code total} mirrors (each counted by the instance itself). */
+    private static void awaitSpread(List<ServiceProcess> among, int total) {
+        int each = total / among.size();
+        await("the mirrors spread over " + among.size() + " instances")
+                .atMost(Duration.ofSeconds(90))
+                .pollInterval(Duration.ofSeconds(1))
+                .untilAsserted(() -> {
+                    Map<String, Integer> counts = new HashMap<>();
+                    for (ServiceProcess instance : among) {
+                        JsonPath members = instancesOf(instance);
+                        String self = members.getString("answeredBy");
+                        counts.put(self, members.getInt("instances.find { it.id == '" + self + "' }.mirrors"));
+                    }
+                    assertThat(counts.values().stream()
+                                    .mapToInt(Integer::intValue)
+                                    .sum())
+                            .as("%s", counts)
+                            .isGreaterThanOrEqualTo(total);
+                    assertThat(counts.values())
+                            .as("%s", counts)
+                            .allSatisfy(c -> assertThat(c).isBetween(each - 2, each + 2));
+                });
+    }
+
+    /** A fresh mirror name whose state partition the instance owns now. */
+    private static String nameOwnedBy(ServiceProcess instance) {
+        JsonPath members = instancesOf(instance);
+        String self = members.getString("answeredBy");
+        Set<Integer> owned = Set.copyOf(
+                members.getList("instances.find { it.id == '" + self + "' }.statePartitions", Integer.class));
+        assertThat(owned).isNotEmpty();
+        while (true) {
+            String name = uniqueName("owned");
+            int partition = Utils.toPositive(Utils.murmur2(name.getBytes(StandardCharsets.UTF_8))) % STATE_PARTITIONS;
+            if (owned.contains(partition)) {
+                return name;
+            }
+        }
+    }
+
+    private static void awaitMirroringVia(
+            ServiceProcess instance, String mirror, String topic, int partitions, Duration within) {
+        await(topic + " MIRRORING")
+                .atMost(within)
+                .pollInterval(Duration.ofMillis(250))
+                .untilAsserted(() -> {
+                    Response response = call(instance).get("/v1/mirrors/" + mirror + "/topics/" + topic);
+                    assertThat(response.statusCode()).isEqualTo(200);
+                    assertThat(response.jsonPath().getList("partitions.state", String.class))
+                            .hasSize(partitions)
+                            .containsOnly("MIRRORING");
+                });
+    }
+
+    private static void awaitRunningElsewhere(String mirror, String formerOwner) {
+        await(mirror + " running on another instance")
+                .atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(250))
+                .untilAsserted(() -> {
+                    Response response = call(instances.get(0)).get("/v1/mirrors/" + mirror);
+                    assertThat(response.statusCode()).isEqualTo(200);
+                    assertThat(response.jsonPath().getString("runningOn")).isNotEqualTo(formerOwner);
+                });
+    }
+
+    /** 10 records with keys and headers over the partitions (one tick of the live producer). */
+    private static void produce(
+            KafkaProducer<byte[], byte[]> producer,
+            String topic,
+            AtomicInteger produced,
+            List<Future<RecordMetadata>> sends) {
+        for (int n = 0; n < 10; n++) {
+            int i = produced.getAndIncrement();
+            ProducerRecord<byte[], byte[]> record =
+                    new ProducerRecord<>(topic, ("key-" + (i % 100)).getBytes(), ("value-" + i).getBytes());
+            record.headers().add("i", Integer.toString(i).getBytes());
+            synchronized (sends) {
+                sends.add(producer.send(record));
+            }
+        }
+    }
+}
