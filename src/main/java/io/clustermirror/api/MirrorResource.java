@@ -125,16 +125,25 @@ public class MirrorResource {
             description = "The mirrors, sorted by name",
             content = @Content(schema = @Schema(implementation = MirrorList.class)))
     @ClusterMirrorAccess(ClusterMirrorOperation.DESCRIBE)
-    public Uni<MirrorList> list(@jakarta.ws.rs.core.Context HttpServerRequest http) {
+    public Uni<Response> list(@jakarta.ws.rs.core.Context HttpServerRequest http) {
         MirrorList mine = localList();
+        Set<Integer> held = coordinator.heldStatePartitions();
         var others = instance.members().stream()
                 .filter(m -> !m.id().equals(instance.id()))
                 .toList();
-        if (others.isEmpty() || http.getHeader(OwnerRouting.FORWARDED_BY) != null) {
-            return Uni.createFrom().item(mine);
+        if (http.getHeader(OwnerRouting.FORWARDED_BY) != null) {
+            // a part of another instance's list: with the state partitions whose mirrors it holds
+            return Uni.createFrom()
+                    .item(Response.ok(mine)
+                            .header(
+                                    HELD_PARTITIONS,
+                                    String.join(
+                                            ",",
+                                            held.stream().map(String::valueOf).toList()))
+                            .build());
         }
-        // every member lists the mirrors it owns, filtered by what the caller may describe there
-        List<Uni<MirrorList>> theirs = others.stream()
+        // every member lists the mirrors it holds, filtered by what the caller may describe there
+        List<Uni<Part>> theirs = others.stream()
                 .map(m -> Uni.createFrom()
                         .completionStage(() -> routing.forward(
                                         http,
@@ -142,24 +151,56 @@ public class MirrorResource {
                                                 m.id(), m.url(), Set.copyOf(m.statePartitions())),
                                         io.vertx.core.buffer.Buffer.buffer())
                                 .toCompletionStage())
-                        .map(answer -> theirList(m.id(), answer)))
+                        .onFailure()
+                        .transform(e -> new MirrorException(
+                                MirrorError.COORDINATOR_NOT_AVAILABLE,
+                                "Instance " + m.id() + " at " + m.url() + " did not answer the list: "
+                                        + e.getMessage()))
+                        .map(answer -> theirPart(m.id(), answer)))
                 .toList();
-        return Uni.join().all(theirs).andFailFast().map(lists -> {
+        Uni<List<Part>> parts = theirs.isEmpty()
+                ? Uni.createFrom().item(List.of())
+                : Uni.join().all(theirs).andFailFast();
+        return parts.map(list -> {
             List<MirrorSummary> all = new java.util.ArrayList<>(mine.mirrors());
-            lists.forEach(l -> all.addAll(l.mirrors()));
+            Set<Integer> covered = new java.util.TreeSet<>(held);
+            list.forEach(part -> {
+                all.addAll(part.mirrors().mirrors());
+                covered.addAll(part.held());
+            });
+            int partitions = coordinator.statePartitionCount();
+            if (covered.size() < partitions) {
+                // a partition between owners: its mirrors are on no one's list, so the list would be short
+                throw new MirrorException(
+                        MirrorError.COORDINATOR_NOT_AVAILABLE,
+                        (partitions - covered.size())
+                                + " state partition(s) are moving between instances right now; retry for the whole list");
+            }
             all.sort(java.util.Comparator.comparing(MirrorSummary::name));
-            return new MirrorList(all);
+            return Response.ok(new MirrorList(all)).build();
         });
     }
 
-    private MirrorList theirList(String member, OwnerRouting.Answer answer) {
+    /** The header a member's part of the list carries: the state partitions whose mirrors it holds. */
+    static final String HELD_PARTITIONS = "Cluster-Mirror-Held-Partitions";
+
+    private record Part(MirrorList mirrors, Set<Integer> held) {}
+
+    private Part theirPart(String member, OwnerRouting.Answer answer) {
         if (answer.status() != 200) {
             throw new MirrorException(
                     MirrorError.COORDINATOR_NOT_AVAILABLE,
                     "Instance " + member + " answered " + answer.status() + " to the list: " + answer.body());
         }
+        Set<Integer> held = new java.util.TreeSet<>();
+        String header = answer.headers().get(HELD_PARTITIONS);
+        if (header != null && !header.isBlank()) {
+            for (String p : header.split(",")) {
+                held.add(Integer.parseInt(p.strip()));
+            }
+        }
         try {
-            return json.readValue(answer.body().getBytes(), MirrorList.class);
+            return new Part(json.readValue(answer.body().getBytes(), MirrorList.class), held);
         } catch (java.io.IOException e) {
             throw new MirrorException(
                     MirrorError.COORDINATOR_NOT_AVAILABLE, "Instance " + member + " answered no list: " + e);

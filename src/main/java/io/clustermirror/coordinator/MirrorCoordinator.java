@@ -659,6 +659,16 @@ public class MirrorCoordinator {
         return group.ownership();
     }
 
+    /** The state partitions this instance holds now (taken over and replayed): whose mirrors it lists. */
+    public Set<Integer> heldStatePartitions() {
+        return keeper.held();
+    }
+
+    /** The state topic's partition count (0 before it is known). */
+    public int statePartitionCount() {
+        return keeper.statePartitions();
+    }
+
     /** Whether this instance owns the state partition, as the state group last assigned them. */
     boolean ownsStatePartition(int partition) {
         return ownership()

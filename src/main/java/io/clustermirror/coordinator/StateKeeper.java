@@ -284,6 +284,11 @@ final class StateKeeper {
         return held.contains(partition);
     }
 
+    /** The state partitions this instance holds now (any thread). */
+    Set<Integer> held() {
+        return held;
+    }
+
     /** The state partitions the group assigned to this instance (coordinator thread). */
     Set<Integer> assigned() {
         return Set.copyOf(assigned);

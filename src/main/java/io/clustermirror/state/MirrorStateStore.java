@@ -261,20 +261,17 @@ public final class MirrorStateStore implements AutoCloseable {
      */
     public Map<String, String> readServiceConfigs() {
         Map<String, String> configs = new HashMap<>();
-        read(java.util.Set.of(serviceConfigPartition()), record -> {
-            if (record.key() != null) {
-                StateKey key = StateSerde.readKey(record.key());
-                if (StateKey.KIND_CONFIG.equals(key.kind())) {
-                    if (record.value() == null) {
-                        configs.remove(key.name());
-                    } else {
-                        configs.put(
-                                key.name(),
-                                StateSerde.readServiceConfig(record.value()).value());
-                    }
-                }
-            }
-        });
+        read(
+                java.util.Set.of(serviceConfigPartition()),
+                record -> apply(
+                        new HashMap<>(),
+                        new HashMap<>(),
+                        new HashMap<>(),
+                        new HashMap<>(),
+                        new HashMap<>(),
+                        configs,
+                        new HashMap<>(),
+                        record));
         return configs;
     }
 

@@ -84,14 +84,7 @@ class SeveralInstancesIT extends ServiceIT {
         // Then every instance runs 10 ± 2 of them, and any instance lists them all
         awaitSpread(instances, 30);
         for (ServiceProcess instance : instances) {
-            assertThat(call(instance)
-                            .get("/v1/mirrors")
-                            .then()
-                            .statusCode(200)
-                            .extract()
-                            .jsonPath()
-                            .getList("mirrors.name", String.class))
-                    .containsAll(names);
+            assertThat(listVia(instance)).containsAll(names);
         }
 
         // When one instance stops, the two others run them all; and when it is back, the spread is even again
@@ -203,10 +196,7 @@ class SeveralInstancesIT extends ServiceIT {
         ServiceProcess owner = instances.get(2);
         String mirror = nameOwnedBy(owner);
         String topic = uniqueName("takeover");
-        createVia(instances.get(0), mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 4, Map.of());
-        }
+        createMirrorAndTopic(mirror, topic, 4);
         List<Future<RecordMetadata>> sends = new ArrayList<>();
         ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
         try (KafkaProducer<byte[], byte[]> producer =
@@ -273,10 +263,7 @@ class SeveralInstancesIT extends ServiceIT {
         ServiceProcess owner = instances.get(1);
         String mirror = nameOwnedBy(owner);
         String topic = uniqueName("handover");
-        createVia(instances.get(0), mirror);
-        try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 2, Map.of());
-        }
+        createMirrorAndTopic(mirror, topic, 2);
         Kafka.produce(bed.source().bootstrapServers(), topic, 500, "lz4", "before");
         call(instances.get(0))
                 .body(Map.of("topics", List.of(topic)))
@@ -325,6 +312,32 @@ class SeveralInstancesIT extends ServiceIT {
                     assertThat(status).isIn(201, 503);
                     return status == 201;
                 });
+    }
+
+    /** The mirror, created through the first instance, and a source topic for it. */
+    private static void createMirrorAndTopic(String mirror, String topic, int partitions) throws Exception {
+        createVia(instances.get(0), mirror);
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, topic, partitions, Map.of());
+        }
+    }
+
+    /** The list through the instance: the whole list, or 503 while a state partition moves (then asked again). */
+    private static List<String> listVia(ServiceProcess instance) {
+        return await("the list through " + instance.baseUri())
+                .atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(500))
+                .until(
+                        () -> {
+                            Response response = call(instance).get("/v1/mirrors");
+                            assertThat(response.statusCode()).isIn(200, 503);
+                            if (response.statusCode() == 503) {
+                                assertThat(response.header("Retry-After")).isNotNull();
+                                return null;
+                            }
+                            return response.jsonPath().getList("mirrors.name", String.class);
+                        },
+                        java.util.Objects::nonNull);
     }
 
     private static JsonPath instancesOf(ServiceProcess instance) {
