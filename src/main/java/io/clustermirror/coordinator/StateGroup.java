@@ -122,7 +122,8 @@ final class StateGroup implements MirrorStateAssignor.Member {
         props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, MirrorStateAssignor.class.getName());
         props.put(MirrorStateAssignor.MEMBER_CONFIG, this);
         props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, sessionTimeoutMs);
-        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Math.max(500, sessionTimeoutMs / 4));
+        // a member learns of a rebalance with its next heartbeat: often, so that a handover waits little for it
+        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Math.max(500, sessionTimeoutMs / 10));
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
         staticId.ifPresent(id -> props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, id));
         while (!closing) {

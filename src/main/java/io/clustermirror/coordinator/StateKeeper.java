@@ -148,7 +148,8 @@ final class StateKeeper {
                     partitions,
                     config.destination().requestTimeoutMs(),
                     config.state().writeTimeoutMs(),
-                    secrets());
+                    secrets(),
+                    io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
             statePartitions = partitions;
             commit.reset(CoordinatorState.EMPTY);
             status = CoordinatorStatus.loading("joining the state group");
