@@ -1,15 +1,15 @@
 package io.clustermirror.coordinator;
 
 /**
- * Where this instance's coordinator stands: not yet loaded (with the last reason), serving, or
- * fenced by another instance (permanent until restart).
+ * Where this instance's coordinator stands: not yet serving (with the last reason: the state topic not reachable, the
+ * state group not joined, its partitions not taken over), or serving. A state partition another instance took over is
+ * given up alone; the instance goes on serving the others.
  */
 public record CoordinatorStatus(Phase phase, String reason) {
 
     public enum Phase {
         LOADING,
-        ACTIVE,
-        FENCED
+        ACTIVE
     }
 
     public static CoordinatorStatus loading(String reason) {
@@ -18,10 +18,6 @@ public record CoordinatorStatus(Phase phase, String reason) {
 
     public static CoordinatorStatus active() {
         return new CoordinatorStatus(Phase.ACTIVE, "state replayed");
-    }
-
-    public static CoordinatorStatus fenced(String reason) {
-        return new CoordinatorStatus(Phase.FENCED, reason);
     }
 
     public boolean isActive() {

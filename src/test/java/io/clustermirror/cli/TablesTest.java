@@ -2,6 +2,8 @@ package io.clustermirror.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.client.model.InstanceDescription;
+import io.clustermirror.client.model.InstanceList;
 import io.clustermirror.client.model.MirrorSummary;
 import io.clustermirror.client.model.PartitionDescription;
 import io.clustermirror.client.model.TopicDescription;
@@ -118,5 +120,28 @@ class TablesTest {
         assertThat(Tables.duration(3599L)).isEqualTo("59m59s");
         assertThat(Tables.duration(3600L)).isEqualTo("1h00m");
         assertThat(Tables.duration(90061L)).isEqualTo("25h01m");
+    }
+
+    @Test
+    void instancesShouldListEachWithItsStatePartitionsAsRangesAndMarkTheOneThatAnswered() {
+        InstanceList list = new InstanceList()
+                .answeredBy("mirror-1")
+                .instances(List.of(
+                        new InstanceDescription()
+                                .id("mirror-0")
+                                .url("http://10.0.0.7:8080")
+                                .statePartitions(List.of(0, 1, 2, 3, 7, 9, 10))
+                                .mirrors(11),
+                        new InstanceDescription()
+                                .id("mirror-1")
+                                .url("http://10.0.0.8:8080")
+                                .statePartitions(List.of())
+                                .mirrors(0)));
+
+        assertThat(Tables.instances(list))
+                .containsExactly(
+                        "INSTANCE    URL                   STATE-PARTITIONS  MIRRORS",
+                        "mirror-0    http://10.0.0.7:8080  0-3,7,9-10        11",
+                        "mirror-1 *  http://10.0.0.8:8080  -                 0");
     }
 }

@@ -59,6 +59,7 @@ class VerbTest {
         minimal.put(Verb.DELETE, Set.of("--mirror"));
         minimal.put(Verb.LIST, Set.of());
         minimal.put(Verb.DESCRIBE, Set.of());
+        minimal.put(Verb.INSTANCES, Set.of());
         for (Verb verb : List.of(Verb.START, Verb.STOP, Verb.PAUSE, Verb.RESUME, Verb.RECOVER, Verb.PROMOTE)) {
             minimal.put(verb, Set.of("--mirror", "--topics"));
         }

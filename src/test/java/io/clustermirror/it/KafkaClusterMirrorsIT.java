@@ -171,6 +171,13 @@ class KafkaClusterMirrorsIT extends ServiceIT {
         assertThat(deleted.exit()).as(deleted.toString()).isZero();
         assertThat(deleted.out()).isEqualTo("Deleted cluster mirror " + mirror + "\n");
         assertThat(cli("--list").out()).doesNotContain(mirror);
+
+        // --instances: the one instance, owning every state partition, marked as the one that answered
+        Cli.Run instances = cli("--instances");
+        assertThat(instances.exit()).as(instances.toString()).isZero();
+        assertThat(instances.outLines().get(0)).matches("INSTANCE +URL +STATE-PARTITIONS +MIRRORS");
+        assertThat(instances.outLines()).hasSize(2);
+        assertThat(instances.outLines().get(1)).matches("\\S+ \\* +http://\\S+ +0-4 +\\d+");
     }
 
     @Test

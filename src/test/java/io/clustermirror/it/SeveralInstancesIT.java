@@ -47,10 +47,11 @@ class SeveralInstancesIT extends ServiceIT {
     private static final int STATE_PARTITIONS = 50;
     private static final List<ServiceProcess> instances = new ArrayList<>();
 
+    private static String stateTopic;
+
     @BeforeAll
     static void startThreeInstances() {
-        String stateTopic =
-                "__mirror_state_group_" + UUID.randomUUID().toString().substring(0, 8);
+        stateTopic = "__mirror_state_group_" + UUID.randomUUID().toString().substring(0, 8);
         for (String name : List.of("group-a", "group-b", "group-c")) {
             instances.add(bed.newService(
                     name + "-" + stateTopic,
@@ -290,6 +291,43 @@ class SeveralInstancesIT extends ServiceIT {
                 .containsExactlyElementsOf(Kafka.readAll(bed.source().bootstrapServers(), topic));
         assertThat(owner.log()).contains("Gave up").contains("Left the state group");
         owner.start();
+        awaitMembers(3);
+    }
+
+    @Test
+    @Order(6)
+    void anOwnerThatCannotBeReachedShouldBeAnswered503WithRetryAfterNaming() {
+        // Given a fourth instance whose advertised URL nothing answers (firewalled, or a wrong address)
+        String unreachable = "http://127.0.0.1:" + io.clustermirror.testbed.Ports.free();
+        try (ServiceProcess fourth = bed.newService(
+                "group-d-" + stateTopic,
+                Map.of(
+                        "mirror.state.topic.name",
+                        stateTopic,
+                        "mirror.state.topic.num.partitions",
+                        String.valueOf(STATE_PARTITIONS),
+                        "mirror.instance.advertised.url",
+                        unreachable))) {
+            fourth.start();
+            List<ServiceProcess> all = new ArrayList<>(instances);
+            all.add(fourth);
+            awaitMembers(4, all);
+            String name = nameOwnedBy(fourth);
+
+            // When another instance is asked to create and describe one of its mirrors
+            for (Response response : List.of(
+                    call(instances.get(0))
+                            .body(createBody(name, sourceConfig()))
+                            .post("/v1/mirrors"),
+                    call(instances.get(1)).get("/v1/mirrors/" + name))) {
+                // Then the answer is 503 to retry, naming the owner and where it was looked for, never a 500
+                assertThat(response.statusCode()).as(response.asString()).isEqualTo(503);
+                assertThat(response.header("Retry-After")).isNotNull();
+                assertThat(response.contentType()).startsWith("application/problem+json");
+                assertThat(response.jsonPath().getString("errorCode")).isEqualTo("COORDINATOR_NOT_AVAILABLE");
+                assertThat(response.jsonPath().getString("detail")).contains(unreachable);
+            }
+        }
         awaitMembers(3);
     }
 

@@ -4,10 +4,12 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.clustermirror.client.ApiClient;
 import io.clustermirror.client.ApiException;
+import io.clustermirror.client.api.InstancesApi;
 import io.clustermirror.client.api.MirrorsApi;
 import io.clustermirror.client.api.TopicsApi;
 import io.clustermirror.client.model.AlterMirrorConfigRequest;
 import io.clustermirror.client.model.CreateMirrorRequest;
+import io.clustermirror.client.model.InstanceList;
 import io.clustermirror.client.model.MirrorDescription;
 import io.clustermirror.client.model.MirrorList;
 import io.clustermirror.client.model.MirrorSummary;
@@ -87,6 +89,7 @@ final class Commands {
                 case RESUME -> outcomes(topics.resumeMirrorTopics(r.mirror(), names(r)));
                 case RECOVER -> outcomes(topics.recoverMirrorTopics(r.mirror(), names(r)));
                 case PROMOTE -> promoted(topics.promoteMirrorTopics(r.mirror(), promote(r)));
+                case INSTANCES -> instances(new InstancesApi(client).listInstances(), r.json(), json);
             };
         } catch (ApiException e) {
             Failure failure = Failure.of(e, service.url(), json);
@@ -133,6 +136,14 @@ final class Commands {
         }
         out.println(
                 "Altered cluster mirror " + m.getName() + (changes.isEmpty() ? "" : ": " + String.join("; ", changes)));
+        return ExitCodes.OK;
+    }
+
+    private int instances(InstanceList instances, boolean asJson, ObjectMapper json) {
+        if (asJson) {
+            return print(instances, json);
+        }
+        Tables.instances(instances).forEach(out::println);
         return ExitCodes.OK;
     }
 

@@ -37,7 +37,7 @@ import picocli.CommandLine.Spec;
         customSynopsis = {
             "kafka-cluster-mirrors ACTION [--url=URL] [credentials] [options]",
             "  ACTION: --create | --alter | --delete | --list | --describe | --start | --stop | --pause | --resume"
-                    + " | --recover | --promote",
+                    + " | --recover | --promote | --instances",
             ""
         },
         description = {
@@ -76,6 +76,12 @@ public final class KafkaClusterMirrors implements Callable<Integer> {
             names = "--list",
             description = "Action: list the mirrors: MIRROR TOPICS SOURCE-CLUSTER-ID SOURCE-BOOTSTRAP-SERVER")
     boolean list;
+
+    @Option(
+            names = "--instances",
+            description = "Action: list the service instances of the destination and what each runs: INSTANCE URL"
+                    + " STATE-PARTITIONS MIRRORS (the one that answered marked *)")
+    boolean instances;
 
     @Option(
             names = "--describe",
@@ -161,7 +167,7 @@ public final class KafkaClusterMirrors implements Callable<Integer> {
 
     // ---- output ----
 
-    @Option(names = "--json", description = "With --describe or --list: the API's answers as JSON")
+    @Option(names = "--json", description = "With --describe, --list or --instances: the API's answers as JSON")
     boolean json;
 
     @Option(names = "--failed", description = "With --describe: only FAILED partitions, with their error")

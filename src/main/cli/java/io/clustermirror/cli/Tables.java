@@ -1,5 +1,7 @@
 package io.clustermirror.cli;
 
+import io.clustermirror.client.model.InstanceDescription;
+import io.clustermirror.client.model.InstanceList;
 import io.clustermirror.client.model.MirrorSummary;
 import io.clustermirror.client.model.PartitionDescription;
 import io.clustermirror.client.model.TopicDescription;
@@ -7,7 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What {@code --list} and {@code --describe} print: the KIP's columns, aligned as Kafka's tools align theirs (each
+ * What {@code --list}, {@code --describe} and {@code --instances} print: the KIP's columns, aligned as Kafka's tools align theirs (each
  * column as wide as its widest cell, two spaces apart, the last one not padded).
  */
 final class Tables {
@@ -17,6 +19,8 @@ final class Tables {
 
     static final List<String> DESCRIBE_COLUMNS = List.of(
             "MIRROR", "TOPIC", "PARTITION", "SOURCE-OFFSET", "DESTINATION-OFFSET", "LAG", "STATE", "ETA", "RPO");
+
+    static final List<String> INSTANCES_COLUMNS = List.of("INSTANCE", "URL", "STATE-PARTITIONS", "MIRRORS");
 
     /** The partition state {@code --failed} keeps. */
     static final String FAILED = "FAILED";
@@ -33,6 +37,45 @@ final class Tables {
                     text(m.getSourceBootstrapServers())));
         }
         return render(LIST_COLUMNS, rows);
+    }
+
+    /**
+     * One row per instance, in the order the service gives them, the one that answered marked {@code *}; its state
+     * partitions as ranges ({@code 0-16,20}).
+     */
+    static List<String> instances(InstanceList list) {
+        List<List<String>> rows = new ArrayList<>();
+        for (InstanceDescription i : list.getInstances()) {
+            String id = text(i.getId());
+            rows.add(List.of(
+                    id.equals(list.getAnsweredBy()) ? id + " *" : id,
+                    text(i.getUrl()),
+                    ranges(i.getStatePartitions()),
+                    text(i.getMirrors())));
+        }
+        return render(INSTANCES_COLUMNS, rows);
+    }
+
+    /** Sorted partition numbers as ranges: {@code 0-3,7,9-10}; {@code -} for none. */
+    static String ranges(List<Integer> partitions) {
+        if (partitions == null || partitions.isEmpty()) {
+            return "-";
+        }
+        List<Integer> sorted = partitions.stream().sorted().toList();
+        StringBuilder out = new StringBuilder();
+        int from = sorted.get(0);
+        int to = from;
+        for (int p : sorted.subList(1, sorted.size())) {
+            if (p == to + 1) {
+                to = p;
+                continue;
+            }
+            out.append(out.isEmpty() ? "" : ",").append(from == to ? from : from + "-" + to);
+            from = p;
+            to = p;
+        }
+        out.append(out.isEmpty() ? "" : ",").append(from == to ? from : from + "-" + to);
+        return out.toString();
     }
 
     /**

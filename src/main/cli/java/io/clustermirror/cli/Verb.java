@@ -23,7 +23,8 @@ enum Verb {
     PAUSE("--pause", Set.of("--mirror", "--topics"), Set.of()),
     RESUME("--resume", Set.of("--mirror", "--topics"), Set.of()),
     RECOVER("--recover", Set.of("--mirror", "--topics"), Set.of()),
-    PROMOTE("--promote", Set.of("--mirror", "--topics"), Set.of("--exclude", "--timeout-ms", "--no-fence-source"));
+    PROMOTE("--promote", Set.of("--mirror", "--topics"), Set.of("--exclude", "--timeout-ms", "--no-fence-source")),
+    INSTANCES("--instances", Set.of(), Set.of("--json"));
 
     /** Options every verb takes: where the service is, who calls it, and help. */
     static final Set<String> CONNECTION = Set.of(
