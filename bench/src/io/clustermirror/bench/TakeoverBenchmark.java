@@ -20,8 +20,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * Takeover time of the state group: three instances share a destination; a mirror of a 10-partition topic under a
  * steady load runs on one of them; that instance is killed (SIGKILL) or stopped (SIGTERM), and the time until the
  * mirror is MIRRORING on another instance is measured, from the kill to every partition MIRRORING in describe. Each
- * run restarts the stopped instance and waits for the group to settle first. Prints min/median/max of each. Run with
- * {@code bench/takeover.sh [runs]}.
+ * run restarts the stopped instance and waits for the group to settle first. Prints min/median/max of each, then the
+ * mirror's longest stall during a rolling restart of all three instances. Run with {@code bench/takeover.sh [runs]}.
  */
 public final class TakeoverBenchmark {
 
@@ -86,6 +86,7 @@ public final class TakeoverBenchmark {
                         awaitMirroring(instances, null);
                     }
                 }
+                long stall = rollingRestart(destination, root, instances, started);
                 System.out.println();
                 times.forEach((how, ms) -> {
                     List<Long> sorted = new ArrayList<>(ms);
@@ -99,11 +100,83 @@ public final class TakeoverBenchmark {
                             sorted.get(sorted.size() / 2),
                             sorted.get(sorted.size() - 1));
                 });
+                System.out.printf(
+                        "rolling restart of all 3 instances (a new one started, then an old one stopped, three times): "
+                                + "the mirror's longest stall %,d ms%n",
+                        stall);
             } finally {
                 producing.set(false);
                 load.join();
                 instances.forEach(BenchSupport.Service::close);
             }
+        }
+    }
+
+    /**
+     * Replaces every instance, one at a time, as a Deployment's RollingUpdate does (maxSurge 1, maxUnavailable 0): a new
+     * instance joins, then an old one stops gracefully. Meanwhile describe of mirror m is polled every 50 ms through
+     * the newest instance; the longest run of polls that did not show every partition MIRRORING is the stall.
+     */
+    private static long rollingRestart(
+            KafkaBrokerProcess destination, Path root, List<BenchSupport.Service> instances, int started)
+            throws Exception {
+        List<BenchSupport.Service> old = new ArrayList<>(instances);
+        java.util.concurrent.atomic.AtomicReference<BenchSupport.Service> via =
+                new java.util.concurrent.atomic.AtomicReference<>(instances.get(0));
+        AtomicBoolean sampling = new AtomicBoolean(true);
+        java.util.concurrent.atomic.AtomicLong longest = new java.util.concurrent.atomic.AtomicLong();
+        Thread sampler = new Thread(
+                () -> {
+                    long stalledSince = 0;
+                    while (sampling.get()) {
+                        long now = System.nanoTime();
+                        if (mirroring(via.get())) {
+                            stalledSince = 0;
+                        } else if (stalledSince == 0) {
+                            stalledSince = now;
+                        } else {
+                            longest.accumulateAndGet((now - stalledSince) / 1_000_000, Math::max);
+                        }
+                        try {
+                            Thread.sleep(50);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                },
+                "stall-sampler");
+        sampler.start();
+        int n = started;
+        for (BenchSupport.Service leaving : old) {
+            BenchSupport.Service fresh = start(destination, root, n++);
+            instances.add(fresh);
+            awaitMembers(instances, instances.size());
+            via.set(fresh);
+            leaving.process().destroy();
+            leaving.process().waitFor();
+            instances.remove(leaving);
+            awaitMembers(instances, instances.size());
+        }
+        awaitMirroring(instances, null);
+        Thread.sleep(1000);
+        sampling.set(false);
+        sampler.join();
+        return longest.get();
+    }
+
+    /** Whether describe through the instance shows mirror m with every partition MIRRORING. */
+    private static boolean mirroring(BenchSupport.Service instance) {
+        try {
+            Matcher state = STATE.matcher(instance.get("/v1/mirrors/m/topics/" + TOPIC));
+            int mirroring = 0;
+            int all = 0;
+            while (state.find()) {
+                all++;
+                mirroring += state.group(1).equals("MIRRORING") ? 1 : 0;
+            }
+            return all == PARTITIONS && mirroring == PARTITIONS;
+        } catch (Exception e) {
+            return false;
         }
     }
 

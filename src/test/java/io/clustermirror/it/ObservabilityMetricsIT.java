@@ -49,7 +49,8 @@ class ObservabilityMetricsIT extends ServiceIT {
             "cluster_mirror_client_replacements_total",
             "cluster_mirror_flow_deadline_exceeded_total",
             "cluster_mirror_groups_skipped_active_total",
-            "cluster_mirror_promotes_total");
+            "cluster_mirror_promotes_total",
+            "cluster_mirror_requests_forwarded_total");
 
     private static final Set<String> PROMQL_WORDS = Set.of(
             "and",
@@ -210,6 +211,7 @@ class ObservabilityMetricsIT extends ServiceIT {
             metrics.clientReplaced("source-1");
             metrics.flowDeadlineExceeded("sync", "m");
             metrics.groupSkippedActive("m");
+            metrics.forwarded();
             metrics.promote("m", "promoted");
             metrics.apiError(MirrorError.UNKNOWN_CLUSTER_MIRROR);
             return exposedNames(registry.scrape());
