@@ -8,15 +8,12 @@ import io.restassured.RestAssured;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
 import io.restassured.specification.RequestSpecification;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
-import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -146,17 +143,6 @@ class ForwardingAuthIT extends ServiceIT {
     }
 
     private static String nameOwnedBy(ServiceProcess instance) {
-        JsonPath members = instancesOf(instance);
-        String self = members.getString("answeredBy");
-        Set<Integer> owned = Set.copyOf(
-                members.getList("instances.find { it.id == '" + self + "' }.statePartitions", Integer.class));
-        assertThat(owned).isNotEmpty();
-        while (true) {
-            String name = uniqueName("auth");
-            int partition = Utils.toPositive(Utils.murmur2(name.getBytes(StandardCharsets.UTF_8))) % STATE_PARTITIONS;
-            if (owned.contains(partition)) {
-                return name;
-            }
-        }
+        return nameOwnedBy(instancesOf(instance), STATE_PARTITIONS, "auth");
     }
 }

@@ -39,6 +39,26 @@ abstract class ServiceIT {
                 .contentType(ContentType.JSON);
     }
 
+    /**
+     * A fresh mirror name whose state partition the answering instance owns, from its {@code GET /v1/instances} answer
+     * and the state topic's partition count.
+     */
+    static String nameOwnedBy(io.restassured.path.json.JsonPath instances, int statePartitions, String prefix) {
+        String self = instances.getString("answeredBy");
+        java.util.Set<Integer> owned = java.util.Set.copyOf(
+                instances.getList("instances.find { it.id == '" + self + "' }.statePartitions", Integer.class));
+        org.assertj.core.api.Assertions.assertThat(owned).isNotEmpty();
+        while (true) {
+            String name = uniqueName(prefix);
+            int partition = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(
+                            name.getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                    % statePartitions;
+            if (owned.contains(partition)) {
+                return name;
+            }
+        }
+    }
+
     static String uniqueName(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
     }

@@ -9,13 +9,11 @@ import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
 import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -28,7 +26,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -436,18 +433,7 @@ class SeveralInstancesIT extends ServiceIT {
 
     /** A fresh mirror name whose state partition the instance owns now. */
     private static String nameOwnedBy(ServiceProcess instance) {
-        JsonPath members = instancesOf(instance);
-        String self = members.getString("answeredBy");
-        Set<Integer> owned = Set.copyOf(
-                members.getList("instances.find { it.id == '" + self + "' }.statePartitions", Integer.class));
-        assertThat(owned).isNotEmpty();
-        while (true) {
-            String name = uniqueName("owned");
-            int partition = Utils.toPositive(Utils.murmur2(name.getBytes(StandardCharsets.UTF_8))) % STATE_PARTITIONS;
-            if (owned.contains(partition)) {
-                return name;
-            }
-        }
+        return nameOwnedBy(instancesOf(instance), STATE_PARTITIONS, "owned");
     }
 
     private static void awaitMirroringVia(
