@@ -428,8 +428,14 @@ public class MirrorCoordinator {
     }
 
     Mirror require(String name) {
+        // Held before and after the read: a partition is held only after its mirrors joined the state (take) and stops
+        // being held before they leave it (give up), so a mirror missing between two holds is truly absent.
+        boolean heldBefore = holdsStatePartitionOf(name);
         Mirror mirror = keeper.state().mirrors().get(name);
         if (mirror == null) {
+            if (!heldBefore) {
+                throw notHeld(name);
+            }
             requireHeld(name);
             throw MirrorException.unknownMirror(name);
         }
@@ -442,18 +448,28 @@ public class MirrorCoordinator {
      * taking it over), so only its owner can tell whether the mirror exists.
      */
     private void requireHeld(String name) {
-        int partition = statePartitionOf(name);
-        if (partition >= 0 && !keeper.holds(partition)) {
-            throw new MirrorException(
-                    MirrorError.COORDINATOR_NOT_AVAILABLE,
-                    "Mirror '" + name + "' lives in state partition " + partition
-                            + ", which this instance does not hold now (the state group is moving it); retry");
+        if (!holdsStatePartitionOf(name)) {
+            throw notHeld(name);
         }
+    }
+
+    private boolean holdsStatePartitionOf(String name) {
+        int partition = statePartitionOf(name);
+        return partition < 0 || keeper.holds(partition);
+    }
+
+    private MirrorException notHeld(String name) {
+        return new MirrorException(
+                MirrorError.COORDINATOR_NOT_AVAILABLE,
+                "Mirror '" + name + "' lives in state partition " + statePartitionOf(name)
+                        + ", which this instance does not hold now (the state group is moving it); retry");
     }
 
     private void requireAbsent(String name) {
         requireHeld(name);
-        if (keeper.state().mirrors().containsKey(name)) {
+        boolean exists = keeper.state().mirrors().containsKey(name);
+        requireHeld(name); // held on both sides of the read (see require)
+        if (exists) {
             throw new MirrorException(
                     MirrorError.CLUSTER_MIRROR_ALREADY_EXISTS, "Cluster mirror '" + name + "' already exists", "name");
         }

@@ -231,11 +231,11 @@ final class StateKeeper {
                 leaving.add(name);
             }
         });
-        commit.reset(commit.state().withoutMirrors(leaving));
-        if (store != null) {
+        if (store != null) { // stop holding first: a reader that sees the mirrors gone must see the partition gone too
             store.release(partitions);
             held = store.owned();
         }
+        commit.reset(commit.state().withoutMirrors(leaving));
         LOGGER.infof(
                 "Gave up %d state partition(s) %s with %d mirror(s): %s",
                 partitions.size(), partitions, leaving.size(), leaving);
