@@ -189,7 +189,8 @@ public class MirrorCoordinator {
                         false),
                 clients.destinationConnection(),
                 config.destination().requestTimeoutMs(),
-                budget);
+                budget,
+                () -> this.group.leaseValid());
     }
 
     void onStart(@Observes StartupEvent event) {

@@ -49,6 +49,14 @@ final class StateGroup implements MirrorStateAssignor.Member {
     /** When to ask for a rebalance (nanoTime), 0 for never: a burst of creates asks once. */
     private volatile long rebalanceAt;
 
+    /**
+     * Until when (nanoTime) this instance may append: half a session timeout after it sent an offset commit that the
+     * group coordinator accepted from this member and generation (decisions §48). 0: not yet.
+     */
+    private volatile long leaseUntil;
+    /** When the lease was last renewed (nanoTime), for the log line after a lapse. */
+    private long renewedAt;
+
     private volatile boolean closing;
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     private Thread thread;
@@ -123,7 +131,7 @@ final class StateGroup implements MirrorStateAssignor.Member {
         props.put(MirrorStateAssignor.MEMBER_CONFIG, this);
         props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, sessionTimeoutMs);
         // a member learns of a rebalance with its next heartbeat: often, so that a handover waits little for it
-        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Math.max(500, sessionTimeoutMs / 10));
+        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, heartbeatIntervalMs());
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
         staticId.ifPresent(id -> props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, id));
         while (!closing) {
@@ -164,7 +172,8 @@ final class StateGroup implements MirrorStateAssignor.Member {
         });
         try {
             while (!closing) {
-                c.poll(Duration.ofMillis(500));
+                c.poll(Duration.ofMillis(200));
+                renewLease(c);
                 long at = rebalanceAt;
                 if (at != 0 && System.nanoTime() - at >= 0 && !closing) {
                     rebalanceAt = 0;
@@ -177,6 +186,57 @@ final class StateGroup implements MirrorStateAssignor.Member {
         // a static member too leaves at once: its partitions move now, not after the session timeout
         c.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
                 .withTimeout(Duration.ofSeconds(10)));
+    }
+
+    /**
+     * Whether this instance may append now ({@link io.clustermirror.fetch.AppendLease}): a commit of this member and
+     * generation was accepted less than half a session timeout ago. A classic group coordinator takes an accepted
+     * offset commit as a heartbeat (it restarts the member's session), so the group cannot have handed this instance's
+     * partitions to another member before the lease ends; an instance that was paused past it, or cut off from the
+     * coordinator, appends nothing until a commit is accepted again, and a member the group dropped learns so from the
+     * commit's refusal and gives its partitions up before it joins again. Any thread.
+     */
+    boolean leaseValid() {
+        long until = leaseUntil;
+        return until != 0 && System.nanoTime() - until < 0;
+    }
+
+    /** Renews the lease once a heartbeat interval, and at once when it lapsed. Membership thread. */
+    private void renewLease(KafkaConsumer<byte[], byte[]> c) {
+        long now = System.nanoTime();
+        boolean lapsed = !leaseValid();
+        if (!lapsed && now - renewedAt < java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(heartbeatIntervalMs())) {
+            return;
+        }
+        Set<TopicPartition> owned = c.assignment();
+        TopicPartition any = owned.isEmpty()
+                ? new TopicPartition(topic, 0)
+                : owned.iterator().next();
+        try {
+            c.commitSync(
+                    Map.of(any, new org.apache.kafka.clients.consumer.OffsetAndMetadata(0)),
+                    Duration.ofMillis(sessionTimeoutMs / 2));
+        } catch (WakeupException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            // not a member of the current generation (dropped, or a rebalance is completing), or no answer: the lease
+            // runs out, and the next poll rejoins (and gives the partitions up when they were lost)
+            LOGGER.debugf("State group %s: the append lease was not renewed: %s", groupId, e.toString());
+            return;
+        }
+        if (lapsed && renewedAt != 0) {
+            metrics.appendLeaseLapsed();
+            LOGGER.warnf(
+                    "State group %s: the append lease had lapsed (renewed %d ms ago); this instance appended nothing"
+                            + " meanwhile and appends again",
+                    groupId, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(now - renewedAt));
+        }
+        renewedAt = now;
+        leaseUntil = now + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs / 2);
+    }
+
+    private int heartbeatIntervalMs() {
+        return Math.max(500, sessionTimeoutMs / 10);
     }
 
     /** Takes the partitions over on the coordinator thread (fence, replay, start), and returns once it did. */

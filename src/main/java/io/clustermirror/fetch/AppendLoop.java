@@ -30,6 +30,8 @@ final class AppendLoop {
     private static final Logger LOGGER = Logger.getLogger(AppendLoop.class);
 
     static final int MAX_IN_FLIGHT_PER_PARTITION = 5;
+    /** How soon a data plane looks at its append lease again while it is not valid. */
+    static final long LEASE_RECHECK_MS = 50;
     /**
      * Connections of a fetcher to each destination broker, its partitions pinned to one each: a broker handles one
      * request per connection at a time, so no broker validates a fetcher's batches on one request thread alone.
@@ -107,6 +109,10 @@ final class AppendLoop {
             pipeline.destinationRefresh = false;
             takeUpView(); // a view at hand (tests) is used at once
         }
+        if (!pipeline.lease.valid()) {
+            leaveWithoutSending();
+            return LEASE_RECHECK_MS;
+        }
         try {
             finishRemovalsAndResets();
             producerIds.request(partitions.values());
@@ -178,6 +184,30 @@ final class AppendLoop {
                                     + " ms later (PREPARE_COMMIT or PREPARE_ABORT); its end is checked "
                                     + "again by LOG_TRUNCATION");
                 }
+            }
+        }
+    }
+
+    /**
+     * While the lease is not valid nothing is sent, so a leaving partition goes once its requests under way are
+     * answered, without its retries and aborts: this instance may have lost the mirror to another, which reads the
+     * destination's end when it resumes, and whose first batch fences whatever of ours lands later (decisions §48).
+     */
+    private void leaveWithoutSending() {
+        for (Iterator<FetchPartition> it = partitions.values().iterator(); it.hasNext(); ) {
+            FetchPartition state = it.next();
+            FetchPartition.Phase phase = state.phase();
+            if (state.inFlight.isEmpty()
+                    && !TransactionReplay.stepInFlight(state)
+                    && (phase instanceof FetchPartition.Removing || phase instanceof FetchPartition.Failed)) {
+                if (!state.unconfirmed.isEmpty() || state.transactions.settling()) {
+                    LOGGER.warnf(
+                            "Mirror %s: %s leaves without sending its retries or aborts: this instance may no longer"
+                                    + " own it (its append lease lapsed)",
+                            mirror, state.partition);
+                }
+                it.remove();
+                pipeline.left(state);
             }
         }
     }
@@ -314,11 +344,16 @@ final class AppendLoop {
                 lostAnswers.lost(state, sent, error.name());
             }
             case RESET -> {
-                state.unconfirmed.put(batch.baseOffset(), sent); // it may have landed: the reset reads it back
-                if (ErrorRules.needsNewProducerId(error) && sent.transactionalId() == null) {
-                    state.identity = null;
+                if (ErrorRules.fenced(error) && sent.transactionalId() == null) {
+                    pipeline.fail(
+                            state,
+                            "fenced: the destination holds a newer epoch of this partition's producer id ("
+                                    + error.name()
+                                    + "): another instance took the mirror over and appends to it; this one stops");
+                } else {
+                    state.unconfirmed.put(batch.baseOffset(), sent); // it may have landed: the reset reads it back
+                    pipeline.requestReset(state, error.name());
                 }
-                pipeline.requestReset(state, error.name());
             }
             case FAIL -> {
                 String message = result.errorMessage() == null ? error.message() : result.errorMessage();

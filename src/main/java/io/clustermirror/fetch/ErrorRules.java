@@ -30,7 +30,8 @@ final class ErrorRules {
     /**
      * The destination no longer knows the partition's producer (UNKNOWN_PRODUCER_ID, brokers before 2.5) or holds a
      * newer epoch for it: a copy of a batch can no longer be told apart, so the partition resumes from the
-     * destination's end, read back, under a new producer id.
+     * destination's end, read back, under a new epoch (for the partition's own batches a newer epoch is a fence:
+     * {@link #fenced}).
      */
     private static final Set<Errors> PRODUCER_STATE_LOST =
             Set.of(Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED);
@@ -80,8 +81,12 @@ final class ErrorRules {
         return retriable(error) ? Verdict.RETRY : Verdict.FAIL;
     }
 
-    /** The reset must take a new producer id: the destination refuses the partition's (a bumped epoch would not do). */
-    static boolean needsNewProducerId(Errors error) {
-        return PRODUCER_STATE_LOST.contains(error);
+    /**
+     * Another holder of the partition's producer id appended with a newer epoch (INVALID_PRODUCER_EPOCH, or
+     * PRODUCER_FENCED from older brokers): for the partition's own, non-transactional batches, another instance took
+     * the mirror over, and this one must stop, not reset (a reset would take a newer epoch still and fence the owner).
+     */
+    static boolean fenced(Errors error) {
+        return error == Errors.INVALID_PRODUCER_EPOCH || error == Errors.PRODUCER_FENCED;
     }
 }

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -129,7 +130,11 @@ final class FetchPartition {
 
     ProducerIdentity identity;
     int nextSequence;
-    /** Whether an InitProducerId for {@link #identity} is under way ({@link ProducerIds}). */
+    /** The destination's transaction coordinator of the partition's producer id, once found ({@link ProducerIds}). */
+    Node identityCoordinator;
+    /** When {@link #identity} was given (System.nanoTime), for its daily renewal ({@link ProducerIds#REFRESH_NANOS}). */
+    long identitySince;
+    /** Whether a FindCoordinator or InitProducerId for {@link #identity} is under way ({@link ProducerIds}). */
     boolean identityRequested;
     /** When the next InitProducerId may go after a lost or retriable one (System.nanoTime). */
     long identityNotBefore = System.nanoTime();

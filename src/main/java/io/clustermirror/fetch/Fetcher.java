@@ -54,6 +54,8 @@ final class Fetcher {
     final WireNetwork network;
     /** The pool's budget for queued batches, for the data planes on this fetcher. */
     final FetchBudget budget;
+    /** Whether this instance may append now, for the data planes on this fetcher. */
+    final AppendLease lease;
 
     private final Executor executor;
     private final ChannelBuilder destinationChannels;
@@ -76,7 +78,18 @@ final class Fetcher {
     }
 
     Fetcher(int id, WireNetwork network, Executor executor, Map<String, ?> destinationConnection, FetchBudget budget) {
+        this(id, network, executor, destinationConnection, budget, AppendLease.ALWAYS);
+    }
+
+    Fetcher(
+            int id,
+            WireNetwork network,
+            Executor executor,
+            Map<String, ?> destinationConnection,
+            FetchBudget budget,
+            AppendLease lease) {
         this.budget = budget;
+        this.lease = lease;
         this.id = id;
         this.name = "cluster-mirror-fetcher-" + id;
         this.network = network;

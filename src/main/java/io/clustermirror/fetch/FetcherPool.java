@@ -29,13 +29,15 @@ public final class FetcherPool implements AutoCloseable {
      * @param executor where fetchers turn (a pool of at least {@code threads} threads)
      * @param destinationConnection the destination's connection properties, shared by every mirror
      * @param budget the instance's budget for fetched batches waiting to be appended
+     * @param lease whether this instance may append now
      */
     public FetcherPool(
             int threads,
             Executor executor,
             Map<String, ?> destinationConnection,
             int destinationTimeoutMs,
-            FetchBudget budget) {
+            FetchBudget budget,
+            AppendLease lease) {
         this(
                 threads,
                 id -> new Fetcher(
@@ -43,7 +45,8 @@ public final class FetcherPool implements AutoCloseable {
                         WireNetwork.create("cluster-mirror-fetcher-" + id, destinationTimeoutMs),
                         executor,
                         destinationConnection,
-                        budget));
+                        budget,
+                        lease));
     }
 
     /** A pool of fetchers that {@code factory} makes (unit tests give fetchers over kafka-clients' MockClient). */

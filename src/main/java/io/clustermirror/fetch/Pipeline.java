@@ -33,6 +33,8 @@ final class Pipeline {
     final long timeoutMs;
     /** The instance's budget for queued batches, shared with every other data plane. */
     final FetchBudget budget;
+    /** Whether this instance may append now: nothing is sent to the destination while it is not valid. */
+    final AppendLease lease;
 
     /**
      * The partitions the fetcher has taken up and not let go yet, in the order they entered: what the loops go over.
@@ -64,7 +66,7 @@ final class Pipeline {
     volatile long appenderBeat = System.nanoTime();
 
     Pipeline(String mirror, DataPlane.Listener listener, WireClient source, WireClient destination, long timeoutMs) {
-        this(mirror, listener, source, destination, timeoutMs, FetchBudget.UNLIMITED);
+        this(mirror, listener, source, destination, timeoutMs, FetchBudget.UNLIMITED, AppendLease.ALWAYS);
     }
 
     Pipeline(
@@ -73,8 +75,10 @@ final class Pipeline {
             WireClient source,
             WireClient destination,
             long timeoutMs,
-            FetchBudget budget) {
+            FetchBudget budget,
+            AppendLease lease) {
         this.budget = budget;
+        this.lease = lease;
         this.mirror = mirror;
         this.listener = listener;
         this.source = source;

@@ -2,7 +2,6 @@ package io.clustermirror.fetch;
 
 import io.clustermirror.batches.RawFetch;
 import io.clustermirror.batches.SourceBatch;
-import io.clustermirror.kafka.ProducerIdentity;
 import io.clustermirror.kafka.WireClient;
 import java.io.IOException;
 import java.util.List;
@@ -267,21 +266,14 @@ final class PipelineReset {
         }
         state.unconfirmed.clear();
         state.resume(end, pipeline.nextGeneration());
-        // the same producer id under the next epoch, as kafka-clients' idempotent producer does (KIP-360): a batch
-        // of the old epoch still queued somewhere is refused once the new epoch has landed, where a new id would
-        // let it in
-        state.identity = nextEpoch(state.identity);
+        // the same producer id under a new epoch from the transaction coordinator (ProducerIds), as kafka-clients'
+        // producer does (KIP-360): a batch of the old epoch still queued somewhere is refused once the new epoch has
+        // landed, where a new id would let it in
+        state.identity = null;
         state.nextSequence = 0;
         state.transactions.recoveryNeeded = true;
         LOGGER.infof("Mirror %s: %s resumes at destination log end %d", mirror, state.partition, end);
         source.wakeup();
-    }
-
-    /** The identity's next epoch; null (a new producer id) when there is none or the epoch is used up. */
-    static ProducerIdentity nextEpoch(ProducerIdentity identity) {
-        return identity == null || identity.producerEpoch() >= Short.MAX_VALUE - 1
-                ? null
-                : new ProducerIdentity(identity.producerId(), (short) (identity.producerEpoch() + 1));
     }
 
     /**

@@ -8,23 +8,31 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.FindCoordinatorResponse;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
 import org.apache.kafka.common.utils.ExponentialBackoff;
 import org.jboss.logging.Logger;
 
 /**
- * The idempotent producer ids of a data plane's partitions, asked for as InitProducerId requests on
- * {@value #CONNECTIONS} connections to the leader beside the Produce connections (on those, a start of 10,000
- * partitions filled every in-flight slot with InitProducerIds and no Produce could go; on one, a connection takes one
- * new request per poll and a start got about 150 ids a second: both measured with bench/partitions.sh) and taken up
- * when the fetcher polls, like Produce answers: a start of thousands of partitions has up to {@value #MAX_IN_FLIGHT}
- * of them under way at once instead of one blocking round trip after the other on the fetcher's thread, which every
- * other data plane on it would wait for. A lost or retriable answer is asked again after a back-off of its own
- * partition (kafka-clients' retry back-off); a refusal fails the partition with the broker's reason. Append thread
- * only.
+ * The producer ids of a data plane's partitions. Each destination partition has a name of its own,
+ * {@code cluster-mirror/<mirror>/<topic>/<partition>}, and its producer id comes from the destination's transaction
+ * coordinator for that name (FindCoordinator, then InitProducerId with it as the transactional id): the coordinator
+ * hands out the same producer id every time, with the epoch raised, so whoever asked last holds the highest epoch the
+ * partition's producer id ever had, and once its first batch lands the partition leader refuses every batch of an
+ * earlier holder (INVALID_PRODUCER_EPOCH): an instance that lost the mirror while paused appends nothing after the new
+ * owner's first batch (decisions §48). The batches stay non-transactional, byte for byte what the source wrote.
+ *
+ * <p>The requests go on {@value #CONNECTIONS} connections to each broker beside the Produce connections (on those, a
+ * start of 10,000 partitions filled every in-flight slot with InitProducerIds and no Produce could go; on one, a
+ * connection takes one new request per poll: both measured with bench/partitions.sh) and are taken up when the fetcher
+ * polls, like Produce answers: a start of thousands of partitions has up to {@value #MAX_IN_FLIGHT} of them under way
+ * at once instead of one blocking round trip after the other on the fetcher's thread. A lost or retriable answer is
+ * asked again after a back-off of its own partition (kafka-clients' retry back-off); a refusal fails the partition
+ * with the broker's reason. No request goes while the instance's {@link AppendLease} is not valid. Append thread only.
  */
 final class ProducerIds {
 
@@ -36,6 +44,15 @@ final class ProducerIds {
     /** kafka-clients' {@code retry.backoff.ms} and {@code retry.backoff.max.ms} defaults. */
     private static final ExponentialBackoff BACKOFF = new ExponentialBackoff(100, 2, 1000, 0.2);
 
+    /**
+     * How long a partition keeps its producer id and epoch before it asks for a new epoch (once nothing of it is in flight):
+     * the destination's transaction coordinator forgets a name unused for {@code transactional.id.expiration.ms} (7 days
+     * by default), and a forgotten name gets a new producer id, which would not fence the old one.
+     */
+    static final long REFRESH_NANOS = TimeUnit.HOURS.toNanos(24);
+    /** The prefix of the partitions' names at the destination's transaction coordinators. */
+    static final String PREFIX = "cluster-mirror/";
+
     private final Pipeline pipeline;
     private int inFlight;
 
@@ -43,14 +60,31 @@ final class ProducerIds {
         this.pipeline = pipeline;
     }
 
-    /** Asks for a producer id for each partition that has batches to send and none, as far as the cap allows. */
+    /** The destination partition's name, whose producer id and epochs the transaction coordinator keeps. */
+    static String transactionalId(String mirror, TopicPartition tp) {
+        return PREFIX + mirror + "/" + tp.topic() + "/" + tp.partition();
+    }
+
+    /**
+     * Asks for a producer id for each partition that has batches to send and none, as far as the cap allows: where
+     * its name's coordinator is not known yet, FindCoordinator to its leader, else InitProducerId to the coordinator.
+     */
     void request(Collection<FetchPartition> partitions) {
+        if (!pipeline.lease.valid()) {
+            return;
+        }
         long now = System.nanoTime();
         ClusterView view = pipeline.destinationView;
-        Set<Node> busy = new HashSet<>(); // leaders whose producer-id connections take no further request this round
+        Set<Node> busy = new HashSet<>(); // brokers whose producer-id connections take no further request this round
         for (FetchPartition state : partitions) {
             if (inFlight >= MAX_IN_FLIGHT) {
                 return;
+            }
+            if (state.identity != null
+                    && now - state.identitySince > REFRESH_NANOS
+                    && state.inFlight.isEmpty()
+                    && state.unconfirmed.isEmpty()) {
+                state.identity = null; // a new epoch of the same producer id, so the name stays known
             }
             if (state.identity != null
                     || state.identityRequested
@@ -59,27 +93,37 @@ final class ProducerIds {
                     || !state.sendable()) {
                 continue;
             }
-            Node leader = view.leaders().get(state.tp);
-            if (leader == null) {
+            Node broker = state.identityCoordinator != null
+                    ? state.identityCoordinator
+                    : view.leaders().get(state.tp);
+            if (broker == null) {
                 pipeline.destinationRefresh = true;
                 continue;
             }
-            if (busy.contains(leader)) {
+            if (busy.contains(broker)) {
                 continue;
             }
-            Node connection = readyConnection(leader, state);
+            Node connection = readyConnection(broker, state);
             if (connection == null) {
-                busy.add(leader); // every producer-id connection to it took its request for this round
+                busy.add(broker); // every producer-id connection to it took its request for this round
                 continue;
             }
             state.identityRequested = true;
             inFlight++;
-            pipeline.destination.send(
-                    connection,
-                    new InitProducerIdRequest.Builder(new InitProducerIdRequestData()
-                            .setTransactionalId(null)
-                            .setTransactionTimeoutMs(60000)),
-                    response -> answered(state, connection, response));
+            String transactionalId = transactionalId(pipeline.mirror, state.tp);
+            if (state.identityCoordinator == null) {
+                pipeline.destination.send(
+                        connection,
+                        DestinationTransactions.findCoordinator(transactionalId),
+                        response -> answered(state, connection, response));
+            } else {
+                pipeline.destination.send(
+                        connection,
+                        new InitProducerIdRequest.Builder(new InitProducerIdRequestData()
+                                .setTransactionalId(transactionalId)
+                                .setTransactionTimeoutMs(60000)),
+                        response -> answered(state, connection, response));
+            }
         }
     }
 
@@ -88,15 +132,17 @@ final class ProducerIds {
      * per poll of the network (kafka-clients sends the next once the last is written), and the broker answers one
      * request of a connection after the other: {@value #CONNECTIONS} connections ask {@value #CONNECTIONS} at a time.
      */
-    private Node readyConnection(Node leader, FetchPartition state) {
+    private Node readyConnection(Node broker, FetchPartition state) {
         for (int i = 0; i < CONNECTIONS; i++) {
-            Node connection = pipeline.destination.connection(leader, AppendLoop.CONNECTIONS_PER_BROKER + i);
+            Node connection = pipeline.destination.connection(broker, AppendLoop.CONNECTIONS_PER_BROKER + i);
             if (pipeline.destination.ready(connection)) {
                 return connection;
             }
             if (pipeline.destination.connectionFailed(connection)) {
-                // the leader may have gone or moved: its leaderships are loaded again, the partition waits its turn
+                // the broker may have gone or moved: its leaderships and coordinators are found again, the partition
+                // waits its turn
                 pipeline.destinationRefresh = true;
+                state.identityCoordinator = null;
                 retryLater(state, "destination broker " + connection + " cannot be reached");
                 return null;
             }
@@ -125,7 +171,12 @@ final class ProducerIds {
                                     : null;
             if (lost != null) {
                 pipeline.destinationRefresh = true;
-                retryLater(state, "InitProducerId to destination broker " + connection + " " + lost);
+                state.identityCoordinator = null;
+                retryLater(state, "producer id request to destination broker " + connection + " " + lost);
+                return;
+            }
+            if (response.responseBody() instanceof FindCoordinatorResponse found) {
+                coordinatorFound(state, found);
                 return;
             }
             InitProducerIdResponse answer = (InitProducerIdResponse) response.responseBody();
@@ -135,21 +186,40 @@ final class ProducerIds {
                         answer.data().producerId(), answer.data().producerEpoch());
                 state.nextSequence = 0;
                 state.identityAttempts = 0;
+                state.identitySince = System.nanoTime();
                 pipeline.destination.wakeup(); // its batches can go now
-            } else if (ErrorRules.retriable(error)) {
-                if (ErrorRules.staleMetadata(error)) {
-                    pipeline.destinationRefresh = true;
-                }
+            } else if (error == Errors.NOT_COORDINATOR || error == Errors.COORDINATOR_NOT_AVAILABLE) {
+                state.identityCoordinator = null; // found again
+                retryLater(state, "InitProducerId: " + error.name());
+            } else if (error == Errors.CONCURRENT_TRANSACTIONS || ErrorRules.retriable(error)) {
                 retryLater(state, "InitProducerId: " + error.name());
             } else {
                 pipeline.fail(
                         state,
-                        "the destination refused a producer id (InitProducerId): " + error.name() + " ("
+                        "the destination refused the partition's producer id (InitProducerId for transactional id "
+                                + transactionalId(pipeline.mirror, state.tp) + "): " + error.name() + " ("
                                 + error.message() + ")");
             }
         } catch (RuntimeException e) {
             // kafka-clients only logs what a completion handler throws: the partition would wait for good
             pipeline.fail(state, "handling the InitProducerId response of " + connection + " failed: " + e);
+        }
+    }
+
+    private void coordinatorFound(FetchPartition state, FindCoordinatorResponse found) {
+        Errors error = DestinationTransactions.error(found);
+        if (error == Errors.NONE) {
+            state.identityCoordinator = DestinationTransactions.coordinator(found);
+            state.identityAttempts = 0;
+            pipeline.destination.wakeup(); // its InitProducerId can go now
+        } else if (ErrorRules.retriable(error)) {
+            retryLater(state, "FindCoordinator: " + error.name());
+        } else {
+            pipeline.fail(
+                    state,
+                    "the destination refused to name the transaction coordinator of the partition's producer id"
+                            + " (FindCoordinator for " + transactionalId(pipeline.mirror, state.tp) + "): "
+                            + error.name() + " (" + error.message() + ")");
         }
     }
 

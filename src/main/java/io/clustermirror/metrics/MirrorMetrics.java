@@ -536,4 +536,16 @@ public class MirrorMetrics {
                 .register(registry)
                 .increment(partitions);
     }
+
+    /**
+     * The instance's append lease lapsed and was renewed later: for that while its data planes sent nothing (a pause
+     * of the process, or the group coordinator out of reach).
+     */
+    public void appendLeaseLapsed() {
+        Counter.builder("cluster.mirror.state.group.lease.lapses")
+                .description("Times this instance's append lease lapsed before it was renewed (nothing was appended"
+                        + " meanwhile)")
+                .register(registry)
+                .increment();
+    }
 }

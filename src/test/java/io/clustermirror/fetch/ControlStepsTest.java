@@ -53,6 +53,7 @@ import org.apache.kafka.common.requests.AddPartitionsToTxnResponse;
 import org.apache.kafka.common.requests.EndTxnResponse;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
 import org.apache.kafka.common.requests.FindCoordinatorResponse;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
@@ -93,6 +94,9 @@ class ControlStepsTest {
             SOURCE_BROKER_B.host(), sourceNetworkB,
             DESTINATION_BROKER.host(), destinationNetwork));
     private final Map<MirrorPartition, String> failures = new ConcurrentHashMap<>();
+    /** The instance's append lease, as the test sets it. */
+    private volatile boolean leaseHeld = true;
+
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final List<MirrorFetcher> started = new ArrayList<>();
     private Fetcher pooled;
@@ -112,11 +116,17 @@ class ControlStepsTest {
         // When they enter the data plane (the fetcher turns meanwhile: the first Fetch may carry only some of them)
         tps.forEach(tp -> fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1));
 
-        // Then every one of them has its InitProducerId under way at the same time, none waiting for another's answer
+        // Then every one of them has its FindCoordinator, then its InitProducerId under way at the same time, none
+        // waiting for another's answer
         await().atMost(Duration.ofSeconds(10)).until(() -> {
             answerFetches(sourceNetwork);
-            return pending(ApiKeys.INIT_PRODUCER_ID).size() == tps.size();
+            return pending(ApiKeys.FIND_COORDINATOR).size() == tps.size();
         });
+        for (ClientRequest request : pending(ApiKeys.FIND_COORDINATOR)) {
+            destinationNetwork.respondToRequest(request, coordinatorOf(request));
+        }
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> pending(ApiKeys.INIT_PRODUCER_ID).size() == tps.size());
         // and once answered, each partition's batch goes under the producer id it was given
         long id = 1000;
         for (ClientRequest request : pending(ApiKeys.INIT_PRODUCER_ID)) {
@@ -134,7 +144,9 @@ class ControlStepsTest {
         // Given a destination that drops the connection under the first InitProducerId, then answers the second
         List<TopicPartition> tps = partitions(1);
         sourceFetchAnswer(sourceNetwork, tps);
+        destinationNetwork.prepareResponse(coordinator("cluster-mirror/m1/orders/0"));
         destinationNetwork.prepareResponse(null, true);
+        destinationNetwork.prepareResponse(coordinator("cluster-mirror/m1/orders/0"));
         destinationNetwork.prepareResponse(producerId(4711));
         destinationNetwork.prepareResponse(appended(tps.get(0), 0));
         MirrorFetcher fetcher = start(tps);
@@ -150,6 +162,8 @@ class ControlStepsTest {
                                 .destinationEnd()
                         == 1);
         assertThat(sent(ApiKeys.INIT_PRODUCER_ID)).hasSize(2);
+        // (the coordinator is found again: a lost answer may mean it moved)
+        assertThat(sent(ApiKeys.FIND_COORDINATOR)).hasSize(2);
         assertThat(failures).isEmpty();
     }
 
@@ -164,6 +178,7 @@ class ControlStepsTest {
         MirrorFetcher first = start("m1", SOURCE_BROKER, List.of(orders));
         MirrorFetcher second = start("m2", SOURCE_BROKER_B, List.of(payments));
         Function<ClientRequest, AbstractResponse> destination = request -> switch (request.apiKey()) {
+            case FIND_COORDINATOR -> coordinatorOf(request);
             case INIT_PRODUCER_ID -> producerId(request.destination().hashCode());
             case PRODUCE -> {
                 TopicPartition tp = producedPartition(request);
@@ -202,6 +217,7 @@ class ControlStepsTest {
         // Given a partition pinned to the second connection to its leader, whose first Produce answer is lost
         TopicPartition tp = pinnedTo(1);
         sourceFetchAnswer(sourceNetwork, List.of(tp));
+        destinationNetwork.prepareResponse(coordinator(ProducerIds.transactionalId("m1", tp)));
         destinationNetwork.prepareResponse(producerId(4711));
         destinationNetwork.prepareResponse(null, true);
         destinationNetwork.prepareResponse(appended(tp, 0));
@@ -234,11 +250,63 @@ class ControlStepsTest {
     }
 
     @Test
+    void aBatchRefusedForANewerEpochOfThePartitionsProducerIdShouldFailItAsFencedWithoutAReset() {
+        // Given a partition whose producer id another instance has since taken a newer epoch of (it took the mirror
+        // over while this one was paused)
+        TopicPartition tp = new TopicPartition("orders", 0);
+        MirrorPartition partition = new MirrorPartition("orders", 0);
+        sourceFetchAnswer(sourceNetwork, List.of(tp));
+        destinationNetwork.prepareResponse(coordinator(ProducerIds.transactionalId("m1", tp)));
+        destinationNetwork.prepareResponse(producerId(4711));
+        destinationNetwork.prepareResponse(produceAnswer(tp, Errors.INVALID_PRODUCER_EPOCH, -1));
+        MirrorFetcher fetcher = start(List.of(tp));
+
+        // When its batch is refused for the old epoch
+        fetcher.add(partition, 0, -1);
+
+        // Then the partition stops, fenced: no reset reads the destination back, and no newer epoch is asked for (which
+        // would fence the new owner in turn)
+        await().atMost(Duration.ofSeconds(10)).until(() -> failures.containsKey(partition));
+        assertThat(failures.get(partition)).contains("fenced").contains("INVALID_PRODUCER_EPOCH");
+        assertThat(sent(ApiKeys.LIST_OFFSETS)).isEmpty();
+        assertThat(sent(ApiKeys.INIT_PRODUCER_ID)).hasSize(1);
+    }
+
+    @Test
+    void nothingShouldGoToTheDestinationWhileTheAppendLeaseIsNotValid() {
+        // Given an instance whose append lease lapsed (paused past it, or cut off from the group coordinator)
+        leaseHeld = false;
+        TopicPartition tp = new TopicPartition("orders", 0);
+        MirrorPartition partition = new MirrorPartition("orders", 0);
+        sourceFetchAnswer(sourceNetwork, List.of(tp));
+        MirrorFetcher fetcher = start(List.of(tp));
+
+        // When a partition with a fetched batch enters its data plane
+        fetcher.add(partition, 0, -1);
+
+        // Then the source is fetched, but not a single request goes to the destination
+        await().atMost(Duration.ofSeconds(10)).until(() -> !sourceNetwork.hasPendingResponses());
+        await().during(Duration.ofMillis(500))
+                .atMost(Duration.ofSeconds(2))
+                .until(() -> destinationNetwork.requests().isEmpty()
+                        && sent(ApiKeys.FIND_COORDINATOR).isEmpty());
+        // and once the lease is renewed, the batch goes
+        destinationNetwork.prepareResponse(coordinator(ProducerIds.transactionalId("m1", tp)));
+        destinationNetwork.prepareResponse(producerId(4711));
+        destinationNetwork.prepareResponse(appended(tp, 0));
+        leaseHeld = true;
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> fetcher.progress(partition).orElseThrow().destinationEnd() == 1);
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
     void aRemovalShouldBeTakenUpByTheFetcherAndCompleteWithThePartitionsProgress() {
         // Given a partition whose first batch has landed
         TopicPartition tp = new TopicPartition("orders", 0);
         MirrorPartition partition = new MirrorPartition("orders", 0);
         sourceFetchAnswer(sourceNetwork, List.of(tp));
+        destinationNetwork.prepareResponse(coordinator(ProducerIds.transactionalId("m1", tp)));
         destinationNetwork.prepareResponse(producerId(4711));
         destinationNetwork.prepareResponse(appended(tp, 0));
         MirrorFetcher fetcher = start(List.of(tp));
@@ -283,10 +351,8 @@ class ControlStepsTest {
             MirrorFetcher second = start("m2", SOURCE_BROKER_B, List.of(payments), null);
             // the idempotent producer ids and the plain batches are answered as they come; the transaction's steps not
             Function<ClientRequest, AbstractResponse> plain = request -> switch (request.apiKey()) {
-                case INIT_PRODUCER_ID ->
-                    ((InitProducerIdRequest.Builder) request.requestBuilder()).data.transactionalId() == null
-                            ? producerId(request.correlationId())
-                            : null;
+                case FIND_COORDINATOR -> forPartitionIdentity(request) ? coordinatorOf(request) : null;
+                case INIT_PRODUCER_ID -> forPartitionIdentity(request) ? producerId(request.correlationId()) : null;
                 case PRODUCE -> producedPartition(request).equals(payments) ? appended(payments, 0) : null;
                 default -> null;
             };
@@ -454,7 +520,9 @@ class ControlStepsTest {
                 Map.of(topic, DESTINATION_IDS.get(topic)),
                 Map.of(DESTINATION_IDS.get(topic), topic));
         if (pooled == null) {
-            pooled = new Fetcher(0, WireNetwork.over("test", network), threads, null).start();
+            pooled = new Fetcher(
+                            0, WireNetwork.over("test", network), threads, null, FetchBudget.UNLIMITED, () -> leaseHeld)
+                    .start();
         }
         MirrorFetcher dataPlane = new MirrorFetcher(
                 mirror,
@@ -600,6 +668,26 @@ class ControlStepsTest {
             builder.append(1_000L + i, ("key-" + (baseOffset + i)).getBytes(), ("value-" + i).getBytes());
         }
         return builder.build();
+    }
+
+    /** The transaction coordinator of a partition's producer id: the destination broker. */
+    static FindCoordinatorResponse coordinator(String transactionalId) {
+        return FindCoordinatorResponse.prepareResponse(Errors.NONE, transactionalId, DESTINATION_BROKER);
+    }
+
+    static FindCoordinatorResponse coordinatorOf(ClientRequest request) {
+        return coordinator(((FindCoordinatorRequest.Builder) request.requestBuilder())
+                .data()
+                .coordinatorKeys()
+                .get(0));
+    }
+
+    /** Whether a FindCoordinator or InitProducerId asks for a partition's own producer id (not a replayed one's). */
+    static boolean forPartitionIdentity(ClientRequest request) {
+        String transactionalId = request.requestBuilder() instanceof FindCoordinatorRequest.Builder find
+                ? find.data().coordinatorKeys().get(0)
+                : ((InitProducerIdRequest.Builder) request.requestBuilder()).data.transactionalId();
+        return transactionalId.split("/").length == 4; // cluster-mirror/<mirror>/<topic>/<partition>
     }
 
     static InitProducerIdResponse producerId(long id) {

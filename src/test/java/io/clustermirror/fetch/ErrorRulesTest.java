@@ -71,22 +71,23 @@ class ErrorRulesTest {
         // everything before it acknowledged: the destination lacks what it acknowledged, or the producer state
         assertThat(ErrorRules.verdict(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, false))
                 .isEqualTo(Verdict.RESET);
-        assertThat(ErrorRules.needsNewProducerId(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER))
-                .isFalse();
+        assertThat(ErrorRules.fenced(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)).isFalse();
     }
 
     @Test
-    void lostOrFencedProducerStateShouldResetUnderANewProducerId() {
+    void lostOrFencedProducerStateShouldResetAndANewerEpochShouldBeAFence() {
         List<Errors> lost = List.of(Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED);
         assertThat(lost).allMatch(error -> ErrorRules.verdict(error, true) == Verdict.RESET);
-        assertThat(lost).allMatch(ErrorRules::needsNewProducerId);
-        assertThat(ErrorRules.needsNewProducerId(Errors.NOT_LEADER_OR_FOLLOWER)).isFalse();
+        // a newer epoch of the partition's own producer id: another instance took the mirror over (AppendLoop stops)
+        assertThat(List.of(Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED))
+                .allMatch(ErrorRules::fenced);
+        assertThat(ErrorRules.fenced(Errors.UNKNOWN_PRODUCER_ID)).isFalse();
+        assertThat(ErrorRules.fenced(Errors.NOT_LEADER_OR_FOLLOWER)).isFalse();
     }
 
     @Test
     void aDuplicateWithoutItsOffsetShouldBeReadBackByTheReset() {
         assertThat(ErrorRules.verdict(Errors.DUPLICATE_SEQUENCE_NUMBER, false)).isEqualTo(Verdict.RESET);
-        assertThat(ErrorRules.needsNewProducerId(Errors.DUPLICATE_SEQUENCE_NUMBER))
-                .isFalse();
+        assertThat(ErrorRules.fenced(Errors.DUPLICATE_SEQUENCE_NUMBER)).isFalse();
     }
 }

@@ -92,12 +92,12 @@ class HelmChartTest {
     }
 
     @Test
-    void severalReplicasRollOneAtATimeOnDifferentNodesUnderADisruptionBudget() throws IOException {
-        List<JsonNode> one = render("basic.yaml");
+    void threeReplicasByDefaultRollOneAtATimeOnDifferentNodesUnderADisruptionBudget() throws IOException {
+        List<JsonNode> one =
+                render(template().withValuesFile(PROFILES.resolve("basic.yaml")).set("replicaCount", "1"));
         assertThat(one.stream().map(m -> m.path("kind").asText())).doesNotContain("PodDisruptionBudget");
 
-        List<JsonNode> three =
-                render(template().withValuesFile(PROFILES.resolve("basic.yaml")).set("replicaCount", "3"));
+        List<JsonNode> three = render("basic.yaml");
 
         JsonNode deployment = kind(three, "Deployment");
         assertThat(deployment.at("/spec/replicas").asInt()).isEqualTo(3);

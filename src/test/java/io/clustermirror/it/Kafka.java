@@ -311,6 +311,35 @@ final class Kafka {
         }
     }
 
+    /** Who wrote a batch: its producer id and epoch, at its base offset. */
+    record Stamp(long baseOffset, long lastOffset, long producerId, short producerEpoch) {}
+
+    /** The producer id and epoch of every batch of one partition, read from the broker's segment files. */
+    static List<Stamp> stamps(KafkaBrokerProcess broker, String topic, int partition) throws IOException {
+        Path dir = broker.logDir().resolve(topic + "-" + partition);
+        List<Path> segments;
+        try (Stream<Path> files = Files.list(dir)) {
+            segments = files.filter(f -> f.getFileName().toString().endsWith(".log"))
+                    .sorted()
+                    .toList();
+        }
+        List<Stamp> stamps = new ArrayList<>();
+        for (Path segment : segments) {
+            // the broker appends meanwhile: read what the segment held when opened, and close the channel alone
+            // (FileRecords.close() would trim the file to that size)
+            FileRecords records = FileRecords.open(segment.toFile(), false);
+            try {
+                for (FileLogInputStream.FileChannelRecordBatch batch : records.batches()) {
+                    stamps.add(new Stamp(
+                            batch.baseOffset(), batch.lastOffset(), batch.producerId(), batch.producerEpoch()));
+                }
+            } finally {
+                records.channel().close();
+            }
+        }
+        return stamps;
+    }
+
     private static List<Batch> batchesOnce(KafkaBrokerProcess broker, String topic, int partition, long fromOffset)
             throws IOException {
         Path dir = broker.logDir().resolve(topic + "-" + partition);

@@ -384,6 +384,107 @@ class SeveralInstancesIT extends ServiceIT {
                 .jsonPath();
     }
 
+    @Test
+    @Order(7)
+    void aZombiePausedPastTheSessionTimeoutShouldAppendNothingAfterTheTakeoverAndGiveItsMirrorsUp() throws Exception {
+        // Given a topic mirrored by a mirror of the third instance, fed by a live idempotent producer
+        ServiceProcess owner = instances.get(2);
+        String mirror = nameOwnedBy(owner);
+        String topic = uniqueName("zombie");
+        int partitions = 4;
+        createMirrorAndTopic(mirror, topic, partitions);
+        List<Future<RecordMetadata>> sends = new ArrayList<>();
+        ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
+        Map<Integer, Kafka.Stamp> zombieLast = new HashMap<>();
+        int logBefore;
+        try (KafkaProducer<byte[], byte[]> producer =
+                Kafka.producer(bed.source().bootstrapServers(), Map.of())) {
+            AtomicInteger produced = new AtomicInteger();
+            ScheduledFuture<?> ticks = producing.scheduleAtFixedRate(
+                    () -> produce(producer, topic, produced, sends), 0, 20, TimeUnit.MILLISECONDS);
+            call(instances.get(0))
+                    .body(Map.of("topics", List.of(topic)))
+                    .post("/v1/mirrors/" + mirror + "/topics:start")
+                    .then()
+                    .statusCode(200);
+            awaitMirroringVia(instances.get(0), mirror, topic, partitions, Duration.ofSeconds(60));
+            String ownerId = idOf(owner);
+            logBefore = owner.log().length();
+
+            // When its JVM is stopped (SIGSTOP) while it appends, past the session timeout, and the others take over
+            owner.pause();
+            await("what the owner had sent before it stopped has landed")
+                    .pollDelay(Duration.ofSeconds(1))
+                    .until(() -> true);
+            for (int p = 0; p < partitions; p++) {
+                List<Kafka.Stamp> stamps = Kafka.stamps(bed.destination(), topic, p);
+                assertThat(stamps)
+                        .as("partition %d was mirrored before the pause", p)
+                        .isNotEmpty();
+                zombieLast.put(p, stamps.get(stamps.size() - 1));
+            }
+            // (the group is asked, not the mirror: a request forwarded to the stopped owner would wait for it)
+            awaitMembers(2, instances.subList(0, 2));
+            awaitRunningElsewhere(mirror, ownerId);
+            awaitMirroringVia(instances.get(0), mirror, topic, partitions, Duration.ofSeconds(60));
+            await("the new owner appends to every partition")
+                    .atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> {
+                        for (int p = 0; p < partitions; p++) {
+                            List<Kafka.Stamp> stamps = Kafka.stamps(bed.destination(), topic, p);
+                            assertThat(stamps.get(stamps.size() - 1)).isNotEqualTo(zombieLast.get(p));
+                        }
+                    });
+            // and then it runs again (SIGCONT), with whatever it had fetched and not yet appended
+            owner.resume();
+
+            // Then it gives the mirror up (it learns from the group that it lost its partitions)
+            await("the zombie gives its mirrors up")
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> owner.log().substring(logBefore).contains("Gave up"));
+            assertThat(owner.log().substring(logBefore)).contains(mirror);
+            awaitMembers(3);
+            ticks.cancel(false);
+            producer.flush();
+            synchronized (sends) {
+                for (Future<RecordMetadata> send : sends) {
+                    send.get();
+                }
+            }
+        } finally {
+            producing.shutdownNow();
+        }
+
+        // and the destination holds the source's records, each once, at its offset
+        target = instances.get(0);
+        try {
+            awaitConverged(mirror, topic);
+            assertThat(describeTopic(mirror, topic).getList("partitions.error", String.class))
+                    .containsOnlyNulls();
+        } finally {
+            target = null;
+        }
+        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                .containsExactlyElementsOf(Kafka.readAll(bed.source().bootstrapServers(), topic));
+        // and every batch after the takeover was written by the new owner: the partition's producer id under a newer
+        // epoch, none under the zombie's
+        for (int p = 0; p < partitions; p++) {
+            Kafka.Stamp last = zombieLast.get(p);
+            List<Kafka.Stamp> after = Kafka.stamps(bed.destination(), topic, p).stream()
+                    .filter(stamp -> stamp.baseOffset() > last.lastOffset())
+                    .toList();
+            assertThat(after).as("partition %d after the takeover", p).isNotEmpty();
+            assertThat(after)
+                    .as(
+                            "partition %d after the takeover at %d (the zombie's producer id %d, epoch %d)",
+                            p, last.lastOffset() + 1, last.producerId(), last.producerEpoch())
+                    .allSatisfy(stamp -> {
+                        assertThat(stamp.producerId()).isEqualTo(last.producerId());
+                        assertThat(stamp.producerEpoch()).isGreaterThan(last.producerEpoch());
+                    });
+        }
+    }
+
     private static String idOf(ServiceProcess instance) {
         return instancesOf(instance).getString("answeredBy");
     }

@@ -173,6 +173,33 @@ public final class ServiceProcess implements AutoCloseable {
         }
     }
 
+    /** SIGSTOP: the process stops where it is (a long GC pause, a frozen VM), its sockets open. */
+    public void pause() {
+        signal("STOP");
+    }
+
+    /** SIGCONT: a paused process runs on from where it stopped. */
+    public void resume() {
+        signal("CONT");
+    }
+
+    private void signal(String name) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + name, String.valueOf(process.pid()))
+                    .redirectErrorStream(true)
+                    .start();
+            if (kill.waitFor() != 0) {
+                throw new IllegalStateException("kill -" + name + " " + process.pid() + ": "
+                        + new String(kill.getInputStream().readAllBytes()));
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** SIGTERM and wait for the graceful shutdown. */
     public void stop() {
         if (process != null && process.isAlive()) {
