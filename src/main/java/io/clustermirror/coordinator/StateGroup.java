@@ -11,10 +11,15 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.jboss.logging.Logger;
@@ -99,7 +104,7 @@ final class StateGroup implements MirrorStateAssignor.Member {
      */
     void rebalanceSoon() {
         if (ownership.members().size() > 1) {
-            rebalanceAt = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(REBALANCE_DELAY_S);
+            rebalanceAt = System.nanoTime() + TimeUnit.SECONDS.toNanos(REBALANCE_DELAY_S);
         }
     }
 
@@ -205,7 +210,7 @@ final class StateGroup implements MirrorStateAssignor.Member {
     private void renewLease(KafkaConsumer<byte[], byte[]> c) {
         long now = System.nanoTime();
         boolean lapsed = !leaseValid();
-        if (!lapsed && now - renewedAt < java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(heartbeatIntervalMs())) {
+        if (!lapsed && now - renewedAt < TimeUnit.MILLISECONDS.toNanos(heartbeatIntervalMs())) {
             return;
         }
         Set<TopicPartition> owned = c.assignment();
@@ -213,9 +218,7 @@ final class StateGroup implements MirrorStateAssignor.Member {
                 ? new TopicPartition(topic, 0)
                 : owned.iterator().next();
         try {
-            c.commitSync(
-                    Map.of(any, new org.apache.kafka.clients.consumer.OffsetAndMetadata(0)),
-                    Duration.ofMillis(sessionTimeoutMs / 2));
+            c.commitSync(Map.of(any, new OffsetAndMetadata(0)), Duration.ofMillis(sessionTimeoutMs / 2));
         } catch (WakeupException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -229,10 +232,10 @@ final class StateGroup implements MirrorStateAssignor.Member {
             LOGGER.warnf(
                     "State group %s: the append lease had lapsed (renewed %d ms ago); this instance appended nothing"
                             + " meanwhile and appends again",
-                    groupId, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(now - renewedAt));
+                    groupId, TimeUnit.NANOSECONDS.toMillis(now - renewedAt));
         }
         renewedAt = now;
-        leaseUntil = now + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs / 2);
+        leaseUntil = now + TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs / 2);
     }
 
     private int heartbeatIntervalMs() {
@@ -257,13 +260,13 @@ final class StateGroup implements MirrorStateAssignor.Member {
     /** Gives the partitions up on the coordinator thread, and returns once their mirrors stopped appending. */
     private void givenUp(Set<Integer> partitions, boolean lost) {
         long started = System.nanoTime();
-        java.util.concurrent.CompletableFuture<Void> stopped =
+        CompletableFuture<Void> stopped =
                 coordinator.call(() -> keeper.giveUp(partitions)).await().indefinitely();
         try {
-            stopped.get(GIVE_UP_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+            stopped.get(GIVE_UP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             LOGGER.errorf(
                     "The mirrors of state partitions %s did not stop within %d ms: %s",
                     partitions, GIVE_UP_TIMEOUT_MS, e);
@@ -272,7 +275,7 @@ final class StateGroup implements MirrorStateAssignor.Member {
     }
 
     private static long msSince(long startedNanos) {
-        return java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
     }
 
     private static Set<Integer> numbers(Collection<TopicPartition> partitions) {

@@ -20,11 +20,17 @@ import io.clustermirror.state.SecretCipher;
 import io.clustermirror.state.StateFormatException;
 import io.clustermirror.state.StateSecrets;
 import io.quarkus.runtime.Quarkus;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.function.IntPredicate;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -56,7 +62,7 @@ final class StateKeeper {
         void taken(CoordinatorState part);
 
         /** These mirrors left the state (their partition went to another instance): stop them; done once stopped. */
-        java.util.concurrent.CompletableFuture<Void> givenUp(Set<String> mirrors);
+        CompletableFuture<Void> givenUp(Set<String> mirrors);
     }
 
     private final KafkaClients clients;
@@ -76,7 +82,7 @@ final class StateKeeper {
     /** The state partitions taken over and replayed, whose mirrors the state holds; read from any thread. */
     private volatile Set<Integer> held = Set.of();
     /** The state partitions the group assigned to this instance; coordinator thread. */
-    private final Set<Integer> assigned = new java.util.TreeSet<>();
+    private final Set<Integer> assigned = new TreeSet<>();
 
     StateKeeper(
             KafkaClients clients,
@@ -180,7 +186,7 @@ final class StateKeeper {
      */
     void take(Set<Integer> partitions) {
         assigned.addAll(partitions);
-        Set<Integer> missing = new java.util.TreeSet<>(assigned);
+        Set<Integer> missing = new TreeSet<>(assigned);
         missing.removeAll(store.owned());
         missing.retainAll(partitions);
         if (missing.isEmpty()) {
@@ -221,11 +227,11 @@ final class StateKeeper {
      *
      * @return done once the mirrors stopped
      */
-    java.util.concurrent.CompletableFuture<Void> giveUp(Set<Integer> partitions) {
+    CompletableFuture<Void> giveUp(Set<Integer> partitions) {
         flushPending();
         assigned.removeAll(partitions);
         int count = statePartitions;
-        Set<String> leaving = new java.util.TreeSet<>();
+        Set<String> leaving = new TreeSet<>();
         commit.state().mirrors().keySet().forEach(name -> {
             if (partitions.contains(MirrorStateStore.partitionFor(name, count))) {
                 leaving.add(name);
@@ -246,12 +252,12 @@ final class StateKeeper {
      * The service settings as the owner of their state partition wrote them, when this instance does not own it;
      * empty when it does (its own state holds them) or the state is not loaded. Blocking, any thread.
      */
-    java.util.Optional<Map<String, String>> readServiceConfigs(java.util.function.IntPredicate ownedHere) {
+    Optional<Map<String, String>> readServiceConfigs(IntPredicate ownedHere) {
         MirrorStateStore current = store;
         if (current == null || !status.isActive() || ownedHere.test(current.serviceConfigPartition())) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
-        return java.util.Optional.of(current.readServiceConfigs());
+        return Optional.of(current.readServiceConfigs());
     }
 
     /** Adopts the service settings another instance wrote; whether they changed. Coordinator thread. */
@@ -268,7 +274,7 @@ final class StateKeeper {
     /** How many mirrors each state partition this instance holds has (any thread). */
     Map<Integer, Integer> mirrorsPerPartition() {
         int partitions = statePartitions;
-        Map<Integer, Integer> counts = new java.util.HashMap<>();
+        Map<Integer, Integer> counts = new HashMap<>();
         if (partitions > 0) {
             state().mirrors()
                     .keySet()
@@ -316,8 +322,7 @@ final class StateKeeper {
     }
 
     private StateSecrets readSecrets() throws java.io.IOException {
-        List<String> keys =
-                new java.util.ArrayList<>(config.state().encryption().keys().orElse(List.of()));
+        List<String> keys = new ArrayList<>(config.state().encryption().keys().orElse(List.of()));
         if (config.state().encryption().keyFile().isPresent()) {
             String file = config.state().encryption().keyFile().get();
             try {

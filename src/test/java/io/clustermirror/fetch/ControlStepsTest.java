@@ -217,8 +217,7 @@ class ControlStepsTest {
         // Given a partition pinned to the second connection to its leader, whose first Produce answer is lost
         TopicPartition tp = pinnedTo(1);
         sourceFetchAnswer(sourceNetwork, List.of(tp));
-        destinationNetwork.prepareResponse(coordinator(ProducerIds.transactionalId("m1", tp)));
-        destinationNetwork.prepareResponse(producerId(4711));
+        prepareIdentity(tp, 4711);
         destinationNetwork.prepareResponse(null, true);
         destinationNetwork.prepareResponse(appended(tp, 0));
         MirrorFetcher fetcher = start(List.of(tp));
@@ -256,8 +255,7 @@ class ControlStepsTest {
         TopicPartition tp = new TopicPartition("orders", 0);
         MirrorPartition partition = new MirrorPartition("orders", 0);
         sourceFetchAnswer(sourceNetwork, List.of(tp));
-        destinationNetwork.prepareResponse(coordinator(ProducerIds.transactionalId("m1", tp)));
-        destinationNetwork.prepareResponse(producerId(4711));
+        prepareIdentity(tp, 4711);
         destinationNetwork.prepareResponse(produceAnswer(tp, Errors.INVALID_PRODUCER_EPOCH, -1));
         MirrorFetcher fetcher = start(List.of(tp));
 
@@ -291,8 +289,7 @@ class ControlStepsTest {
                 .until(() -> destinationNetwork.requests().isEmpty()
                         && sent(ApiKeys.FIND_COORDINATOR).isEmpty());
         // and once the lease is renewed, the batch goes
-        destinationNetwork.prepareResponse(coordinator(ProducerIds.transactionalId("m1", tp)));
-        destinationNetwork.prepareResponse(producerId(4711));
+        prepareIdentity(tp, 4711);
         destinationNetwork.prepareResponse(appended(tp, 0));
         leaseHeld = true;
         await().atMost(Duration.ofSeconds(10))
@@ -306,8 +303,7 @@ class ControlStepsTest {
         TopicPartition tp = new TopicPartition("orders", 0);
         MirrorPartition partition = new MirrorPartition("orders", 0);
         sourceFetchAnswer(sourceNetwork, List.of(tp));
-        destinationNetwork.prepareResponse(coordinator(ProducerIds.transactionalId("m1", tp)));
-        destinationNetwork.prepareResponse(producerId(4711));
+        prepareIdentity(tp, 4711);
         destinationNetwork.prepareResponse(appended(tp, 0));
         MirrorFetcher fetcher = start(List.of(tp));
         fetcher.add(partition, 0, -1);
@@ -668,6 +664,12 @@ class ControlStepsTest {
             builder.append(1_000L + i, ("key-" + (baseOffset + i)).getBytes(), ("value-" + i).getBytes());
         }
         return builder.build();
+    }
+
+    /** The answers that give partition {@code tp} of mirror m1 producer id {@code id}: its coordinator, then the id. */
+    private void prepareIdentity(TopicPartition tp, long id) {
+        destinationNetwork.prepareResponse(coordinator(ProducerIds.transactionalId("m1", tp)));
+        destinationNetwork.prepareResponse(producerId(id));
     }
 
     /** The transaction coordinator of a partition's producer id: the destination broker. */

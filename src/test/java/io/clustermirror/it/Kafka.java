@@ -311,18 +311,21 @@ final class Kafka {
         }
     }
 
+    /** The segment files of one partition on the broker, oldest first. */
+    private static List<Path> segments(KafkaBrokerProcess broker, String topic, int partition) throws IOException {
+        try (Stream<Path> files = Files.list(broker.logDir().resolve(topic + "-" + partition))) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".log"))
+                    .sorted()
+                    .toList();
+        }
+    }
+
     /** Who wrote a batch: its producer id and epoch, at its base offset. */
     record Stamp(long baseOffset, long lastOffset, long producerId, short producerEpoch) {}
 
     /** The producer id and epoch of every batch of one partition, read from the broker's segment files. */
     static List<Stamp> stamps(KafkaBrokerProcess broker, String topic, int partition) throws IOException {
-        Path dir = broker.logDir().resolve(topic + "-" + partition);
-        List<Path> segments;
-        try (Stream<Path> files = Files.list(dir)) {
-            segments = files.filter(f -> f.getFileName().toString().endsWith(".log"))
-                    .sorted()
-                    .toList();
-        }
+        List<Path> segments = segments(broker, topic, partition);
         List<Stamp> stamps = new ArrayList<>();
         for (Path segment : segments) {
             // the broker appends meanwhile: read what the segment held when opened, and close the channel alone
@@ -342,13 +345,7 @@ final class Kafka {
 
     private static List<Batch> batchesOnce(KafkaBrokerProcess broker, String topic, int partition, long fromOffset)
             throws IOException {
-        Path dir = broker.logDir().resolve(topic + "-" + partition);
-        List<Path> segments;
-        try (Stream<Path> files = Files.list(dir)) {
-            segments = files.filter(f -> f.getFileName().toString().endsWith(".log"))
-                    .sorted()
-                    .toList();
-        }
+        List<Path> segments = segments(broker, topic, partition);
         List<Batch> batches = new ArrayList<>();
         for (Path segment : segments) {
             try (FileRecords records = FileRecords.open(segment.toFile(), false)) {

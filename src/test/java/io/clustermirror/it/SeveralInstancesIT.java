@@ -22,6 +22,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -174,7 +175,14 @@ class SeveralInstancesIT extends ServiceIT {
             awaitMembers(2, instances.subList(0, 2));
             leaving.start();
             awaitMembers(3);
-            Thread.sleep(2000); // writes go on for a while after the rebalance settled
+            int answered =
+                    statuses.values().stream().mapToInt(AtomicInteger::get).sum();
+            await("writes go on for two rounds after the rebalance settled")
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> statuses.values().stream()
+                                    .mapToInt(AtomicInteger::get)
+                                    .sum()
+                            >= answered + 2 * names.size());
             writing.cancel(false);
         } finally {
             writers.shutdown();
@@ -192,33 +200,17 @@ class SeveralInstancesIT extends ServiceIT {
     void killNineOfTheOwnerUnderALiveProducerShouldLoseAndDuplicateNothing() throws Exception {
         // Given a topic mirrored by a mirror of the third instance, fed by a live idempotent producer
         ServiceProcess owner = instances.get(2);
-        String mirror = nameOwnedBy(owner);
-        String topic = uniqueName("takeover");
-        createMirrorAndTopic(mirror, topic, 4);
-        List<Future<RecordMetadata>> sends = new ArrayList<>();
-        ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
-        try (KafkaProducer<byte[], byte[]> producer =
-                Kafka.producer(bed.source().bootstrapServers(), Map.of())) {
-            AtomicInteger produced = new AtomicInteger();
-            ScheduledFuture<?> ticks = producing.scheduleAtFixedRate(
-                    () -> produce(producer, topic, produced, sends), 0, 20, TimeUnit.MILLISECONDS);
-            call(instances.get(0))
-                    .body(Map.of("topics", List.of(topic)))
-                    .post("/v1/mirrors/" + mirror + "/topics:start")
-                    .then()
-                    .statusCode(200);
-            awaitMirroringVia(instances.get(0), mirror, topic, 4, Duration.ofSeconds(60));
-
+        try (LiveTopic live = new LiveTopic(nameOwnedBy(owner), "takeover", 4)) {
             // When the owner is killed
             String ownerId = idOf(owner);
             owner.kill();
             long killed = System.nanoTime();
 
             // Then another instance runs the mirror, MIRRORING again
-            awaitRunningElsewhere(mirror, ownerId);
-            awaitMirroringVia(instances.get(0), mirror, topic, 4, Duration.ofSeconds(60));
+            awaitRunningElsewhere(live.mirror, ownerId);
+            awaitMirroringVia(instances.get(0), live.mirror, live.topic, live.partitions, Duration.ofSeconds(60));
             String runningOn = call(instances.get(0))
-                    .get("/v1/mirrors/" + mirror)
+                    .get("/v1/mirrors/" + live.mirror)
                     .then()
                     .statusCode(200)
                     .extract()
@@ -227,29 +219,11 @@ class SeveralInstancesIT extends ServiceIT {
                     "kill -9 to MIRRORING on %s: %d ms%n",
                     runningOn, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));
             assertThat(runningOn).isNotEqualTo(ownerId);
-            Thread.sleep(2000);
-            ticks.cancel(false);
-            producer.flush();
-            synchronized (sends) {
-                for (Future<RecordMetadata> send : sends) {
-                    send.get();
-                }
-            }
-        } finally {
-            producing.shutdownNow();
-        }
+            live.stop();
 
-        // and the destination holds the source's records, each once, at its offset
-        target = instances.get(0);
-        try {
-            awaitConverged(mirror, topic);
-            var description = describeTopic(mirror, topic);
-            assertThat(description.getList("partitions.error", String.class)).containsOnlyNulls();
-        } finally {
-            target = null;
+            // and the destination holds the source's records, each once, at its offset
+            live.assertCopiedRecordForRecord();
         }
-        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
-                .containsExactlyElementsOf(Kafka.readAll(bed.source().bootstrapServers(), topic));
         owner.start();
         awaitMembers(3);
     }
@@ -389,52 +363,31 @@ class SeveralInstancesIT extends ServiceIT {
     void aZombiePausedPastTheSessionTimeoutShouldAppendNothingAfterTheTakeoverAndGiveItsMirrorsUp() throws Exception {
         // Given a topic mirrored by a mirror of the third instance, fed by a live idempotent producer
         ServiceProcess owner = instances.get(2);
-        String mirror = nameOwnedBy(owner);
-        String topic = uniqueName("zombie");
-        int partitions = 4;
-        createMirrorAndTopic(mirror, topic, partitions);
-        List<Future<RecordMetadata>> sends = new ArrayList<>();
-        ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
         Map<Integer, Kafka.Stamp> zombieLast = new HashMap<>();
-        int logBefore;
-        try (KafkaProducer<byte[], byte[]> producer =
-                Kafka.producer(bed.source().bootstrapServers(), Map.of())) {
-            AtomicInteger produced = new AtomicInteger();
-            ScheduledFuture<?> ticks = producing.scheduleAtFixedRate(
-                    () -> produce(producer, topic, produced, sends), 0, 20, TimeUnit.MILLISECONDS);
-            call(instances.get(0))
-                    .body(Map.of("topics", List.of(topic)))
-                    .post("/v1/mirrors/" + mirror + "/topics:start")
-                    .then()
-                    .statusCode(200);
-            awaitMirroringVia(instances.get(0), mirror, topic, partitions, Duration.ofSeconds(60));
+        try (LiveTopic live = new LiveTopic(nameOwnedBy(owner), "zombie", 4)) {
             String ownerId = idOf(owner);
-            logBefore = owner.log().length();
+            int logBefore = owner.log().length();
 
             // When its JVM is stopped (SIGSTOP) while it appends, past the session timeout, and the others take over
             owner.pause();
-            await("what the owner had sent before it stopped has landed")
-                    .pollDelay(Duration.ofSeconds(1))
-                    .until(() -> true);
-            for (int p = 0; p < partitions; p++) {
-                List<Kafka.Stamp> stamps = Kafka.stamps(bed.destination(), topic, p);
-                assertThat(stamps)
-                        .as("partition %d was mirrored before the pause", p)
-                        .isNotEmpty();
-                zombieLast.put(p, stamps.get(stamps.size() - 1));
-            }
+            // (what it had written to its sockets lands meanwhile: the destination's ends stop moving)
+            AtomicReference<Map<Integer, Kafka.Stamp>> previous = new AtomicReference<>(Map.of());
+            await("the destination's ends stop moving")
+                    .pollInterval(Duration.ofMillis(500))
+                    .atMost(Duration.ofSeconds(8))
+                    .until(() -> {
+                        Map<Integer, Kafka.Stamp> last = lastStamps(live);
+                        return last.equals(previous.getAndSet(last));
+                    });
+            zombieLast.putAll(previous.get());
             // (the group is asked, not the mirror: a request forwarded to the stopped owner would wait for it)
             awaitMembers(2, instances.subList(0, 2));
-            awaitRunningElsewhere(mirror, ownerId);
-            awaitMirroringVia(instances.get(0), mirror, topic, partitions, Duration.ofSeconds(60));
+            awaitRunningElsewhere(live.mirror, ownerId);
+            awaitMirroringVia(instances.get(0), live.mirror, live.topic, live.partitions, Duration.ofSeconds(60));
             await("the new owner appends to every partition")
                     .atMost(Duration.ofSeconds(30))
-                    .untilAsserted(() -> {
-                        for (int p = 0; p < partitions; p++) {
-                            List<Kafka.Stamp> stamps = Kafka.stamps(bed.destination(), topic, p);
-                            assertThat(stamps.get(stamps.size() - 1)).isNotEqualTo(zombieLast.get(p));
-                        }
-                    });
+                    .untilAsserted(() -> assertThat(lastStamps(live))
+                            .allSatisfy((p, stamp) -> assertThat(stamp).isNotEqualTo(zombieLast.get(p))));
             // and then it runs again (SIGCONT), with whatever it had fetched and not yet appended
             owner.resume();
 
@@ -442,8 +395,75 @@ class SeveralInstancesIT extends ServiceIT {
             await("the zombie gives its mirrors up")
                     .atMost(Duration.ofSeconds(60))
                     .until(() -> owner.log().substring(logBefore).contains("Gave up"));
-            assertThat(owner.log().substring(logBefore)).contains(mirror);
+            assertThat(owner.log().substring(logBefore)).contains(live.mirror);
             awaitMembers(3);
+            live.stop();
+
+            // and the destination holds the source's records, each once, at its offset
+            live.assertCopiedRecordForRecord();
+            // and every batch after the takeover was written by the new owner: the partition's producer id under a
+            // newer epoch, none under the zombie's
+            for (int p = 0; p < live.partitions; p++) {
+                Kafka.Stamp last = zombieLast.get(p);
+                List<Kafka.Stamp> after = Kafka.stamps(bed.destination(), live.topic, p).stream()
+                        .filter(stamp -> stamp.baseOffset() > last.lastOffset())
+                        .toList();
+                assertThat(after).as("partition %d after the takeover", p).isNotEmpty();
+                assertThat(after)
+                        .as(
+                                "partition %d after the takeover at %d (the zombie's producer id %d, epoch %d)",
+                                p, last.lastOffset() + 1, last.producerId(), last.producerEpoch())
+                        .allSatisfy(stamp -> {
+                            assertThat(stamp.producerId()).isEqualTo(last.producerId());
+                            assertThat(stamp.producerEpoch()).isGreaterThan(last.producerEpoch());
+                        });
+            }
+        }
+    }
+
+    /** The last batch of each partition of the live topic on the destination. */
+    private static Map<Integer, Kafka.Stamp> lastStamps(LiveTopic live) throws java.io.IOException {
+        Map<Integer, Kafka.Stamp> last = new HashMap<>();
+        for (int p = 0; p < live.partitions; p++) {
+            List<Kafka.Stamp> stamps = Kafka.stamps(bed.destination(), live.topic, p);
+            assertThat(stamps).as("partition %d was mirrored", p).isNotEmpty();
+            last.put(p, stamps.get(stamps.size() - 1));
+        }
+        return last;
+    }
+
+    /**
+     * A fresh topic of {@code mirror} (created through the first instance) fed by a live idempotent producer, 10
+     * records every 20 ms, and MIRRORING.
+     */
+    private static final class LiveTopic implements AutoCloseable {
+        final String mirror;
+        final String topic;
+        final int partitions;
+        private final List<Future<RecordMetadata>> sends = new ArrayList<>();
+        private final ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
+        private final KafkaProducer<byte[], byte[]> producer;
+        private final ScheduledFuture<?> ticks;
+
+        LiveTopic(String mirror, String prefix, int partitions) throws Exception {
+            this.mirror = mirror;
+            this.topic = uniqueName(prefix);
+            this.partitions = partitions;
+            createMirrorAndTopic(mirror, topic, partitions);
+            producer = Kafka.producer(bed.source().bootstrapServers(), Map.of());
+            AtomicInteger produced = new AtomicInteger();
+            ticks = producing.scheduleAtFixedRate(
+                    () -> produce(producer, topic, produced, sends), 0, 20, TimeUnit.MILLISECONDS);
+            call(instances.get(0))
+                    .body(Map.of("topics", List.of(topic)))
+                    .post("/v1/mirrors/" + mirror + "/topics:start")
+                    .then()
+                    .statusCode(200);
+            awaitMirroringVia(instances.get(0), mirror, topic, partitions, Duration.ofSeconds(60));
+        }
+
+        /** Stops producing, and waits until every record sent is acknowledged. */
+        void stop() throws Exception {
             ticks.cancel(false);
             producer.flush();
             synchronized (sends) {
@@ -451,37 +471,26 @@ class SeveralInstancesIT extends ServiceIT {
                     send.get();
                 }
             }
-        } finally {
-            producing.shutdownNow();
         }
 
-        // and the destination holds the source's records, each once, at its offset
-        target = instances.get(0);
-        try {
-            awaitConverged(mirror, topic);
-            assertThat(describeTopic(mirror, topic).getList("partitions.error", String.class))
-                    .containsOnlyNulls();
-        } finally {
-            target = null;
+        /** Once caught up, the destination holds the source's records, each once, at its offset. */
+        void assertCopiedRecordForRecord() throws Exception {
+            target = instances.get(0);
+            try {
+                awaitConverged(mirror, topic);
+                assertThat(describeTopic(mirror, topic).getList("partitions.error", String.class))
+                        .containsOnlyNulls();
+            } finally {
+                target = null;
+            }
+            assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
+                    .containsExactlyElementsOf(Kafka.readAll(bed.source().bootstrapServers(), topic));
         }
-        assertThat(Kafka.readAll(bed.destination().bootstrapServers(), topic))
-                .containsExactlyElementsOf(Kafka.readAll(bed.source().bootstrapServers(), topic));
-        // and every batch after the takeover was written by the new owner: the partition's producer id under a newer
-        // epoch, none under the zombie's
-        for (int p = 0; p < partitions; p++) {
-            Kafka.Stamp last = zombieLast.get(p);
-            List<Kafka.Stamp> after = Kafka.stamps(bed.destination(), topic, p).stream()
-                    .filter(stamp -> stamp.baseOffset() > last.lastOffset())
-                    .toList();
-            assertThat(after).as("partition %d after the takeover", p).isNotEmpty();
-            assertThat(after)
-                    .as(
-                            "partition %d after the takeover at %d (the zombie's producer id %d, epoch %d)",
-                            p, last.lastOffset() + 1, last.producerId(), last.producerEpoch())
-                    .allSatisfy(stamp -> {
-                        assertThat(stamp.producerId()).isEqualTo(last.producerId());
-                        assertThat(stamp.producerEpoch()).isGreaterThan(last.producerEpoch());
-                    });
+
+        @Override
+        public void close() {
+            producing.shutdownNow();
+            producer.close();
         }
     }
 
