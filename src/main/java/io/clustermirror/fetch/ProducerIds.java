@@ -2,15 +2,22 @@ package io.clustermirror.fetch;
 
 import io.clustermirror.kafka.ClusterView;
 import io.clustermirror.kafka.ProducerIdentity;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
 import org.apache.kafka.common.requests.FindCoordinatorResponse;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
@@ -41,6 +48,8 @@ final class ProducerIds {
     static final int MAX_IN_FLIGHT = 64;
     /** Connections to each destination broker that carry InitProducerIds, beside the Produce connections. */
     static final int CONNECTIONS = 4;
+    /** Names one FindCoordinator asks for at most (FindCoordinator v4, brokers 3.0 and later, takes many). */
+    static final int MAX_KEYS_PER_FIND = 1000;
     /** kafka-clients' {@code retry.backoff.ms} and {@code retry.backoff.max.ms} defaults. */
     private static final ExponentialBackoff BACKOFF = new ExponentialBackoff(100, 2, 1000, 0.2);
 
@@ -67,7 +76,9 @@ final class ProducerIds {
 
     /**
      * Asks for a producer id for each partition that has batches to send and none, as far as the cap allows: where
-     * its name's coordinator is not known yet, FindCoordinator to its leader, else InitProducerId to the coordinator.
+     * its name's coordinator is not known yet, FindCoordinator to its leader (up to {@value #MAX_KEYS_PER_FIND} names
+     * in one request to each leader: a start of 10,000 partitions finds their coordinators in a few requests), else
+     * InitProducerId to the coordinator.
      */
     void request(Collection<FetchPartition> partitions) {
         if (!pipeline.lease.valid()) {
@@ -76,9 +87,10 @@ final class ProducerIds {
         long now = System.nanoTime();
         ClusterView view = pipeline.destinationView;
         Set<Node> busy = new HashSet<>(); // brokers whose producer-id connections take no further request this round
+        Map<Node, List<FetchPartition>> finds = new HashMap<>(); // by leader: partitions whose coordinator is unknown
         for (FetchPartition state : partitions) {
             if (inFlight >= MAX_IN_FLIGHT) {
-                return;
+                break;
             }
             if (state.identity != null
                     && now - state.identitySince > REFRESH_NANOS
@@ -93,38 +105,102 @@ final class ProducerIds {
                     || !state.sendable()) {
                 continue;
             }
-            Node broker = state.identityCoordinator != null
-                    ? state.identityCoordinator
-                    : view.leaders().get(state.tp);
-            if (broker == null) {
-                pipeline.destinationRefresh = true;
+            if (state.identityCoordinator == null) {
+                Node leader = view.leaders().get(state.tp);
+                if (leader == null) {
+                    pipeline.destinationRefresh = true;
+                } else {
+                    List<FetchPartition> batch = finds.computeIfAbsent(leader, l -> new ArrayList<>());
+                    if (batch.size() < MAX_KEYS_PER_FIND) {
+                        batch.add(state);
+                    }
+                }
                 continue;
             }
-            if (busy.contains(broker)) {
+            Node coordinator = state.identityCoordinator;
+            if (busy.contains(coordinator)) {
                 continue;
             }
-            Node connection = readyConnection(broker, state);
+            Node connection = readyConnection(coordinator, state);
             if (connection == null) {
-                busy.add(broker); // every producer-id connection to it took its request for this round
+                busy.add(coordinator); // every producer-id connection to it took its request for this round
                 continue;
             }
             state.identityRequested = true;
             inFlight++;
-            String transactionalId = transactionalId(pipeline.mirror, state.tp);
-            if (state.identityCoordinator == null) {
-                pipeline.destination.send(
-                        connection,
-                        DestinationTransactions.findCoordinator(transactionalId),
-                        response -> answered(state, connection, response));
-            } else {
-                pipeline.destination.send(
-                        connection,
-                        new InitProducerIdRequest.Builder(new InitProducerIdRequestData()
-                                .setTransactionalId(transactionalId)
-                                .setTransactionTimeoutMs(60000)),
-                        response -> answered(state, connection, response));
-            }
+            pipeline.destination.send(
+                    connection,
+                    new InitProducerIdRequest.Builder(new InitProducerIdRequestData()
+                            .setTransactionalId(transactionalId(pipeline.mirror, state.tp))
+                            .setTransactionTimeoutMs(60000)),
+                    response -> answered(state, connection, response));
         }
+        finds.forEach((leader, batch) -> find(leader, batch, busy));
+    }
+
+    /** One FindCoordinator to the leader for the names of {@code batch}, when one of its connections takes it. */
+    private void find(Node leader, List<FetchPartition> batch, Set<Node> busy) {
+        if (inFlight >= MAX_IN_FLIGHT || busy.contains(leader)) {
+            return;
+        }
+        Node connection = readyConnection(leader, batch.get(0));
+        if (connection == null) {
+            busy.add(leader);
+            return;
+        }
+        Map<String, FetchPartition> byName = new HashMap<>();
+        batch.forEach(state -> {
+            state.identityRequested = true;
+            byName.put(transactionalId(pipeline.mirror, state.tp), state);
+        });
+        inFlight++;
+        pipeline.destination.send(
+                connection,
+                new FindCoordinatorRequest.Builder(new FindCoordinatorRequestData()
+                        .setKeyType(FindCoordinatorRequest.CoordinatorType.TRANSACTION.id())
+                        .setCoordinatorKeys(List.copyOf(byName.keySet()))),
+                response -> found(byName, connection, response));
+    }
+
+    /** Takes up a FindCoordinator's answer: each name's coordinator, or its retry or refusal. */
+    private void found(Map<String, FetchPartition> byName, Node connection, ClientResponse response) {
+        inFlight--;
+        List<FetchPartition> current = new ArrayList<>();
+        byName.values().forEach(state -> {
+            state.identityRequested = false;
+            if (pipeline.partitions.get(state.tp) == state && state.identity == null) {
+                current.add(state); // not one that left (or came back as a new instance) meanwhile
+            }
+        });
+        try {
+            String lost = lost(response);
+            if (lost != null) {
+                pipeline.destinationRefresh = true;
+                current.forEach(state -> retryLater(state, "FindCoordinator to " + connection + " " + lost));
+                return;
+            }
+            for (FindCoordinatorResponseData.Coordinator answer :
+                    ((FindCoordinatorResponse) response.responseBody()).data().coordinators()) {
+                FetchPartition state = byName.get(answer.key());
+                if (state != null && current.contains(state)) {
+                    coordinatorFound(state, answer);
+                }
+            }
+        } catch (RuntimeException e) {
+            // kafka-clients only logs what a completion handler throws: the partitions would wait for good
+            current.forEach(state ->
+                    pipeline.fail(state, "handling the FindCoordinator response of " + connection + " failed: " + e));
+        }
+    }
+
+    private static String lost(ClientResponse response) {
+        return response.wasDisconnected()
+                ? "disconnected"
+                : response.wasTimedOut()
+                        ? "timed out"
+                        : response.versionMismatch() != null
+                                ? response.versionMismatch().getMessage()
+                                : null;
     }
 
     /**
@@ -162,21 +238,11 @@ final class ProducerIds {
             return; // the partition left (or came back as a new instance) meanwhile
         }
         try {
-            String lost = response.wasDisconnected()
-                    ? "disconnected"
-                    : response.wasTimedOut()
-                            ? "timed out"
-                            : response.versionMismatch() != null
-                                    ? response.versionMismatch().getMessage()
-                                    : null;
+            String lost = lost(response);
             if (lost != null) {
                 pipeline.destinationRefresh = true;
-                state.identityCoordinator = null;
-                retryLater(state, "producer id request to destination broker " + connection + " " + lost);
-                return;
-            }
-            if (response.responseBody() instanceof FindCoordinatorResponse found) {
-                coordinatorFound(state, found);
+                state.identityCoordinator = null; // it may have moved: found again
+                retryLater(state, "InitProducerId to destination broker " + connection + " " + lost);
                 return;
             }
             InitProducerIdResponse answer = (InitProducerIdResponse) response.responseBody();
@@ -206,10 +272,10 @@ final class ProducerIds {
         }
     }
 
-    private void coordinatorFound(FetchPartition state, FindCoordinatorResponse found) {
-        Errors error = DestinationTransactions.error(found);
+    private void coordinatorFound(FetchPartition state, FindCoordinatorResponseData.Coordinator found) {
+        Errors error = Errors.forCode(found.errorCode());
         if (error == Errors.NONE) {
-            state.identityCoordinator = DestinationTransactions.coordinator(found);
+            state.identityCoordinator = new Node(found.nodeId(), found.host(), found.port());
             state.identityAttempts = 0;
             pipeline.destination.wakeup(); // its InitProducerId can go now
         } else if (ErrorRules.retriable(error)) {

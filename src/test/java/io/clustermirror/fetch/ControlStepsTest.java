@@ -35,6 +35,7 @@ import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
 import org.apache.kafka.common.message.EndTxnResponseData;
 import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.message.ListTransactionsResponseData;
@@ -116,15 +117,19 @@ class ControlStepsTest {
         // When they enter the data plane (the fetcher turns meanwhile: the first Fetch may carry only some of them)
         tps.forEach(tp -> fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1));
 
-        // Then every one of them has its FindCoordinator, then its InitProducerId under way at the same time, none
-        // waiting for another's answer
+        // Then their coordinators are asked for together (one FindCoordinator names many), and then every one of them
+        // has its InitProducerId under way at the same time, none waiting for another's answer
         await().atMost(Duration.ofSeconds(10)).until(() -> {
             answerFetches(sourceNetwork);
-            return pending(ApiKeys.FIND_COORDINATOR).size() == tps.size();
+            for (ClientRequest request : pending(ApiKeys.FIND_COORDINATOR)) {
+                destinationNetwork.respondToRequest(request, coordinatorOf(request));
+            }
+            return sent(ApiKeys.FIND_COORDINATOR).stream()
+                            .mapToInt(request -> keysOf(request).size())
+                            .sum()
+                    == tps.size();
         });
-        for (ClientRequest request : pending(ApiKeys.FIND_COORDINATOR)) {
-            destinationNetwork.respondToRequest(request, coordinatorOf(request));
-        }
+        assertThat(sent(ApiKeys.FIND_COORDINATOR).size()).isLessThan(tps.size());
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> pending(ApiKeys.INIT_PRODUCER_ID).size() == tps.size());
         // and once answered, each partition's batch goes under the producer id it was given
@@ -677,11 +682,22 @@ class ControlStepsTest {
         return FindCoordinatorResponse.prepareResponse(Errors.NONE, transactionalId, DESTINATION_BROKER);
     }
 
+    /** The destination broker as the transaction coordinator of every name a FindCoordinator asks for. */
     static FindCoordinatorResponse coordinatorOf(ClientRequest request) {
-        return coordinator(((FindCoordinatorRequest.Builder) request.requestBuilder())
+        return new FindCoordinatorResponse(new FindCoordinatorResponseData()
+                .setCoordinators(keysOf(request).stream()
+                        .map(key -> new FindCoordinatorResponseData.Coordinator()
+                                .setKey(key)
+                                .setNodeId(DESTINATION_BROKER.id())
+                                .setHost(DESTINATION_BROKER.host())
+                                .setPort(DESTINATION_BROKER.port()))
+                        .toList()));
+    }
+
+    static List<String> keysOf(ClientRequest request) {
+        return ((FindCoordinatorRequest.Builder) request.requestBuilder())
                 .data()
-                .coordinatorKeys()
-                .get(0));
+                .coordinatorKeys();
     }
 
     /** Whether a FindCoordinator or InitProducerId asks for a partition's own producer id (not a replayed one's). */

@@ -253,7 +253,9 @@ class LostAnswersTest {
         sourceNetwork.prepareResponse(FetchResponse.of(Errors.NONE, 0, 0, data, List.of()));
     }
 
+    /** The partition's transaction coordinator (the destination broker), then its producer id. */
     private void destinationProducerId() {
+        destinationNetwork.prepareResponse(ControlStepsTest.coordinator(ProducerIds.transactionalId("m1", TP)));
         destinationNetwork.prepareResponse(new InitProducerIdResponse(
                 new InitProducerIdResponseData().setProducerId(PRODUCER_ID).setProducerEpoch(EPOCH)));
     }
