@@ -50,7 +50,8 @@ class ObservabilityMetricsIT extends ServiceIT {
             "cluster_mirror_flow_deadline_exceeded_total",
             "cluster_mirror_groups_skipped_active_total",
             "cluster_mirror_promotes_total",
-            "cluster_mirror_requests_forwarded_total");
+            "cluster_mirror_requests_forwarded_total",
+            "cluster_mirror_state_group_lease_lapses_total");
 
     private static final Set<String> PROMQL_WORDS = Set.of(
             "and",
@@ -212,6 +213,7 @@ class ObservabilityMetricsIT extends ServiceIT {
             metrics.flowDeadlineExceeded("sync", "m");
             metrics.groupSkippedActive("m");
             metrics.forwarded();
+            metrics.appendLeaseLapsed();
             metrics.promote("m", "promoted");
             metrics.apiError(MirrorError.UNKNOWN_CLUSTER_MIRROR);
             return exposedNames(registry.scrape());
