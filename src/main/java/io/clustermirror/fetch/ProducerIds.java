@@ -165,7 +165,7 @@ final class ProducerIds {
     /** Takes up a FindCoordinator's answer: each name's coordinator, or its retry or refusal. */
     private void found(Map<String, FetchPartition> byName, Node connection, ClientResponse response) {
         inFlight--;
-        List<FetchPartition> current = new ArrayList<>();
+        Set<FetchPartition> current = new HashSet<>(); // looked up per name: a set, the answer names up to 1,000
         byName.values().forEach(state -> {
             state.identityRequested = false;
             if (pipeline.partitions.get(state.tp) == state && state.identity == null) {
