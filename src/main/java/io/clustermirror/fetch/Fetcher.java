@@ -20,15 +20,17 @@ import org.jboss.logging.Logger;
  * One fetcher of the {@link FetcherPool}: a {@link WireNetwork} (one kafka-clients network client) carrying the
  * connections of every data plane attached to it (their source lanes, and the destination connections they share), and
  * the turns that drive them. A turn runs the commands posted to it, one fetch and one append round of each data plane,
- * then polls the network once, for at most {@value #POLL_MS} ms (answers wake it at once). Each turn is a task on the
- * pool's executor (a named Vert.x worker pool in the service) and posts the next, so the fetcher holds a thread only
- * while it turns; nothing of it is ever touched by two threads at once.
+ * then polls the network once, for at most {@value #POLL_MS} ms (answers wake it at once). A task on the pool's
+ * executor (a named Vert.x worker pool in the service) turns for a slice of {@value #SLICE_MS} ms and posts the next,
+ * so the fetcher holds a thread only while it turns; nothing of it is ever touched by two threads at once.
  */
 final class Fetcher {
 
     private static final Logger LOGGER = Logger.getLogger(Fetcher.class);
 
     static final long POLL_MS = 100;
+    /** How long a fetcher keeps the thread it was given, turning, before it posts its next task. */
+    static final long SLICE_MS = 50;
 
     /** What a fetcher drives: one mirror's data plane. */
     interface Rounds {
@@ -152,8 +154,34 @@ final class Fetcher {
         }
     }
 
+    /**
+     * Turns for up to {@value #SLICE_MS} ms on the thread it was given, then posts the next task: handing the fetcher
+     * to the executor after every answer cost more than the turn itself (a queue hand-off and a thread woken on each),
+     * and the pool has a thread per fetcher, so keeping one for a slice takes it from nobody.
+     */
     private void turn() {
         current = Thread.currentThread();
+        long sliceEnds = System.nanoTime() + SLICE_MS * 1_000_000;
+        try {
+            do {
+                turnOnce();
+            } while (running && System.nanoTime() - sliceEnds < 0);
+        } catch (Throwable t) {
+            // the network client threw (its state is unknown) or a command did: nothing on this network runs on
+            stop(t);
+            return;
+        } finally {
+            current = null;
+            Thread.interrupted();
+        }
+        if (running) {
+            next();
+        } else {
+            closeNow();
+        }
+    }
+
+    private void turnOnce() {
         try {
             for (Runnable command = commands.poll(); command != null; command = commands.poll()) {
                 command.run();
@@ -175,18 +203,8 @@ final class Fetcher {
                 }
             }
             network.poll(pollMs);
-        } catch (Throwable t) {
-            // the network client threw (its state is unknown) or a command did: nothing on this network runs on
-            stop(t);
-            return;
         } finally {
-            current = null;
             Thread.interrupted(); // an interrupt meant for a stuck data plane ends with its turn
-        }
-        if (running) {
-            next();
-        } else {
-            closeNow();
         }
     }
 
