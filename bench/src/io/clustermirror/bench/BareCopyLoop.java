@@ -57,8 +57,9 @@ import org.apache.kafka.common.utils.Time;
  * error ends the process. Once every partition is copied to the source's end offsets at start it says so and
  * waits until its standard input closes (the benchmark reads its CPU time, then ends it).
  *
- * <p>Usage: {@code BareCopyLoop <source bootstrap> <destination bootstrap> <source topic> <target topic>}. The
- * target topic exists with as many partitions as the source topic.
+ * <p>Usage: {@code BareCopyLoop <source bootstrap> <destination bootstrap> <source topic> <target topic> [<warm-up
+ * topic> <warm-up target>]}. The target topics exist with as many partitions as their source topics. With a warm-up
+ * pair it copies that first, the same way, and says "ready" only then: the measured copy runs on compiled code.
  */
 public final class BareCopyLoop {
 
@@ -82,8 +83,21 @@ public final class BareCopyLoop {
     public static void main(String[] args) throws Exception {
         String sourceBootstrap = args[0];
         String destinationBootstrap = args[1];
-        String topic = args[2];
-        String target = args[3];
+        if (args.length > 5) {
+            // warm: the same copy of another topic first, so that the measured one runs compiled code
+            copy(sourceBootstrap, destinationBootstrap, args[4], args[5], false);
+            System.out.println("warmed up on " + args[4]);
+        }
+        copy(sourceBootstrap, destinationBootstrap, args[2], args[3], true);
+        while (System.in.read() >= 0) {
+            // wait for the benchmark to read this process's CPU time and close the pipe
+        }
+    }
+
+    /** Copies {@code topic} to {@code target} up to the source's end offsets at the start; says "ready" first if asked. */
+    private static void copy(
+            String sourceBootstrap, String destinationBootstrap, String topic, String target, boolean announce)
+            throws Exception {
         TopicDescription sourceTopic;
         TopicDescription targetTopic;
         Map<Integer, Long> ends = new HashMap<>();
@@ -102,8 +116,10 @@ public final class BareCopyLoop {
                     .forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
             source.listOffsets(latest).all().get().forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
         }
-        System.out.println("ready");
-        System.out.flush();
+        if (announce) {
+            System.out.println("ready");
+            System.out.flush();
+        }
         AtomicReference<Throwable> failure = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         for (int lane = 0; lane < LANES; lane++) {
@@ -128,11 +144,8 @@ public final class BareCopyLoop {
             System.exit(1);
         }
         System.out.println(
-                "copied " + ends.values().stream().mapToLong(Long::longValue).sum() + " offsets");
+                "copied " + ends.values().stream().mapToLong(Long::longValue).sum() + " offsets of " + topic);
         System.out.flush();
-        while (System.in.read() >= 0) {
-            // wait for the benchmark to read this process's CPU time and close the pipe
-        }
     }
 
     private static Admin admin(String bootstrap) {

@@ -224,6 +224,40 @@ final class BenchSupport {
                 .orElse(0.0);
     }
 
+    /**
+     * The CPU-seconds so far of the JIT compiler's threads and of the garbage collector's (and the VM thread's) in
+     * process {@code pid}, read per thread from {@code /proc} (Linux; zeros elsewhere, or for threads that ended).
+     */
+    static double[] jitAndGcSeconds(long pid) {
+        double[] seconds = new double[2];
+        Path tasks = Path.of("/proc", String.valueOf(pid), "task");
+        try (var threads = Files.list(tasks)) {
+            for (Path thread : threads.toList()) {
+                try {
+                    String name = Files.readString(thread.resolve("comm")).strip();
+                    int kind = name.startsWith("C1 CompilerThre") || name.startsWith("C2 CompilerThre")
+                            ? 0
+                            : name.startsWith("GC Thread") || name.startsWith("G1 ") || name.equals("VM Thread")
+                                    ? 1
+                                    : -1;
+                    if (kind >= 0) {
+                        String stat = Files.readString(thread.resolve("stat"));
+                        String[] fields =
+                                stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        // utime and stime: fields 14 and 15 of stat, 12 and 13 after the name; in clock ticks of 1/100
+                        // s
+                        seconds[kind] += (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / 100.0;
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // the thread ended between the listing and the read
+                }
+            }
+        } catch (IOException e) {
+            return seconds;
+        }
+        return seconds;
+    }
+
     static double cpuSeconds(Process process) {
         return process.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
     }

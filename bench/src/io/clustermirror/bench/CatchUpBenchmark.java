@@ -1,6 +1,7 @@
 package io.clustermirror.bench;
 
 import io.clustermirror.embedded.KafkaBrokerProcess;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDate;
@@ -9,11 +10,14 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
+import java.util.function.DoubleSupplier;
+import java.util.function.ToDoubleFunction;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
@@ -34,7 +38,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * up and in the middle half, CPU of the copier and of the brokers, the ratios against the ceiling with the issue's
  * targets, and draws the progress of every copier into {@code bench/results/catch-up.png}.
  *
- * <p>Run with {@code bench/catch-up.sh [records] [--two-mirrors] [--copiers=bare,mirror,copy,copy-tuned,mm2]
+ * <p>Run with {@code bench/catch-up.sh [records] [--two-mirrors] [--warm] [--repeat=N]
+ * [--copiers=bare,mirror,copy,copy-tuned,mm2]
  * [--service=key=value ...]}.
  */
 public final class CatchUpBenchmark {
@@ -43,6 +48,10 @@ public final class CatchUpBenchmark {
     private static final int RECORD_BYTES = 1024;
     private static final long SAMPLE_MS = 250;
     private static final String TOPIC = "bench";
+    /** With {@code --warm}: what the bare loop and the one-mirror service copy first. */
+    private static final String WARM = "warm";
+    /** With {@code --warm}: what the two-mirror service copies first (through its first mirror). */
+    private static final String WARM_PAIR = "warm.pair";
     /** The two-mirror variant's source topics: the same number of records and partitions, split in two. */
     private static final List<String> PAIR = List.of("pair.a", "pair.b");
 
@@ -51,11 +60,15 @@ public final class CatchUpBenchmark {
 
     private CatchUpBenchmark() {}
 
-    /** Progress of a copier: seconds since its start, records on the destination. */
-    record Sample(double seconds, long records) {}
+    /**
+     * Progress of a copier: seconds since its start, records on the destination, the copier's CPU-seconds so far, and
+     * of those the JIT compiler's and the garbage collector's threads'.
+     */
+    record Sample(double seconds, long records, double cpuSeconds, double jitSeconds, double gcSeconds) {}
 
     record Result(
             String copier,
+            int run,
             double seconds,
             double cpuSeconds,
             long records,
@@ -69,24 +82,49 @@ public final class CatchUpBenchmark {
 
         /** Throughput over the middle half of the copy (25% to 75% of the records), start-up and tail left out. */
         double steadyMbPerSecond() {
-            double from = crossing(0.25);
-            double to = crossing(0.75);
+            double from = crossing(0.25, Sample::seconds);
+            double to = crossing(0.75, Sample::seconds);
             return to > from ? 0.5 * logBytes / 1e6 / (to - from) : Double.NaN;
         }
 
-        private double crossing(double fraction) {
+        /**
+         * The copier's CPU per GB over the same middle half: what copying costs once the copier runs, without the
+         * start (a cold JVM compiling its hot path, the service's LOG_TRUNCATION and producer ids) and the tail.
+         */
+        double steadyCpuSecondsPerGb() {
+            return steadyPerGb(Sample::cpuSeconds);
+        }
+
+        /** The middle half's CPU per GB of the copier's own threads: without the JIT compiler and the collector. */
+        double steadyOwnCpuSecondsPerGb() {
+            return steadyPerGb(s -> s.cpuSeconds() - s.jitSeconds() - s.gcSeconds());
+        }
+
+        private double steadyPerGb(ToDoubleFunction<Sample> cpu) {
+            double from = crossing(0.25, cpu);
+            double to = crossing(0.75, cpu);
+            return to > from ? (to - from) / (0.5 * logBytes / 1e9) : Double.NaN;
+        }
+
+        Sample last() {
+            return samples.get(samples.size() - 1);
+        }
+
+        /** {@code value} of the samples where {@code fraction} of the records had been copied, interpolated. */
+        private double crossing(double fraction, ToDoubleFunction<Sample> value) {
             double wanted = fraction * records;
-            Sample previous = new Sample(0, 0);
+            Sample previous = samples.get(0);
             for (Sample s : samples) {
                 if (s.records() >= wanted) {
                     double share = s.records() == previous.records()
                             ? 1
                             : (wanted - previous.records()) / (s.records() - previous.records());
-                    return previous.seconds() + share * (s.seconds() - previous.seconds());
+                    return value.applyAsDouble(previous)
+                            + share * (value.applyAsDouble(s) - value.applyAsDouble(previous));
                 }
                 previous = s;
             }
-            return seconds;
+            return value.applyAsDouble(samples.get(samples.size() - 1));
         }
 
         double recordsPerSecond() {
@@ -102,16 +140,46 @@ public final class CatchUpBenchmark {
         }
     }
 
+    /**
+     * The copiers of run {@code run}: the bare loop and the service in every run, the bare loop first in odd runs and
+     * the service first in even ones (what one leaves behind on the brokers, the page cache's writeback say, weighs on
+     * each alike); the copies and MirrorMaker 2 in the first run only.
+     */
+    private static List<String> order(Set<String> copiers, int run) {
+        List<String> order = new ArrayList<>();
+        for (String copier : copiers) {
+            if (copier.equals("bare") || copier.equals("mirror") || run == 1) {
+                order.add(copier);
+            }
+        }
+        if (run % 2 == 0 && order.contains("bare") && order.contains("mirror")) {
+            order.remove("mirror");
+            order.add(order.indexOf("bare"), "mirror");
+        }
+        return order;
+    }
+
+    /** What tells the topics, state topics and logs of run {@code run} apart: nothing for the first run. */
+    private static String suffix(int run) {
+        return run == 1 ? "" : "." + run;
+    }
+
     /** Settings the service runs with ({@code --service=key=value}, repeatable), printed with the figures. */
     private static final List<String> SERVICE_PROPERTIES = new ArrayList<>();
 
     public static void main(String[] args) throws Exception {
         long records = 1_000_000;
         boolean twoMirrors = false;
+        boolean warm = false;
+        int repeat = 1;
         Set<String> copiers = new LinkedHashSet<>(ALL_COPIERS);
         for (String arg : args) {
             if (arg.equals("--two-mirrors")) {
                 twoMirrors = true;
+            } else if (arg.equals("--warm")) {
+                warm = true;
+            } else if (arg.startsWith("--repeat=")) {
+                repeat = Integer.parseInt(arg.substring("--repeat=".length()));
             } else if (arg.startsWith("--service=")) {
                 SERVICE_PROPERTIES.add(arg.substring("--service=".length()));
             } else if (arg.startsWith("--copiers=")) {
@@ -139,11 +207,22 @@ public final class CatchUpBenchmark {
                     twoMirrors ? ", and the same again into two topics of " + PARTITIONS / 2 : "");
             List<NewTopic> sourceTopics = new ArrayList<>(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1)));
             List<NewTopic> destinationTopics = new ArrayList<>(List.of(new NewTopic("warmup", PARTITIONS, (short) 1)));
-            for (String copier : List.of("bare", "copy", "copy-tuned")) {
+            for (String copier : List.of("copy", "copy-tuned")) {
                 destinationTopics.add(new NewTopic(TOPIC + "." + copier, PARTITIONS, (short) 1));
+            }
+            for (int run = 1; run <= repeat; run++) {
+                destinationTopics.add(new NewTopic(TOPIC + ".bare" + suffix(run), PARTITIONS, (short) 1));
+                if (warm) {
+                    destinationTopics.add(new NewTopic(WARM + ".bare" + suffix(run), PARTITIONS, (short) 1));
+                }
             }
             if (twoMirrors) {
                 PAIR.forEach(t -> sourceTopics.add(new NewTopic(t, PARTITIONS / 2, (short) 1)));
+            }
+            long warmRecords = warm ? Math.max(100_000, records / 4) : 0;
+            if (warm) {
+                sourceTopics.add(new NewTopic(WARM, PARTITIONS, (short) 1));
+                sourceTopics.add(new NewTopic(WARM_PAIR, PARTITIONS, (short) 1));
             }
             try (Admin admin = BenchSupport.admin(source)) {
                 admin.createTopics(sourceTopics).all().get();
@@ -155,6 +234,13 @@ public final class CatchUpBenchmark {
             if (twoMirrors) {
                 produce(source.bootstrapServers(), PAIR, records, false);
             }
+            if (warm) {
+                System.out.printf("Producing %,d records into each warm-up topic...%n", warmRecords);
+                produce(source.bootstrapServers(), List.of(WARM), warmRecords, false);
+                if (twoMirrors) {
+                    produce(source.bootstrapServers(), List.of(WARM_PAIR), warmRecords, false);
+                }
+            }
             System.out.println("Warming up the destination broker...");
             // idempotent: the destination's transaction coordinator is loaded before the first copier asks for an id
             produce(destination.bootstrapServers(), List.of("warmup"), Math.min(records, 200_000), true);
@@ -164,26 +250,28 @@ public final class CatchUpBenchmark {
                 System.out.println("The service runs with " + String.join(", ", SERVICE_PROPERTIES));
             }
 
-            Runner runner = new Runner(source, destination, root, records);
+            Runner runner = new Runner(source, destination, root, records, warmRecords, repeat);
             List<Result> results = new ArrayList<>();
-            for (String copier : copiers) {
-                System.out.println("Running " + copier + "...");
-                switch (copier) {
-                    case "bare" -> results.add(runner.bare(logBytes));
-                    case "mirror" -> {
-                        results.add(runner.mirror(logBytes));
-                        if (twoMirrors) {
-                            results.add(runner.twoMirrors(logBytes(source, PAIR)));
+            for (int run = 1; run <= repeat; run++) {
+                for (String copier : order(copiers, run)) {
+                    System.out.println("Running " + copier + (repeat > 1 ? " (run " + run + ")" : "") + "...");
+                    switch (copier) {
+                        case "bare" -> results.add(runner.bare(logBytes, run));
+                        case "mirror" -> {
+                            results.add(runner.mirror(logBytes, run));
+                            if (twoMirrors) {
+                                results.add(runner.twoMirrors(logBytes(source, PAIR), run));
+                            }
                         }
+                        case "copy" -> results.add(runner.copy(logBytes, "defaults"));
+                        case "copy-tuned" -> results.add(runner.copy(logBytes, "tuned"));
+                        case "mm2" -> results.add(runner.mirrorMaker2(logBytes));
+                        default ->
+                            throw new IllegalArgumentException("unknown copier " + copier + "; known: " + ALL_COPIERS);
                     }
-                    case "copy" -> results.add(runner.copy(logBytes, "defaults"));
-                    case "copy-tuned" -> results.add(runner.copy(logBytes, "tuned"));
-                    case "mm2" -> results.add(runner.mirrorMaker2(logBytes));
-                    default ->
-                        throw new IllegalArgumentException("unknown copier " + copier + "; known: " + ALL_COPIERS);
                 }
             }
-            String report = report(results, records, logBytes);
+            String report = report(results, records, logBytes, warmRecords, repeat);
             System.out.print(report);
             Files.createDirectories(BenchCharts.RESULTS);
             Files.writeString(BenchCharts.RESULTS.resolve("catch-up.txt"), report);
@@ -210,19 +298,32 @@ public final class CatchUpBenchmark {
     }
 
     /** Runs one copier at a time against the same brokers and measures it. */
-    private record Runner(KafkaBrokerProcess source, KafkaBrokerProcess destination, Path root, long records) {
+    private record Runner(
+            KafkaBrokerProcess source,
+            KafkaBrokerProcess destination,
+            Path root,
+            long records,
+            long warmRecords,
+            int repeat) {
 
-        Result bare(long logBytes) throws Exception {
-            String target = TOPIC + ".bare";
+        Result bare(long logBytes, int run) throws Exception {
+            String target = TOPIC + ".bare" + suffix(run);
+            List<String> args =
+                    new ArrayList<>(List.of(source.bootstrapServers(), destination.bootstrapServers(), TOPIC, target));
+            if (warmRecords > 0) {
+                args.addAll(List.of(WARM, WARM + ".bare" + suffix(run)));
+            }
             Process copier = BenchSupport.launchCopier(
-                    root.resolve("bare-loop.log"),
+                    root.resolve("bare-loop" + suffix(run) + ".log"),
                     "-Xmx1g",
                     BareCopyLoop.class.getName(),
-                    source.bootstrapServers(),
-                    destination.bootstrapServers(),
-                    TOPIC,
-                    target);
-            return measureProcess("bare Fetch->Produce loop (ceiling)", copier, List.of(target), logBytes);
+                    args.toArray(String[]::new));
+            return measureProcess(
+                    label("bare Fetch->Produce loop (ceiling)", run), run, copier, List.of(target), logBytes);
+        }
+
+        private String label(String copier, int run) {
+            return repeat == 1 ? copier : copier + " #" + run;
         }
 
         Result copy(long logBytes, String settings) throws Exception {
@@ -240,7 +341,7 @@ public final class CatchUpBenchmark {
             String label = settings.equals("tuned")
                     ? "copy, tuned (linger 10ms, 256KiB batch)"
                     : "copy, client defaults + lz4";
-            return measureProcess(label, copier, List.of(target), logBytes);
+            return measureProcess(label, 1, copier, List.of(target), logBytes);
         }
 
         /**
@@ -284,30 +385,72 @@ public final class CatchUpBenchmark {
                     properties.toString());
             Process copier = BenchSupport.launch(command, root.resolve("mirrormaker2.log"), null);
             return measureProcess(
-                    "MirrorMaker 2 (dedicated, tasks.max=2, lz4)", copier, List.of("source." + TOPIC), logBytes);
+                    "MirrorMaker 2 (dedicated, tasks.max=2, lz4)", 1, copier, List.of("source." + TOPIC), logBytes);
         }
 
-        Result mirror(long logBytes) throws Exception {
-            try (BenchSupport.Service service =
-                    BenchSupport.startService(destination, root, "service", "-Xmx1g", SERVICE_PROPERTIES)) {
+        /** A new service for each run, with its own state topic; the topics an earlier run mirrored are deleted first. */
+        Result mirror(long logBytes, int run) throws Exception {
+            deleteMirrored(run, List.of(TOPIC, WARM));
+            try (BenchSupport.Service service = BenchSupport.startService(
+                    destination,
+                    root,
+                    "service" + suffix(run),
+                    "-Xmx1g",
+                    Stream.concat(
+                                    Stream.of("mirror.state.topic.name=__mirror_state" + suffix(run)),
+                                    SERVICE_PROPERTIES.stream())
+                            .toList())) {
                 createMirror(service, "bench");
-                return measureService("cluster-mirror, 1 mirror", service, List.of("bench"), List.of(TOPIC), logBytes);
+                warmUp(service, "bench", WARM);
+                return measureService(
+                        label("cluster-mirror, 1 mirror", run),
+                        run,
+                        service,
+                        List.of("bench"),
+                        List.of(TOPIC),
+                        logBytes);
+            }
+        }
+
+        private void deleteMirrored(int run, List<String> topics) throws Exception {
+            if (run == 1) {
+                return;
+            }
+            try (Admin admin = BenchSupport.admin(destination)) {
+                admin.deleteTopics(topics).all().get();
+                long deadline = System.nanoTime() + 60_000_000_000L;
+                while (admin.listTopics().names().get().stream().anyMatch(topics::contains)) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("the destination did not delete " + topics + " in 60 s");
+                    }
+                    Thread.sleep(100);
+                }
             }
         }
 
         /** Two mirrors of one service, one topic of half the partitions each; its own state topic. */
-        Result twoMirrors(long logBytes) throws Exception {
+        Result twoMirrors(long logBytes, int run) throws Exception {
+            deleteMirrored(
+                    run, Stream.concat(PAIR.stream(), Stream.of(WARM_PAIR)).toList());
             try (BenchSupport.Service service = BenchSupport.startService(
                     destination,
                     root,
-                    "service-pair",
+                    "service-pair" + suffix(run),
                     "-Xmx1g",
-                    Stream.concat(Stream.of("mirror.state.topic.name=__mirror_state_pair"), SERVICE_PROPERTIES.stream())
+                    Stream.concat(
+                                    Stream.of("mirror.state.topic.name=__mirror_state_pair" + suffix(run)),
+                                    SERVICE_PROPERTIES.stream())
                             .toList())) {
                 createMirror(service, "pair-a");
                 createMirror(service, "pair-b");
+                warmUp(service, "pair-a", WARM_PAIR);
                 return measureService(
-                        "cluster-mirror, 2 mirrors", service, List.of("pair-a", "pair-b"), PAIR, logBytes);
+                        label("cluster-mirror, 2 mirrors", run),
+                        run,
+                        service,
+                        List.of("pair-a", "pair-b"),
+                        PAIR,
+                        logBytes);
             }
         }
 
@@ -318,9 +461,32 @@ public final class CatchUpBenchmark {
                             + "\"}}");
         }
 
+        /**
+         * With {@code --warm}: {@code mirror} first mirrors {@code topic} until it is caught up, so that the measured
+         * copy runs on compiled code, as in a service that has been running (the bare loop warms up the same way).
+         */
+        private void warmUp(BenchSupport.Service service, String mirror, String topic) throws Exception {
+            if (warmRecords == 0) {
+                return;
+            }
+            service.post("/v1/mirrors/" + mirror + "/topics:start", "{\"topics\":[\"" + topic + "\"]}");
+            long started = System.nanoTime();
+            while (endOffsets(destination, List.of(topic)) < warmRecords) {
+                if (!service.process().isAlive() || System.nanoTime() - started > 600_000_000_000L) {
+                    throw new IllegalStateException("the service did not copy the warm-up topic " + topic);
+                }
+                Thread.sleep(SAMPLE_MS);
+            }
+        }
+
         /** Mirror {@code mirrors.get(i)} mirrors {@code topics.get(i)}. */
         private Result measureService(
-                String label, BenchSupport.Service service, List<String> mirrors, List<String> topics, long logBytes)
+                String label,
+                int run,
+                BenchSupport.Service service,
+                List<String> mirrors,
+                List<String> topics,
+                long logBytes)
                 throws Exception {
             double cpuBefore = service.cpuSeconds();
             double brokersBefore = brokerCpu();
@@ -329,25 +495,34 @@ public final class CatchUpBenchmark {
                 service.post(
                         "/v1/mirrors/" + mirrors.get(i) + "/topics:start", "{\"topics\":[\"" + topics.get(i) + "\"]}");
             }
-            List<Sample> samples =
-                    track(topics, started, () -> service.process().isAlive());
+            List<Sample> samples = track(
+                    topics,
+                    started,
+                    () -> service.process().isAlive(),
+                    () -> service.cpuSeconds() - cpuBefore,
+                    service.process().pid());
             double seconds = samples.get(samples.size() - 1).seconds();
             double cpu = service.cpuSeconds() - cpuBefore;
             double brokers = brokerCpu() - brokersBefore;
-            return new Result(label, seconds, cpu, records, logBytes, brokers, samples);
+            return sampled(new Result(label, run, seconds, cpu, records, logBytes, brokers, samples));
         }
 
-        private Result measureProcess(String label, Process copier, List<String> targets, long logBytes)
+        private Result measureProcess(String label, int run, Process copier, List<String> targets, long logBytes)
                 throws Exception {
             try {
                 double cpuBefore = BenchSupport.cpuSeconds(copier);
                 double brokersBefore = brokerCpu();
                 long started = System.nanoTime();
-                List<Sample> samples = track(targets, started, copier::isAlive);
+                List<Sample> samples = track(
+                        targets,
+                        started,
+                        copier::isAlive,
+                        () -> BenchSupport.cpuSeconds(copier) - cpuBefore,
+                        copier.pid());
                 double seconds = samples.get(samples.size() - 1).seconds();
                 double cpu = BenchSupport.cpuSeconds(copier) - cpuBefore;
                 double brokers = brokerCpu() - brokersBefore;
-                return new Result(label, seconds, cpu, records, logBytes, brokers, samples);
+                return sampled(new Result(label, run, seconds, cpu, records, logBytes, brokers, samples));
             } finally {
                 copier.getOutputStream().close();
                 copier.destroy();
@@ -355,15 +530,27 @@ public final class CatchUpBenchmark {
             }
         }
 
-        /** Samples the destination's end offsets of {@code topics} every 250 ms until they hold all the records. */
-        private List<Sample> track(List<String> topics, long started, BooleanSupplier alive) throws Exception {
+        /**
+         * Samples the destination's end offsets of {@code topics}, and the copier's CPU, every 250 ms until they hold
+         * all the records.
+         */
+        private List<Sample> track(
+                List<String> topics, long started, BooleanSupplier alive, DoubleSupplier cpu, long pid)
+                throws Exception {
+            double[] threadsBefore = BenchSupport.jitAndGcSeconds(pid);
             List<Sample> samples = new ArrayList<>();
             long deadline = started + 1_800_000_000_000L;
             long next = started;
             while (true) {
                 long copied = endOffsets(destination, topics);
                 double seconds = (System.nanoTime() - started) / 1e9;
-                samples.add(new Sample(seconds, copied));
+                double[] threads = BenchSupport.jitAndGcSeconds(pid);
+                samples.add(new Sample(
+                        seconds,
+                        copied,
+                        cpu.getAsDouble(),
+                        threads[0] - threadsBefore[0],
+                        threads[1] - threadsBefore[1]));
                 if (copied >= records) {
                     return samples;
                 }
@@ -381,22 +568,47 @@ public final class CatchUpBenchmark {
             }
         }
 
+        /** Writes the copier's samples (seconds, records, CPU-seconds) into the run's directory, for a closer look. */
+        private Result sampled(Result result) throws IOException {
+            StringBuilder csv = new StringBuilder("seconds,records,cpu_seconds,jit_seconds,gc_seconds\n");
+            result.samples()
+                    .forEach(s -> csv.append(String.format(
+                            Locale.ROOT,
+                            "%.3f,%d,%.3f,%.3f,%.3f%n",
+                            s.seconds(),
+                            s.records(),
+                            s.cpuSeconds(),
+                            s.jitSeconds(),
+                            s.gcSeconds())));
+            Files.writeString(root.resolve(result.copier().replaceAll("[^A-Za-z0-9]+", "-") + ".samples.csv"), csv);
+            return result;
+        }
+
         private double brokerCpu() {
             return BenchSupport.cpuSeconds(source) + BenchSupport.cpuSeconds(destination);
         }
     }
 
-    private static String report(List<Result> results, long records, long logBytes) {
+    private static String report(List<Result> results, long records, long logBytes, long warmRecords, int repeat) {
         StringBuilder out = new StringBuilder();
         out.append(String.format(
-                "%nCatch-up of %,d records (%,d source log bytes, %d partitions), %s%n",
-                records, logBytes, PARTITIONS, LocalDate.now()));
-        Result ceiling = results.stream()
-                .filter(r -> r.copier().startsWith("bare"))
-                .findFirst()
-                .orElse(null);
+                "%nCatch-up of %,d records (%,d source log bytes, %d partitions), %s%s%s%n",
+                records,
+                logBytes,
+                PARTITIONS,
+                LocalDate.now(),
+                warmRecords == 0
+                        ? ", cold copiers"
+                        : String.format(
+                                ", warm copiers (the bare loop and the service copied %,d other records first)",
+                                warmRecords),
+                repeat == 1
+                        ? ""
+                        : String.format(
+                                ", %d runs (the bare loop first in odd runs, the service first in even ones)",
+                                repeat)));
         out.append(String.format(
-                "%-44s %7s %7s %7s %10s %7s %8s %8s %9s %9s %9s%n",
+                "%-48s %7s %7s %7s %10s %7s %8s %8s %8s %9s %9s %9s %9s%n",
                 "copier",
                 "seconds",
                 "MB/s",
@@ -404,16 +616,19 @@ public final class CatchUpBenchmark {
                 "records/s",
                 "CPU-s",
                 "CPU-s/GB",
+                "steady",
                 "broker",
                 "xMB/s",
                 "xCPU/GB",
+                "xCPU/GB",
                 "xbroker"));
         out.append(String.format(
-                "%-44s %7s %7s %7s %10s %7s %8s %8s %9s %9s %9s%n",
-                "", "", "", "MB/s", "", "", "", "CPU-s", "ceiling", "ceiling", "ceiling"));
+                "%-48s %7s %7s %7s %10s %7s %8s %8s %8s %9s %9s %9s %9s%n",
+                "", "", "", "MB/s", "", "", "", "CPU-s/GB", "CPU-s", "ceiling", "ceiling", "steady", "ceiling"));
         for (Result r : results) {
+            Ratios x = Ratios.of(r, ceilingOf(results, r));
             out.append(String.format(
-                    "%-44s %7.1f %7.1f %7.1f %,10.0f %7.1f %8.1f %8.1f %9s %9s %9s%n",
+                    "%-48s %7.1f %7.1f %7.1f %,10.0f %7.1f %8.1f %8.1f %8.1f %9s %9s %9s %9s%n",
                     r.copier(),
                     r.seconds(),
                     r.mbPerSecond(),
@@ -421,40 +636,69 @@ public final class CatchUpBenchmark {
                     r.recordsPerSecond(),
                     r.cpuSeconds(),
                     r.cpuSecondsPerGb(),
+                    r.steadyCpuSecondsPerGb(),
                     r.brokerCpuSeconds(),
-                    ceiling == null ? "-" : String.format("%.2f", r.mbPerSecond() / ceiling.mbPerSecond()),
-                    ceiling == null ? "-" : String.format("%.2f", r.cpuSecondsPerGb() / ceiling.cpuSecondsPerGb()),
+                    x == null ? "-" : String.format("%.2f", x.throughput()),
+                    x == null ? "-" : String.format("%.2f", x.cpu()),
+                    x == null ? "-" : String.format("%.2f", x.steadyCpu()),
+                    x == null ? "-" : String.format("%.2f", x.brokers())));
+        }
+        out.append(String.format(
+                "%nWhere the copier's CPU went (Linux, per thread): the JIT compiler's threads, the garbage collector's, and"
+                        + " the rest (the copier's own threads)%n%-48s %9s %9s %9s %12s %12s%n",
+                "copier", "JIT CPU-s", "GC CPU-s", "rest", "rest CPU-s/GB", "x ceiling"));
+        out.append(String.format("%-48s %9s %9s %9s %12s %12s%n", "", "", "", "CPU-s", "steady", "steady"));
+        for (Result r : results) {
+            Result ceiling = ceilingOf(results, r);
+            Sample last = r.last();
+            out.append(String.format(
+                    "%-48s %9.1f %9.1f %9.1f %12.1f %12s%n",
+                    r.copier(),
+                    last.jitSeconds(),
+                    last.gcSeconds(),
+                    last.cpuSeconds() - last.jitSeconds() - last.gcSeconds(),
+                    r.steadyOwnCpuSecondsPerGb(),
                     ceiling == null
                             ? "-"
-                            : String.format("%.2f", r.brokerCpuSecondsPerGb() / ceiling.brokerCpuSecondsPerGb())));
+                            : String.format(
+                                    "%.2f", r.steadyOwnCpuSecondsPerGb() / ceiling.steadyOwnCpuSecondsPerGb())));
         }
         out.append('\n');
+        // each service row against the ceiling of its own run; over several runs the median of each ratio
+        Map<String, List<Ratios>> byCopier = new LinkedHashMap<>();
         for (Result r : results) {
-            if (!r.copier().startsWith("cluster-mirror") || ceiling == null) {
-                continue;
+            Ratios x = Ratios.of(r, ceilingOf(results, r));
+            if (r.copier().startsWith("cluster-mirror") && x != null) {
+                byCopier.computeIfAbsent(r.copier().replaceAll(" #\\d+$", ""), k -> new ArrayList<>())
+                        .add(x);
             }
-            double throughput = r.mbPerSecond() / ceiling.mbPerSecond();
-            double cpu = r.cpuSecondsPerGb() / ceiling.cpuSecondsPerGb();
-            double brokers = r.brokerCpuSecondsPerGb() / ceiling.brokerCpuSecondsPerGb();
+        }
+        byCopier.forEach((copier, ratios) -> {
+            double throughput = median(ratios, Ratios::throughput);
+            double cpu = median(ratios, Ratios::cpu);
+            double brokers = median(ratios, Ratios::brokers);
             out.append(String.format(
-                    "%s vs the ceiling: MB/s %.2fx (target >= 0.9x: %s), copier CPU per GB %.2fx (target <= 1.2x: %s),"
-                            + " broker CPU %.2fx (target <= 1.5x: %s)%n",
-                    r.copier(),
+                    "%s vs the ceiling%s: MB/s %.2fx (target >= 0.9x: %s), copier CPU per GB %.2fx (target <= 1.2x:"
+                            + " %s; in the middle half %.2fx), broker CPU %.2fx (target <= 1.5x: %s)%n",
+                    copier,
+                    ratios.size() == 1 ? "" : ", median of " + ratios.size() + " runs",
                     throughput,
                     met(throughput >= 0.9),
                     cpu,
                     met(cpu <= 1.2),
+                    median(ratios, Ratios::steadyCpu),
                     brokers,
                     met(brokers <= 1.5)));
-        }
+        });
         Result mirror = results.stream()
-                .filter(r -> r.copier().equals("cluster-mirror, 1 mirror"))
+                .filter(r -> r.copier().startsWith("cluster-mirror, 1 mirror") && r.run() == 1)
                 .findFirst()
                 .orElse(null);
         for (Result copy : results) {
             if (mirror != null && copy.copier().startsWith("copy")) {
                 out.append(String.format(
-                        "cluster-mirror, 1 mirror vs %s: throughput %.2fx (target >= 2.5x), CPU per GB %.2f (target <= 0.33)%n",
+                        "%s vs %s: throughput %.2fx (target >= 2.5x), CPU per GB %.2f (target <= 0.33)%n",
+                        mirror.copier(),
                         copy.copier(),
                         mirror.mbPerSecond() / copy.mbPerSecond(),
                         mirror.cpuSecondsPerGb() / copy.cpuSecondsPerGb()));
@@ -463,9 +707,39 @@ public final class CatchUpBenchmark {
         out.append("MB/s counts the source's log bytes (compressed, as stored), from the copier's start to all records"
                 + " on the destination; steady MB/s the middle half\n(25% to 75% of the records). The bare loop and the"
                 + " copies count from when their clients are built, the service from topics:start, MirrorMaker 2 from"
-                + " its launch.\nCopier CPU over the same span; broker CPU of both brokers, its ratio per GB copied (the"
-                + " two-mirror backlog is the same records in two topics of 4 partitions).\n");
+                + " its launch.\nCopier CPU over the same span, and over the middle half (steady: without the start and"
+                + " the tail); broker CPU of both brokers, its ratio per GB copied (the two-mirror backlog is the same"
+                + " records in two topics of 4 partitions).\nEvery ratio is against the ceiling of the same run.\n");
         return out.toString();
+    }
+
+    /** The bare loop's result of {@code r}'s run, or null. */
+    private static Result ceilingOf(List<Result> results, Result r) {
+        return results.stream()
+                .filter(c -> c.copier().startsWith("bare") && c.run() == r.run())
+                .findFirst()
+                .orElse(null);
+    }
+
+    /** A copier's figures over the ceiling's of the same run. */
+    private record Ratios(double throughput, double cpu, double steadyCpu, double brokers) {
+
+        static Ratios of(Result r, Result ceiling) {
+            if (ceiling == null) {
+                return null;
+            }
+            return new Ratios(
+                    r.mbPerSecond() / ceiling.mbPerSecond(),
+                    r.cpuSecondsPerGb() / ceiling.cpuSecondsPerGb(),
+                    r.steadyCpuSecondsPerGb() / ceiling.steadyCpuSecondsPerGb(),
+                    r.brokerCpuSecondsPerGb() / ceiling.brokerCpuSecondsPerGb());
+        }
+    }
+
+    private static double median(List<Ratios> ratios, ToDoubleFunction<Ratios> value) {
+        double[] sorted = ratios.stream().mapToDouble(value).sorted().toArray();
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     private static String met(boolean met) {
