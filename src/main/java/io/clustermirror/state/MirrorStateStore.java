@@ -60,6 +60,9 @@ public final class MirrorStateStore implements AutoCloseable {
 
     private boolean singleWriterFenced;
 
+    /** Reads the service settings for {@link #readServiceConfigs()}, with one consumer kept open. */
+    private final ServiceConfigFollower serviceConfigs;
+
     /**
      * @param timeoutMs how long opening (taking over as the writer, replaying) waits for the destination
      * @param writeTimeoutMs how long a write waits for its records to be acknowledged before it gives up
@@ -80,6 +83,8 @@ public final class MirrorStateStore implements AutoCloseable {
         this.timeoutMs = timeoutMs;
         this.writeTimeoutMs = writeTimeoutMs;
         this.secrets = secrets;
+        this.serviceConfigs =
+                new ServiceConfigFollower(clients, new TopicPartition(topic, serviceConfigPartition()), timeoutMs);
     }
 
     /** The coordinator partition of a mirror. */
@@ -277,22 +282,24 @@ public final class MirrorStateStore implements AutoCloseable {
 
     /**
      * The service settings changed at runtime as their partition holds them now, for an instance that does not own it
-     * (the owner writes them). Blocking; safe off the coordinator thread (it touches none of the store's writers).
+     * (the owner writes them): what was written since the last read is taken up ({@link ServiceConfigFollower}).
+     * Blocking; safe off the coordinator thread (it touches none of the store's writers), one caller at a time.
      */
     public Map<String, String> readServiceConfigs() {
-        Map<String, String> configs = new HashMap<>();
-        read(
-                java.util.Set.of(serviceConfigPartition()),
-                record -> apply(
-                        new HashMap<>(),
-                        new HashMap<>(),
-                        new HashMap<>(),
-                        new HashMap<>(),
-                        new HashMap<>(),
-                        configs,
-                        new HashMap<>(),
-                        record));
-        return configs;
+        return serviceConfigs.read();
+    }
+
+    /** Takes up one record of the service settings' partition into {@code configs} (the partition's others pass). */
+    static void applyServiceConfig(Map<String, String> configs, ConsumerRecord<byte[], byte[]> record) {
+        apply(
+                new HashMap<>(),
+                new HashMap<>(),
+                new HashMap<>(),
+                new HashMap<>(),
+                new HashMap<>(),
+                configs,
+                new HashMap<>(),
+                record);
     }
 
     private static boolean caughtUp(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> end) {
@@ -644,6 +651,7 @@ public final class MirrorStateStore implements AutoCloseable {
 
     @Override
     public void close() {
+        serviceConfigs.close();
         owned.clear();
         new ArrayList<>(writers.keySet()).forEach(p -> closeWriter(p, Duration.ofSeconds(5)));
     }

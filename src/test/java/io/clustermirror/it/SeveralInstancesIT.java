@@ -37,12 +37,14 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * Three service processes share one destination and state topic (a state topic of their own, with the default 50
  * partitions, so the test bed's shared service is not in their group): the state group spreads the mirrors, any
- * instance answers any request, and a crashed or stopped instance's mirrors go on on the others.
+ * instance answers any request, a service setting set through any instance is in force on every one, and a crashed or
+ * stopped instance's mirrors go on on the others.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SeveralInstancesIT extends ServiceIT {
 
     private static final int STATE_PARTITIONS = 50;
+    private static final String THROTTLE = "mirror.replication.throttled.rate";
     private static final List<ServiceProcess> instances = new ArrayList<>();
 
     private static String stateTopic;
@@ -67,6 +69,62 @@ class SeveralInstancesIT extends ServiceIT {
     @AfterAll
     static void stopInstances() {
         instances.forEach(ServiceProcess::stop);
+    }
+
+    @Test
+    @Order(0)
+    void aServiceSettingSetThroughAnyInstanceShouldBeInForceOnEveryInstanceAndResetOnEvery() {
+        // Given three instances, one of which owns the state partition of the service settings
+        String rate = "1073741824"; // 1 GiB/s: in force, yet it slows none of the tests after this one
+
+        // When the replication throttle is set through the last instance (a write goes to the settings' owner)
+        await("set through the last instance")
+                .atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> {
+                    int status = call(instances.get(2))
+                            .body(Map.of("value", rate))
+                            .put("/v1/config/" + THROTTLE)
+                            .statusCode();
+                    assertThat(status).isIn(200, 503);
+                    return status == 200;
+                });
+
+        // Then every instance has it in force within seconds (the others follow the settings' state partition)
+        for (ServiceProcess instance : instances) {
+            await("the rate in force on instance " + instances.indexOf(instance))
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> throttleOn(instance), v -> v.equals(rate + " DYNAMIC"));
+        }
+
+        // and when it is reset through the first, every instance is back at its configured value
+        await("reset through the first instance")
+                .atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> {
+                    int status = call(instances.get(0))
+                            .delete("/v1/config/" + THROTTLE)
+                            .statusCode();
+                    assertThat(status).isIn(200, 503);
+                    return status == 200;
+                });
+        for (ServiceProcess instance : instances) {
+            await("the configured rate on instance " + instances.indexOf(instance))
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> throttleOn(instance), v -> !v.endsWith(" DYNAMIC"));
+        }
+    }
+
+    /** The replication throttle as the instance describes it: its value and where it comes from. */
+    private static String throttleOn(ServiceProcess instance) {
+        JsonPath config = call(instance)
+                .get("/v1/config")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
+        String entry = "configs.find { it.name == '" + THROTTLE + "' }";
+        return config.getString(entry + ".value") + " " + config.getString(entry + ".source");
     }
 
     @Test
