@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -78,17 +79,12 @@ class SeveralInstancesIT extends ServiceIT {
         String rate = "1073741824"; // 1 GiB/s: in force, yet it slows none of the tests after this one
 
         // When the replication throttle is set through the last instance (a write goes to the settings' owner)
-        await("set through the last instance")
-                .atMost(Duration.ofSeconds(60))
-                .pollInterval(Duration.ofMillis(500))
-                .until(() -> {
-                    int status = call(instances.get(2))
-                            .body(Map.of("value", rate))
-                            .put("/v1/config/" + THROTTLE)
-                            .statusCode();
-                    assertThat(status).isIn(200, 503);
-                    return status == 200;
-                });
+        answeredOk(
+                "set through the last instance",
+                () -> call(instances.get(2))
+                        .body(Map.of("value", rate))
+                        .put("/v1/config/" + THROTTLE)
+                        .statusCode());
 
         // Then every instance has it in force within seconds (the others follow the settings' state partition)
         for (ServiceProcess instance : instances) {
@@ -98,21 +94,26 @@ class SeveralInstancesIT extends ServiceIT {
         }
 
         // and when it is reset through the first, every instance is back at its configured value
-        await("reset through the first instance")
-                .atMost(Duration.ofSeconds(60))
-                .pollInterval(Duration.ofMillis(500))
-                .until(() -> {
-                    int status = call(instances.get(0))
-                            .delete("/v1/config/" + THROTTLE)
-                            .statusCode();
-                    assertThat(status).isIn(200, 503);
-                    return status == 200;
-                });
+        answeredOk(
+                "reset through the first instance",
+                () -> call(instances.get(0)).delete("/v1/config/" + THROTTLE).statusCode());
         for (ServiceProcess instance : instances) {
             await("the configured rate on instance " + instances.indexOf(instance))
                     .atMost(Duration.ofSeconds(30))
                     .until(() -> throttleOn(instance), v -> !v.endsWith(" DYNAMIC"));
         }
+    }
+
+    /** Sends the request until it is answered 200, allowing 503 while the group moves the partition it writes. */
+    private static void answeredOk(String what, Callable<Integer> request) {
+        await(what)
+                .atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> {
+                    int status = request.call();
+                    assertThat(status).isIn(200, 503);
+                    return status == 200;
+                });
     }
 
     /** The replication throttle as the instance describes it: its value and where it comes from. */
