@@ -250,14 +250,15 @@ final class StateKeeper {
 
     /**
      * The service settings as the owner of their state partition wrote them, when this instance does not own it;
-     * empty when it does (its own state holds them) or the state is not loaded. Blocking, any thread.
+     * empty when it does (its own state holds them), the state is not loaded or its store is closing. Blocking, any
+     * thread.
      */
     Optional<Map<String, String>> readServiceConfigs(IntPredicate ownedHere) {
         MirrorStateStore current = store;
         if (current == null || !status.isActive() || ownedHere.test(current.serviceConfigPartition())) {
             return Optional.empty();
         }
-        return Optional.of(current.readServiceConfigs());
+        return current.readServiceConfigs();
     }
 
     /** Adopts the service settings another instance wrote; whether they changed. Coordinator thread. */

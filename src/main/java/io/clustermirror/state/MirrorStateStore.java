@@ -12,6 +12,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -282,10 +283,11 @@ public final class MirrorStateStore implements AutoCloseable {
 
     /**
      * The service settings changed at runtime as their partition holds them now, for an instance that does not own it
-     * (the owner writes them): what was written since the last read is taken up ({@link ServiceConfigFollower}).
+     * (the owner writes them): what was written since the last read is taken up ({@link ServiceConfigFollower}); empty
+     * once the store is closing.
      * Blocking; safe off the coordinator thread (it touches none of the store's writers), one caller at a time.
      */
-    public Map<String, String> readServiceConfigs() {
+    public Optional<Map<String, String>> readServiceConfigs() {
         return serviceConfigs.read();
     }
 

@@ -4,19 +4,22 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.WakeupException;
 
 /**
  * The service settings as the owner of their state partition writes them, followed by an instance that does not own
  * it: one consumer kept open on that partition, each read taking up what was written since the last (a new consumer for
  * every read connected, logged in and replayed the whole partition every few seconds). A failed read closes the
  * consumer: the next read starts again from the partition's beginning. One reader at a time; {@link #close()} from any
- * thread (it wakes a read under way, which then closes the consumer).
+ * thread (it wakes a read under way, which then closes the consumer and reads nothing: a closed store has nothing to
+ * follow, and its close is no failure to report).
  */
 final class ServiceConfigFollower implements AutoCloseable {
 
@@ -37,18 +40,25 @@ final class ServiceConfigFollower implements AutoCloseable {
         this.timeoutMs = timeoutMs;
     }
 
-    /** The settings up to the partition's committed end now. Blocking, for up to the timeout. */
-    Map<String, String> read() {
+    /**
+     * The settings up to the partition's committed end now; empty once {@link #close()} was called, before or during
+     * the read. Blocking, for up to the timeout.
+     */
+    Optional<Map<String, String>> read() {
         reading.lock();
         try {
             if (closed) {
-                throw new IllegalStateException("the state store was closed");
+                return Optional.empty();
             }
             if (consumer == null) {
                 consumer = clients.stateReader();
                 consumer.assign(List.of(partition));
                 consumer.seekToBeginning(List.of(partition));
                 configs.clear();
+            }
+            // a close that came while the consumer was built found none to wake: it is seen here (both volatile)
+            if (closed) {
+                return Optional.empty();
             }
             long end = consumer.endOffsets(List.of(partition), Duration.ofMillis(timeoutMs))
                     .get(partition);
@@ -62,7 +72,9 @@ final class ServiceConfigFollower implements AutoCloseable {
                     MirrorStateStore.applyServiceConfig(configs, record);
                 }
             }
-            return Map.copyOf(configs);
+            return Optional.of(Map.copyOf(configs));
+        } catch (WakeupException e) { // only close() wakes it
+            return Optional.empty();
         } catch (RuntimeException e) {
             closeConsumer();
             throw e;
