@@ -3,11 +3,11 @@
 # two KafkaConsumer->KafkaProducer copies and MirrorMaker 2, each in its own process between the same two brokers,
 # side by side in one run. Prints the figures and the ratios against the ceiling; writes bench/results/catch-up.txt
 # and bench/results/catch-up.png (destination progress of every copier over time).
-# Usage: bench/catch-up.sh [records] [--two-mirrors] [--warm] [--repeat=N] [--copiers=bare,mirror,copy,copy-tuned,mm2]
+# Usage: bench/catch-up.sh [records] [--two-mirrors] [--warm[=N]] [--repeat=N] [--copiers=bare,mirror,copy,copy-tuned,mm2]
 #                          [--service=key=value ...]
 #   records: default 1,000,000 records of 1 KiB, lz4, 8 partitions
 #   --two-mirrors: also two mirrors of one service, each mirroring a topic of 4 partitions (the same records)
-#   --warm: the bare loop and the service first copy a quarter as many other records (at least 100,000), then the
+#   --warm[=N]: the bare loop and the service first copy N other records (default three times the backlog), then the
 #     measured backlog: a copier that has been running (the others start cold)
 #   --repeat=N: the bare loop and the service N times, alternating which goes first; ratios per run, medians judged
 #   --copiers: run only these (default all; mm2 needs MirrorMaker 2's classpath, resolved below from Maven Central)
@@ -20,6 +20,5 @@ if ! ./mvnw -B -q -f bench/mirrormaker2/pom.xml dependency:build-classpath \
   echo "MirrorMaker 2's classpath could not be resolved (see target/mirrormaker2-resolve.log): it is left out"
   rm -f target/mirrormaker2.classpath
 fi
-exec java -Xmx2g -Djava.awt.headless=true ${BENCH_OPTS:-} \
-  -cp "target/test-classes:target/classes:$(cat target/kafka-broker.classpath)" \
-  io.clustermirror.bench.CatchUpBenchmark "$@"
+. bench/java.sh
+bench_java -Xmx2g -Djava.awt.headless=true io.clustermirror.bench.CatchUpBenchmark "$@"

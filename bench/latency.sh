@@ -5,6 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -B -q package -DskipTests
-exec java -Xmx2g -Djava.awt.headless=true \
-  -cp "target/test-classes:target/classes:$(cat target/kafka-broker.classpath)" \
-  io.clustermirror.bench.LatencyBenchmark "$@"
+. bench/java.sh
+bench_java -Xmx2g -Djava.awt.headless=true io.clustermirror.bench.LatencyBenchmark "$@"

@@ -7,6 +7,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -B -q package -DskipTests
-exec java -Xmx2g -Djava.awt.headless=true ${BENCH_OPTS:-} \
-  -cp "target/test-classes:target/classes:$(cat target/kafka-broker.classpath)" \
-  io.clustermirror.bench.PartitionsBenchmark "$@"
+. bench/java.sh
+bench_java -Xmx2g -Djava.awt.headless=true io.clustermirror.bench.PartitionsBenchmark "$@"

@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -B -q package -DskipTests
-exec java -Xmx2g -cp "target/test-classes:target/classes:$(cat target/kafka-broker.classpath)" \
-  io.clustermirror.bench.SwitchoverBenchmark "$@"
+. bench/java.sh
+bench_java -Xmx2g io.clustermirror.bench.SwitchoverBenchmark "$@"

@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -B -q package -DskipTests
-exec java -Xmx1g -cp "target/test-classes:target/classes:$(cat target/kafka-broker.classpath)" \
-  io.clustermirror.bench.TransactionBenchmark "$@"
+. bench/java.sh
+bench_java -Xmx1g io.clustermirror.bench.TransactionBenchmark "$@"

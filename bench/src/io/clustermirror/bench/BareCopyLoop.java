@@ -59,7 +59,8 @@ import org.apache.kafka.common.utils.Time;
  *
  * <p>Usage: {@code BareCopyLoop <source bootstrap> <destination bootstrap> <source topic> <target topic> [<warm-up
  * topic> <warm-up target>]}. The target topics exist with as many partitions as their source topics. With a warm-up
- * pair it copies that first, the same way, and says "ready" only then: the measured copy runs on compiled code.
+ * pair it copies that first, the same way, and says "ready" only then (the JIT compiler is still at work after it:
+ * README, Catch-up).
  */
 public final class BareCopyLoop {
 
@@ -84,9 +85,10 @@ public final class BareCopyLoop {
         String sourceBootstrap = args[0];
         String destinationBootstrap = args[1];
         if (args.length > 5) {
-            // warm: the same copy of another topic first, so that the measured one runs compiled code
+            // warm: the same copy of another topic first
             copy(sourceBootstrap, destinationBootstrap, args[4], args[5], false);
             System.out.println("warmed up on " + args[4]);
+            BenchSupport.syncPageCache(); // what the warm-up wrote is not written back during the measured copy
         }
         copy(sourceBootstrap, destinationBootstrap, args[2], args[3], true);
         while (System.in.read() >= 0) {

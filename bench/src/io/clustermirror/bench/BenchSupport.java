@@ -163,10 +163,22 @@ final class BenchSupport {
      * done and it is about to move data, so timing and CPU are counted from there.
      */
     static Process launchCopier(Path log, String heap, String mainClass, String... args) throws Exception {
-        String classpath = KafkaBrokerProcess.classpathFrom(Path.of("target", "kafka-broker.classpath"))
+        String classpath = KafkaBrokerProcess.log4jClasspath(
+                        KafkaBrokerProcess.classpathFrom(Path.of("target", "kafka-broker.classpath")))
                 + File.pathSeparator
                 + Path.of("target", "test-classes").toAbsolutePath();
-        List<String> command = new ArrayList<>(List.of(java(), heap, "-cp", classpath, mainClass));
+        List<String> command = new ArrayList<>(List.of(
+                java(),
+                heap,
+                // its clients log WARN and above to its log, and format nothing below
+                "-Dlog4j2.configurationFile="
+                        + Path.of("bench", "log4j2.properties").toAbsolutePath()));
+        // the copiers' counterpart of bench.service.jvm
+        String jvm = System.getProperty("bench.copier.jvm", "").strip();
+        if (!jvm.isEmpty()) {
+            command.addAll(List.of(jvm.split("\\s+")));
+        }
+        command.addAll(List.of("-cp", classpath, mainClass));
         command.addAll(List.of(args));
         return launch(command, log, "ready");
     }
@@ -225,6 +237,34 @@ final class BenchSupport {
     }
 
     /**
+     * Writes the page cache's dirty pages out ({@code sync}) and returns when that is done: a copier measured next does
+     * not share the disk and the CPUs with the writeback of what was written before it (the backlog, the copier before
+     * it; on this machine the kernel starts writing back only at 10% of the memory dirty, or after 30 s).
+     */
+    static void syncPageCache() throws Exception {
+        Process sync = new ProcessBuilder("sync").inheritIO().start();
+        if (sync.waitFor() != 0) {
+            throw new IllegalStateException("sync ended with " + sync.exitValue());
+        }
+    }
+
+    /** Clock ticks per second of {@code /proc/<pid>/task/<tid>/stat}'s times: {@code getconf CLK_TCK}, else 100. */
+    private static final double CLOCK_TICKS = clockTicks();
+
+    private static double clockTicks() {
+        try {
+            Process getconf = new ProcessBuilder("getconf", "CLK_TCK").start();
+            String out = new String(getconf.getInputStream().readAllBytes()).strip();
+            return getconf.waitFor() == 0 ? Double.parseDouble(out) : 100;
+        } catch (IOException | RuntimeException e) {
+            return 100; // Linux's USER_HZ almost everywhere
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 100;
+        }
+    }
+
+    /**
      * The CPU-seconds so far of the JIT compiler's threads and of the garbage collector's (and the VM thread's) in
      * process {@code pid}, read per thread from {@code /proc} (Linux; zeros elsewhere, or for threads that ended).
      */
@@ -244,9 +284,8 @@ final class BenchSupport {
                         String stat = Files.readString(thread.resolve("stat"));
                         String[] fields =
                                 stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                        // utime and stime: fields 14 and 15 of stat, 12 and 13 after the name; in clock ticks of 1/100
-                        // s
-                        seconds[kind] += (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / 100.0;
+                        // utime and stime: fields 14 and 15 of stat (12 and 13 after the name), in clock ticks
+                        seconds[kind] += (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / CLOCK_TICKS;
                     }
                 } catch (IOException | RuntimeException e) {
                     // the thread ended between the listing and the read

@@ -38,7 +38,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * up and in the middle half, CPU of the copier and of the brokers, the ratios against the ceiling with the issue's
  * targets, and draws the progress of every copier into {@code bench/results/catch-up.png}.
  *
- * <p>Run with {@code bench/catch-up.sh [records] [--two-mirrors] [--warm] [--repeat=N]
+ * <p>Run with {@code bench/catch-up.sh [records] [--two-mirrors] [--warm[=records]] [--repeat=N]
  * [--copiers=bare,mirror,copy,copy-tuned,mm2]
  * [--service=key=value ...]}.
  */
@@ -171,6 +171,7 @@ public final class CatchUpBenchmark {
         long records = 1_000_000;
         boolean twoMirrors = false;
         boolean warm = false;
+        long warmRecords = 0; // with --warm: three times the backlog; --warm=N: N
         int repeat = 1;
         Set<String> copiers = new LinkedHashSet<>(ALL_COPIERS);
         for (String arg : args) {
@@ -178,6 +179,9 @@ public final class CatchUpBenchmark {
                 twoMirrors = true;
             } else if (arg.equals("--warm")) {
                 warm = true;
+            } else if (arg.startsWith("--warm=")) {
+                warm = true;
+                warmRecords = Long.parseLong(arg.substring("--warm=".length()).replace("_", ""));
             } else if (arg.startsWith("--repeat=")) {
                 repeat = Integer.parseInt(arg.substring("--repeat=".length()));
             } else if (arg.startsWith("--service=")) {
@@ -199,101 +203,111 @@ public final class CatchUpBenchmark {
         KafkaBrokerProcess[] clusters = BenchSupport.startClusters(root);
         try (KafkaBrokerProcess source = clusters[0];
                 KafkaBrokerProcess destination = clusters[1]) {
-            System.out.printf(
-                    "Producing %,d x %d B lz4 records into %d partitions%s...%n",
-                    records,
-                    RECORD_BYTES,
-                    PARTITIONS,
-                    twoMirrors ? ", and the same again into two topics of " + PARTITIONS / 2 : "");
-            List<NewTopic> sourceTopics = new ArrayList<>(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1)));
-            List<NewTopic> destinationTopics = new ArrayList<>(List.of(new NewTopic("warmup", PARTITIONS, (short) 1)));
-            for (String copier : List.of("copy", "copy-tuned")) {
-                destinationTopics.add(new NewTopic(TOPIC + "." + copier, PARTITIONS, (short) 1));
-            }
-            for (int run = 1; run <= repeat; run++) {
-                destinationTopics.add(new NewTopic(TOPIC + ".bare" + suffix(run), PARTITIONS, (short) 1));
-                if (warm) {
-                    destinationTopics.add(new NewTopic(WARM + ".bare" + suffix(run), PARTITIONS, (short) 1));
+            try {
+                System.out.printf(
+                        "Producing %,d x %d B lz4 records into %d partitions%s...%n",
+                        records,
+                        RECORD_BYTES,
+                        PARTITIONS,
+                        twoMirrors ? ", and the same again into two topics of " + PARTITIONS / 2 : "");
+                List<NewTopic> sourceTopics = new ArrayList<>(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1)));
+                List<NewTopic> destinationTopics =
+                        new ArrayList<>(List.of(new NewTopic("warmup", PARTITIONS, (short) 1)));
+                for (String copier : List.of("copy", "copy-tuned")) {
+                    destinationTopics.add(new NewTopic(TOPIC + "." + copier, PARTITIONS, (short) 1));
                 }
-            }
-            if (twoMirrors) {
-                PAIR.forEach(t -> sourceTopics.add(new NewTopic(t, PARTITIONS / 2, (short) 1)));
-            }
-            long warmRecords = warm ? Math.max(100_000, records / 4) : 0;
-            if (warm) {
-                sourceTopics.add(new NewTopic(WARM, PARTITIONS, (short) 1));
-                sourceTopics.add(new NewTopic(WARM_PAIR, PARTITIONS, (short) 1));
-            }
-            try (Admin admin = BenchSupport.admin(source)) {
-                admin.createTopics(sourceTopics).all().get();
-            }
-            try (Admin admin = BenchSupport.admin(destination)) {
-                admin.createTopics(destinationTopics).all().get();
-            }
-            produce(source.bootstrapServers(), List.of(TOPIC), records, false);
-            if (twoMirrors) {
-                produce(source.bootstrapServers(), PAIR, records, false);
-            }
-            if (warm) {
-                System.out.printf("Producing %,d records into each warm-up topic...%n", warmRecords);
-                produce(source.bootstrapServers(), List.of(WARM), warmRecords, false);
-                if (twoMirrors) {
-                    produce(source.bootstrapServers(), List.of(WARM_PAIR), warmRecords, false);
-                }
-            }
-            System.out.println("Warming up the destination broker...");
-            // idempotent: the destination's transaction coordinator is loaded before the first copier asks for an id
-            produce(destination.bootstrapServers(), List.of("warmup"), Math.min(records, 200_000), true);
-            long logBytes = logBytes(source, List.of(TOPIC));
-            System.out.printf("Backlog: %,d records, %,d log bytes%n", records, logBytes);
-            if (!SERVICE_PROPERTIES.isEmpty()) {
-                System.out.println("The service runs with " + String.join(", ", SERVICE_PROPERTIES));
-            }
-
-            Runner runner = new Runner(source, destination, root, records, warmRecords, repeat);
-            List<Result> results = new ArrayList<>();
-            for (int run = 1; run <= repeat; run++) {
-                for (String copier : order(copiers, run)) {
-                    System.out.println("Running " + copier + (repeat > 1 ? " (run " + run + ")" : "") + "...");
-                    switch (copier) {
-                        case "bare" -> results.add(runner.bare(logBytes, run));
-                        case "mirror" -> {
-                            results.add(runner.mirror(logBytes, run));
-                            if (twoMirrors) {
-                                results.add(runner.twoMirrors(logBytes(source, PAIR), run));
-                            }
-                        }
-                        case "copy" -> results.add(runner.copy(logBytes, "defaults"));
-                        case "copy-tuned" -> results.add(runner.copy(logBytes, "tuned"));
-                        case "mm2" -> results.add(runner.mirrorMaker2(logBytes));
-                        default ->
-                            throw new IllegalArgumentException("unknown copier " + copier + "; known: " + ALL_COPIERS);
+                for (int run = 1; run <= repeat; run++) {
+                    destinationTopics.add(new NewTopic(TOPIC + ".bare" + suffix(run), PARTITIONS, (short) 1));
+                    if (warm) {
+                        destinationTopics.add(new NewTopic(WARM + ".bare" + suffix(run), PARTITIONS, (short) 1));
                     }
                 }
-            }
-            String report = report(results, records, logBytes, warmRecords, repeat);
-            System.out.print(report);
-            Files.createDirectories(BenchCharts.RESULTS);
-            Files.writeString(BenchCharts.RESULTS.resolve("catch-up.txt"), report);
-            Map<String, double[][]> series = new LinkedHashMap<>();
-            for (Result r : results) {
-                double[][] xy = new double[2][r.samples().size()];
-                for (int i = 0; i < r.samples().size(); i++) {
-                    xy[0][i] = r.samples().get(i).seconds();
-                    xy[1][i] = r.samples().get(i).records() * (double) r.logBytes() / r.records() / 1e6;
+                if (twoMirrors) {
+                    PAIR.forEach(t -> sourceTopics.add(new NewTopic(t, PARTITIONS / 2, (short) 1)));
                 }
-                series.put(r.copier(), xy);
+                if (warm && warmRecords == 0) {
+                    warmRecords = 3 * records;
+                }
+                if (warm) {
+                    sourceTopics.add(new NewTopic(WARM, PARTITIONS, (short) 1));
+                    sourceTopics.add(new NewTopic(WARM_PAIR, PARTITIONS, (short) 1));
+                }
+                try (Admin admin = BenchSupport.admin(source)) {
+                    admin.createTopics(sourceTopics).all().get();
+                }
+                try (Admin admin = BenchSupport.admin(destination)) {
+                    admin.createTopics(destinationTopics).all().get();
+                }
+                produce(source.bootstrapServers(), List.of(TOPIC), records, false);
+                if (twoMirrors) {
+                    produce(source.bootstrapServers(), PAIR, records, false);
+                }
+                if (warm) {
+                    System.out.printf("Producing %,d records into each warm-up topic...%n", warmRecords);
+                    produce(source.bootstrapServers(), List.of(WARM), warmRecords, false);
+                    if (twoMirrors) {
+                        produce(source.bootstrapServers(), List.of(WARM_PAIR), warmRecords, false);
+                    }
+                }
+                System.out.println("Warming up the destination broker...");
+                // idempotent: the destination's transaction coordinator is loaded before the first copier asks for an
+                // id
+                produce(destination.bootstrapServers(), List.of("warmup"), Math.min(records, 200_000), true);
+                long logBytes = logBytes(source, List.of(TOPIC));
+                System.out.printf("Backlog: %,d records, %,d log bytes%n", records, logBytes);
+                if (!SERVICE_PROPERTIES.isEmpty()) {
+                    System.out.println("The service runs with " + String.join(", ", SERVICE_PROPERTIES));
+                }
+
+                Runner runner = new Runner(source, destination, root, records, warmRecords, repeat);
+                List<Result> results = new ArrayList<>();
+                for (int run = 1; run <= repeat; run++) {
+                    for (String copier : order(copiers, run)) {
+                        System.out.println("Running " + copier + (repeat > 1 ? " (run " + run + ")" : "") + "...");
+                        switch (copier) {
+                            case "bare" -> results.add(runner.bare(logBytes, run));
+                            case "mirror" -> {
+                                results.add(runner.mirror(logBytes, run));
+                                if (twoMirrors) {
+                                    results.add(runner.twoMirrors(logBytes(source, PAIR), run));
+                                }
+                            }
+                            case "copy" -> results.add(runner.copy(logBytes, "defaults"));
+                            case "copy-tuned" -> results.add(runner.copy(logBytes, "tuned"));
+                            case "mm2" -> results.add(runner.mirrorMaker2(logBytes));
+                            default ->
+                                throw new IllegalArgumentException(
+                                        "unknown copier " + copier + "; known: " + ALL_COPIERS);
+                        }
+                    }
+                }
+                String report = report(results, records, logBytes, warmRecords, repeat);
+                System.out.print(report);
+                Files.createDirectories(BenchCharts.RESULTS);
+                Files.writeString(BenchCharts.RESULTS.resolve("catch-up.txt"), report);
+                Map<String, double[][]> series = new LinkedHashMap<>();
+                for (Result r : results) {
+                    double[][] xy = new double[2][r.samples().size()];
+                    for (int i = 0; i < r.samples().size(); i++) {
+                        xy[0][i] = r.samples().get(i).seconds();
+                        xy[1][i] = r.samples().get(i).records() * (double) r.logBytes() / r.records() / 1e6;
+                    }
+                    series.put(r.copier(), xy);
+                }
+                Path png = BenchCharts.RESULTS.resolve("catch-up.png");
+                BenchCharts.lines(
+                        png,
+                        String.format(
+                                "Catch-up of %,d x 1 KiB lz4 records (%.0f MB of log, %d partitions), %s",
+                                records, logBytes / 1e6, PARTITIONS, LocalDate.now()),
+                        "seconds since the copier's start",
+                        "MB copied (source log bytes, from the destination's end offsets)",
+                        series);
+                System.out.println("Written: " + BenchCharts.RESULTS.resolve("catch-up.txt") + ", " + png);
+            } finally {
+                // the progress sampler's clients, before the brokers stop
+                ADMINS.values().forEach(Admin::close);
             }
-            Path png = BenchCharts.RESULTS.resolve("catch-up.png");
-            BenchCharts.lines(
-                    png,
-                    String.format(
-                            "Catch-up of %,d x 1 KiB lz4 records (%.0f MB of log, %d partitions), %s",
-                            records, logBytes / 1e6, PARTITIONS, LocalDate.now()),
-                    "seconds since the copier's start",
-                    "MB copied (source log bytes, from the destination's end offsets)",
-                    series);
-            System.out.println("Written: " + BenchCharts.RESULTS.resolve("catch-up.txt") + ", " + png);
         }
     }
 
@@ -313,6 +327,7 @@ public final class CatchUpBenchmark {
             if (warmRecords > 0) {
                 args.addAll(List.of(WARM, WARM + ".bare" + suffix(run)));
             }
+            BenchSupport.syncPageCache(); // and the loop syncs again after its warm-up
             Process copier = BenchSupport.launchCopier(
                     root.resolve("bare-loop" + suffix(run) + ".log"),
                     "-Xmx1g",
@@ -328,6 +343,7 @@ public final class CatchUpBenchmark {
 
         Result copy(long logBytes, String settings) throws Exception {
             String target = TOPIC + "." + (settings.equals("tuned") ? "copy-tuned" : "copy");
+            BenchSupport.syncPageCache();
             Process copier = BenchSupport.launchCopier(
                     root.resolve(target + ".log"),
                     "-Xmx1g",
@@ -383,6 +399,7 @@ public final class CatchUpBenchmark {
                     Files.readString(MM2_CLASSPATH).trim(),
                     "org.apache.kafka.connect.mirror.MirrorMaker",
                     properties.toString());
+            BenchSupport.syncPageCache();
             Process copier = BenchSupport.launch(command, root.resolve("mirrormaker2.log"), null);
             return measureProcess(
                     "MirrorMaker 2 (dedicated, tasks.max=2, lz4)", 1, copier, List.of("source." + TOPIC), logBytes);
@@ -462,8 +479,9 @@ public final class CatchUpBenchmark {
         }
 
         /**
-         * With {@code --warm}: {@code mirror} first mirrors {@code topic} until it is caught up, so that the measured
-         * copy runs on compiled code, as in a service that has been running (the bare loop warms up the same way).
+         * With {@code --warm}: {@code mirror} first mirrors {@code topic} until it is caught up, as a service that has
+         * been running has (the bare loop copies its warm-up pair the same way). The JIT compiler is still at work after
+         * it: the per-thread table shows how much.
          */
         private void warmUp(BenchSupport.Service service, String mirror, String topic) throws Exception {
             if (warmRecords == 0) {
@@ -488,6 +506,7 @@ public final class CatchUpBenchmark {
                 List<String> topics,
                 long logBytes)
                 throws Exception {
+            BenchSupport.syncPageCache();
             double cpuBefore = service.cpuSeconds();
             double brokersBefore = brokerCpu();
             long started = System.nanoTime();

@@ -96,14 +96,21 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         this.dataDir = dataDir.toAbsolutePath();
         this.port = port;
         this.controllerPort = controllerPort;
-        // the broker logs through log4j2 (see log4j2.properties in its data dir), not through Quarkus' slf4j binding
-        this.classpath = java.util.Arrays.stream(classpath.split(java.io.File.pathSeparator))
-                        .filter(entry -> !entry.contains("slf4j-jboss-logmanager"))
-                        .collect(Collectors.joining(java.io.File.pathSeparator))
-                + java.io.File.pathSeparator
-                + ownCodeLocation();
+        // the broker logs through log4j2 (see log4j2.properties in its data dir)
+        this.classpath = log4jClasspath(classpath) + java.io.File.pathSeparator + ownCodeLocation();
         this.overrides = Map.copyOf(overrides);
         this.jvmOptions = List.copyOf(jvmOptions);
+    }
+
+    /**
+     * {@code classpath} without Quarkus' slf4j binding, so that Kafka's code logs through log4j2 in a process of its
+     * own: outside a Quarkus application that binding sends every level, DEBUG and TRACE included, to a buffer that is
+     * never written, and kafka-clients then formats every request and response it logs.
+     */
+    public static String log4jClasspath(String classpath) {
+        return java.util.Arrays.stream(classpath.split(java.io.File.pathSeparator))
+                .filter(entry -> !entry.contains("slf4j-jboss-logmanager"))
+                .collect(Collectors.joining(java.io.File.pathSeparator));
     }
 
     /** Reads a classpath written by {@code dependency:build-classpath}. */
