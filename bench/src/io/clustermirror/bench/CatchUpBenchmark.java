@@ -21,6 +21,7 @@ import java.util.function.ToDoubleFunction;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -62,9 +63,11 @@ public final class CatchUpBenchmark {
 
     /**
      * Progress of a copier: seconds since its start, records on the destination, the copier's CPU-seconds so far, and
-     * of those the JIT compiler's and the garbage collector's threads'.
+     * of those the JIT compiler's and the garbage collector's threads', and each target partition's end offset
+     * ({@code partitions}: "topic-partition:offset", apart by spaces).
      */
-    record Sample(double seconds, long records, double cpuSeconds, double jitSeconds, double gcSeconds) {}
+    record Sample(
+            double seconds, long records, double cpuSeconds, double jitSeconds, double gcSeconds, String partitions) {}
 
     record Result(
             String copier,
@@ -569,7 +572,8 @@ public final class CatchUpBenchmark {
                         copied,
                         cpu.getAsDouble(),
                         threads[0] - threadsBefore[0],
-                        threads[1] - threadsBefore[1]));
+                        threads[1] - threadsBefore[1],
+                        String.join(" ", LAST_END_OFFSETS)));
                 if (copied >= records) {
                     return samples;
                 }
@@ -587,18 +591,19 @@ public final class CatchUpBenchmark {
             }
         }
 
-        /** Writes the copier's samples (seconds, records, CPU-seconds) into the run's directory, for a closer look. */
+        /** Writes the copier's samples into the run's directory, for a closer look. */
         private Result sampled(Result result) throws IOException {
-            StringBuilder csv = new StringBuilder("seconds,records,cpu_seconds,jit_seconds,gc_seconds\n");
+            StringBuilder csv = new StringBuilder("seconds,records,cpu_seconds,jit_seconds,gc_seconds,partitions\n");
             result.samples()
                     .forEach(s -> csv.append(String.format(
                             Locale.ROOT,
-                            "%.3f,%d,%.3f,%.3f,%.3f%n",
+                            "%.3f,%d,%.3f,%.3f,%.3f,%s%n",
                             s.seconds(),
                             s.records(),
                             s.cpuSeconds(),
                             s.jitSeconds(),
-                            s.gcSeconds())));
+                            s.gcSeconds(),
+                            s.partitions())));
             Files.writeString(root.resolve(result.copier().replaceAll("[^A-Za-z0-9]+", "-") + ".samples.csv"), csv);
             return result;
         }
@@ -833,6 +838,8 @@ public final class CatchUpBenchmark {
 
     private static final Map<String, Admin> ADMINS = new HashMap<>();
     private static final Map<String, Integer> PARTITION_COUNTS = new HashMap<>();
+    /** The partitions' end offsets the last {@link #endOffsets} read, for the samples: whether some partitions lag. */
+    private static List<String> LAST_END_OFFSETS = List.of();
 
     /**
      * The sum of the end offsets of these topics' partitions; a topic not there yet (MirrorMaker 2 creates its own)
@@ -841,6 +848,7 @@ public final class CatchUpBenchmark {
     private static long endOffsets(KafkaBrokerProcess broker, List<String> topics) throws Exception {
         Admin admin = ADMINS.computeIfAbsent(broker.bootstrapServers(), b -> BenchSupport.admin(broker));
         long sum = 0;
+        List<String> perPartition = new ArrayList<>();
         for (String topic : topics) {
             try {
                 Integer partitions = PARTITION_COUNTS.get(topic);
@@ -857,13 +865,18 @@ public final class CatchUpBenchmark {
                 for (int p = 0; p < partitions; p++) {
                     request.put(new TopicPartition(topic, p), OffsetSpec.latest());
                 }
-                sum += admin.listOffsets(request).all().get().values().stream()
-                        .mapToLong(i -> i.offset())
-                        .sum();
+                Map<TopicPartition, ListOffsetsResultInfo> ends =
+                        admin.listOffsets(request).all().get();
+                for (int p = 0; p < partitions; p++) {
+                    long end = ends.get(new TopicPartition(topic, p)).offset();
+                    sum += end;
+                    perPartition.add(topic + "-" + p + ":" + end);
+                }
             } catch (ExecutionException e) {
                 // not created yet, or its leader not known yet
             }
         }
+        LAST_END_OFFSETS = perPartition;
         return sum;
     }
 }
