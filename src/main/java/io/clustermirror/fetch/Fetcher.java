@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.utils.Utils;
 import org.jboss.logging.Logger;
@@ -58,6 +59,8 @@ final class Fetcher {
     final FetchBudget budget;
     /** Whether this instance may append now, for the data planes on this fetcher. */
     final AppendLease lease;
+    /** The data planes' clock for what they keep for hours (System.nanoTime; a test moves it on). */
+    final LongSupplier nanoClock;
 
     private final Executor executor;
     private final ChannelBuilder destinationChannels;
@@ -90,8 +93,20 @@ final class Fetcher {
             Map<String, ?> destinationConnection,
             FetchBudget budget,
             AppendLease lease) {
+        this(id, network, executor, destinationConnection, budget, lease, System::nanoTime);
+    }
+
+    Fetcher(
+            int id,
+            WireNetwork network,
+            Executor executor,
+            Map<String, ?> destinationConnection,
+            FetchBudget budget,
+            AppendLease lease,
+            LongSupplier nanoClock) {
         this.budget = budget;
         this.lease = lease;
+        this.nanoClock = nanoClock;
         this.id = id;
         this.name = "cluster-mirror-fetcher-" + id;
         this.network = network;

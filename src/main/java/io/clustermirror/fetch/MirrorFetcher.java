@@ -58,7 +58,8 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         this.mirror = mirror;
         this.fetcher = fetcher;
         this.source = source;
-        this.pipeline = new Pipeline(mirror, listener, source, destination, timeoutMs, fetcher.budget, fetcher.lease);
+        this.pipeline = new Pipeline(
+                mirror, listener, source, destination, timeoutMs, fetcher.budget, fetcher.lease, fetcher.nanoClock);
         this.admitted = pipeline.admitted;
         this.fetchLoop = new FetchLoop(pipeline, sourceClusterId, sourceViews, fetchersPerBroker, throttle);
         this.appendLoop = new AppendLoop(

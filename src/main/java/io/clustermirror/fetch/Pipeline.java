@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.Node;
@@ -35,6 +36,8 @@ final class Pipeline {
     final FetchBudget budget;
     /** Whether this instance may append now: nothing is sent to the destination while it is not valid. */
     final AppendLease lease;
+    /** System.nanoTime, or a test's clock: when a partition's producer id is a day old ({@link ProducerIds}). */
+    final LongSupplier nanoClock;
 
     /**
      * The partitions the fetcher has taken up and not let go yet, in the order they entered: what the loops go over.
@@ -66,7 +69,15 @@ final class Pipeline {
     volatile long appenderBeat = System.nanoTime();
 
     Pipeline(String mirror, DataPlane.Listener listener, WireClient source, WireClient destination, long timeoutMs) {
-        this(mirror, listener, source, destination, timeoutMs, FetchBudget.UNLIMITED, AppendLease.ALWAYS);
+        this(
+                mirror,
+                listener,
+                source,
+                destination,
+                timeoutMs,
+                FetchBudget.UNLIMITED,
+                AppendLease.ALWAYS,
+                System::nanoTime);
     }
 
     Pipeline(
@@ -76,9 +87,11 @@ final class Pipeline {
             WireClient destination,
             long timeoutMs,
             FetchBudget budget,
-            AppendLease lease) {
+            AppendLease lease,
+            LongSupplier nanoClock) {
         this.budget = budget;
         this.lease = lease;
+        this.nanoClock = nanoClock;
         this.mirror = mirror;
         this.listener = listener;
         this.source = source;

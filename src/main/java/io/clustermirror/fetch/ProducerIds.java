@@ -84,7 +84,7 @@ final class ProducerIds {
         if (!pipeline.lease.valid()) {
             return;
         }
-        long now = System.nanoTime();
+        long now = pipeline.nanoClock.getAsLong();
         ClusterView view = pipeline.destinationView;
         Set<Node> busy = new HashSet<>(); // brokers whose producer-id connections take no further request this round
         Map<Node, List<FetchPartition>> finds = new HashMap<>(); // by leader: partitions whose coordinator is unknown
@@ -252,7 +252,7 @@ final class ProducerIds {
                         answer.data().producerId(), answer.data().producerEpoch());
                 state.nextSequence = 0;
                 state.identityAttempts = 0;
-                state.identitySince = System.nanoTime();
+                state.identitySince = pipeline.nanoClock.getAsLong();
                 pipeline.destination.wakeup(); // its batches can go now
             } else if (error == Errors.NOT_COORDINATOR || error == Errors.COORDINATOR_NOT_AVAILABLE) {
                 state.identityCoordinator = null; // found again
@@ -291,7 +291,7 @@ final class ProducerIds {
 
     private void retryLater(FetchPartition state, String reason) {
         long backoffMs = BACKOFF.backoff(state.identityAttempts++);
-        state.identityNotBefore = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMs);
+        state.identityNotBefore = pipeline.nanoClock.getAsLong() + TimeUnit.MILLISECONDS.toNanos(backoffMs);
         LOGGER.debugf("Mirror %s: %s: %s; asked again in %d ms", pipeline.mirror, state.partition, reason, backoffMs);
     }
 }

@@ -19,6 +19,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
@@ -97,6 +99,8 @@ class ControlStepsTest {
     private final Map<MirrorPartition, String> failures = new ConcurrentHashMap<>();
     /** The instance's append lease, as the test sets it. */
     private volatile boolean leaseHeld = true;
+    /** How far the data planes' clock is ahead of System.nanoTime, as the test moves it. */
+    private final AtomicLong clockAhead = new AtomicLong();
 
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final List<MirrorFetcher> started = new ArrayList<>();
@@ -169,6 +173,57 @@ class ControlStepsTest {
         assertThat(sent(ApiKeys.INIT_PRODUCER_ID)).hasSize(2);
         // (the coordinator is found again: a lost answer may mean it moved)
         assertThat(sent(ApiKeys.FIND_COORDINATOR)).hasSize(2);
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void aPartitionShouldAskForANewEpochOfItsProducerIdOnceItsIdIsADayOld() {
+        // Given a partition whose first batch landed under producer id 4711, epoch 0
+        TopicPartition tp = new TopicPartition("orders", 0);
+        MirrorPartition partition = new MirrorPartition("orders", 0);
+        sourceFetchAnswer(sourceNetwork, List.of(tp));
+        prepareIdentity(tp, 4711);
+        destinationNetwork.prepareResponse(appended(tp, 0));
+        MirrorFetcher fetcher = start(List.of(tp));
+        fetcher.add(partition, 0, -1);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> fetcher.progress(partition).orElseThrow().destinationEnd() == 1);
+
+        // When a day and a second have passed, and the source has a second batch
+        clockAhead.addAndGet(ProducerIds.REFRESH_NANOS + TimeUnit.SECONDS.toNanos(1));
+        destinationNetwork.prepareResponse(new InitProducerIdResponse(
+                new InitProducerIdResponseData().setProducerId(4711).setProducerEpoch((short) 1)));
+        destinationNetwork.prepareResponse(appended(tp, 1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            for (ClientRequest fetch : List.copyOf(sourceNetwork.requests())) {
+                sourceNetwork.respondToRequest(fetch, sourceAnswer(tp, 2, batch(1, 1)));
+            }
+            return fetcher.progress(partition).orElseThrow().destinationEnd() == 2;
+        });
+
+        // Then it asked its coordinator again under the same name (a name the coordinator keeps: used within its
+        // transactional.id.expiration.ms, so the next holder is fenced by epoch), and the batch went under epoch 1
+        List<ClientRequest> inits = sent(ApiKeys.INIT_PRODUCER_ID);
+        assertThat(inits).hasSize(2);
+        assertThat(inits)
+                .extracting(r -> ((InitProducerIdRequest.Builder) r.requestBuilder()).data.transactionalId())
+                .containsOnly(ProducerIds.transactionalId("m1", tp));
+        RecordBatch last = ((MemoryRecords)
+                        ((ProduceRequest.Builder) sent(ApiKeys.PRODUCE).get(1).requestBuilder())
+                                .build()
+                                .data()
+                                .topicData()
+                                .iterator()
+                                .next()
+                                .partitionData()
+                                .get(0)
+                                .records())
+                .batches()
+                .iterator()
+                .next();
+        assertThat(last.producerId()).isEqualTo(4711);
+        assertThat(last.producerEpoch()).isEqualTo((short) 1);
+        assertThat(last.baseSequence()).isZero();
         assertThat(failures).isEmpty();
     }
 
@@ -522,7 +577,13 @@ class ControlStepsTest {
                 Map.of(DESTINATION_IDS.get(topic), topic));
         if (pooled == null) {
             pooled = new Fetcher(
-                            0, WireNetwork.over("test", network), threads, null, FetchBudget.UNLIMITED, () -> leaseHeld)
+                            0,
+                            WireNetwork.over("test", network),
+                            threads,
+                            null,
+                            FetchBudget.UNLIMITED,
+                            () -> leaseHeld,
+                            () -> System.nanoTime() + clockAhead.get())
                     .start();
         }
         MirrorFetcher dataPlane = new MirrorFetcher(
