@@ -181,13 +181,7 @@ class ControlStepsTest {
         // Given a partition whose first batch landed under producer id 4711, epoch 0
         TopicPartition tp = new TopicPartition("orders", 0);
         MirrorPartition partition = new MirrorPartition("orders", 0);
-        sourceFetchAnswer(sourceNetwork, List.of(tp));
-        prepareIdentity(tp, 4711);
-        destinationNetwork.prepareResponse(appended(tp, 0));
-        MirrorFetcher fetcher = start(List.of(tp));
-        fetcher.add(partition, 0, -1);
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> fetcher.progress(partition).orElseThrow().destinationEnd() == 1);
+        MirrorFetcher fetcher = firstBatchLanded(tp, partition);
 
         // When a day and a second have passed, and the source has a second batch
         clockAhead.addAndGet(ProducerIds.REFRESH_NANOS + TimeUnit.SECONDS.toNanos(1));
@@ -362,13 +356,7 @@ class ControlStepsTest {
         // Given a partition whose first batch has landed
         TopicPartition tp = new TopicPartition("orders", 0);
         MirrorPartition partition = new MirrorPartition("orders", 0);
-        sourceFetchAnswer(sourceNetwork, List.of(tp));
-        prepareIdentity(tp, 4711);
-        destinationNetwork.prepareResponse(appended(tp, 0));
-        MirrorFetcher fetcher = start(List.of(tp));
-        fetcher.add(partition, 0, -1);
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> fetcher.progress(partition).orElseThrow().destinationEnd() == 1);
+        MirrorFetcher fetcher = firstBatchLanded(tp, partition);
 
         // When the coordinator removes it (a command the fetcher runs between rounds)
         CompletableFuture<DataPlane.Progress> removed = fetcher.remove(partition, false);
@@ -543,6 +531,18 @@ class ControlStepsTest {
                 return tp;
             }
         }
+    }
+
+    /** A data plane of mirror m1 with {@code tp} in it, once its first batch landed under producer id 4711, epoch 0. */
+    private MirrorFetcher firstBatchLanded(TopicPartition tp, MirrorPartition partition) {
+        sourceFetchAnswer(sourceNetwork, List.of(tp));
+        prepareIdentity(tp, 4711);
+        destinationNetwork.prepareResponse(appended(tp, 0));
+        MirrorFetcher fetcher = start(List.of(tp));
+        fetcher.add(partition, 0, -1);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> fetcher.progress(partition).orElseThrow().destinationEnd() == 1);
+        return fetcher;
     }
 
     private MirrorFetcher start(List<TopicPartition> tps) {
