@@ -83,17 +83,7 @@ final class Fetcher {
     }
 
     Fetcher(int id, WireNetwork network, Executor executor, Map<String, ?> destinationConnection, FetchBudget budget) {
-        this(id, network, executor, destinationConnection, budget, AppendLease.ALWAYS);
-    }
-
-    Fetcher(
-            int id,
-            WireNetwork network,
-            Executor executor,
-            Map<String, ?> destinationConnection,
-            FetchBudget budget,
-            AppendLease lease) {
-        this(id, network, executor, destinationConnection, budget, lease, System::nanoTime);
+        this(id, network, executor, destinationConnection, budget, AppendLease.ALWAYS, System::nanoTime);
     }
 
     Fetcher(

@@ -46,7 +46,8 @@ public final class FetcherPool implements AutoCloseable {
                         executor,
                         destinationConnection,
                         budget,
-                        lease));
+                        lease,
+                        System::nanoTime));
     }
 
     /** A pool of fetchers that {@code factory} makes (unit tests give fetchers over kafka-clients' MockClient). */
