@@ -9,8 +9,11 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,17 +33,25 @@ final class BenchSupport {
         return startClusters(root, Map.of());
     }
 
+    /**
+     * The brokers' JVM options: {@link KafkaBrokerProcess#THROUGHPUT}, and those of {@code -Dbench.broker.jvm} (space
+     * separated, {@code %n} replaced by the broker's name), e.g.
+     * {@code -Dbench.broker.jvm=-XX:StartFlightRecording=filename=/tmp/%n.jfr,settings=profile} to profile both.
+     */
+    private static List<String> brokerJvm(String name) {
+        List<String> options = new ArrayList<>(KafkaBrokerProcess.THROUGHPUT);
+        String extra = System.getProperty("bench.broker.jvm", "").strip();
+        if (!extra.isEmpty()) {
+            options.addAll(List.of(extra.replace("%n", name).split(" +")));
+        }
+        return options;
+    }
+
     /** Source (with these broker settings) and destination brokers under {@code root}, started in parallel. */
     static KafkaBrokerProcess[] startClusters(Path root, Map<String, String> sourceSettings) throws Exception {
         String classpath = KafkaBrokerProcess.classpathFrom(Path.of("target", "kafka-broker.classpath"));
         KafkaBrokerProcess source = new KafkaBrokerProcess(
-                "source",
-                root.resolve("source"),
-                free(),
-                free(),
-                classpath,
-                sourceSettings,
-                KafkaBrokerProcess.THROUGHPUT);
+                "source", root.resolve("source"), free(), free(), classpath, sourceSettings, brokerJvm("source"));
         KafkaBrokerProcess destination = new KafkaBrokerProcess(
                 "destination",
                 root.resolve("destination"),
@@ -48,7 +59,7 @@ final class BenchSupport {
                 free(),
                 classpath,
                 Map.of(),
-                KafkaBrokerProcess.THROUGHPUT);
+                brokerJvm("destination"));
         CompletableFuture.allOf(
                         CompletableFuture.runAsync(() -> source.start(Duration.ofSeconds(120))),
                         CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120))))
@@ -245,6 +256,33 @@ final class BenchSupport {
         Process sync = new ProcessBuilder("sync").inheritIO().start();
         if (sync.waitFor() != 0) {
             throw new IllegalStateException("sync ended with " + sync.exitValue());
+        }
+        freshMemory();
+    }
+
+    /** Bytes of memory freed just before every measured copy ({@link #freshMemory}). */
+    static final long FRESH_MEMORY_BYTES = 1L << 30;
+
+    /**
+     * Writes and deletes a scratch file of {@link #FRESH_MEMORY_BYTES}: its page cache, freed just now, is what the copy
+     * measured next writes into. This machine (a VM) hands memory freed for a few seconds back to its host (free page
+     * reporting, up to ~1 GiB kept back), and a page taken back costs ~7 CPU-seconds per GiB in the kernel when it is
+     * touched again (measured with dd: ~4 GB/s into recently freed memory, ~130 MB/s into memory given back). Without
+     * this, a copier whose broker appends into memory given back runs at that speed, and which copier that is depends
+     * on what ran before it (decisions §13).
+     */
+    static void freshMemory() throws IOException {
+        Path scratch = Files.createTempFile(Path.of("target"), "fresh-memory", ".tmp");
+        try (FileChannel channel = FileChannel.open(scratch, StandardOpenOption.WRITE)) {
+            ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 20);
+            for (long written = 0; written < FRESH_MEMORY_BYTES; written += zeros.capacity()) {
+                zeros.clear();
+                while (zeros.hasRemaining()) {
+                    channel.write(zeros);
+                }
+            }
+        } finally {
+            Files.delete(scratch); // its dirty pages are dropped, never written back
         }
     }
 

@@ -33,6 +33,8 @@ final class FetchLanes {
         long throttledSinceMs = -1;
         /** Whether the current round held this lane's Fetch back. */
         boolean heldBack;
+        /** When (the throttle's clock, ms) this lane's last Fetch was answered. */
+        long answeredAtMs = Long.MIN_VALUE / 2;
 
         Lane(Node node, int broker, int index, FetchSessionHandler session) {
             this.node = node;

@@ -391,6 +391,23 @@ final class FetchPartition {
         fetchInFlight = false;
     }
 
+    /**
+     * Whether this partition has more to fetch than its queue has room for: Fetching, not being fetched, behind the
+     * source's high watermark as last seen, and less than {@code minFree} free. Its room comes back as its queued
+     * batches are appended.
+     */
+    boolean waitsForRoom(long maxQueuedBytes, long minFree) {
+        return !fetchInFlight
+                && fetchOffset < sourceHighWatermark
+                && Math.min(maxQueuedBytes - queuedBytes, budget.available()) < minFree
+                && phase() instanceof Fetching;
+    }
+
+    /** Whether the source had nothing beyond {@link #fetchOffset} at its last answer: a Fetch of it waits on the broker. */
+    boolean caughtUp() {
+        return sourceHighWatermark >= 0 && fetchOffset >= sourceHighWatermark;
+    }
+
     SourceBatch pollQueue() {
         SourceBatch batch = queue.poll();
         if (batch != null) {

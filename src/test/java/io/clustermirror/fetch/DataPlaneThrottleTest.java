@@ -133,7 +133,7 @@ class DataPlaneThrottleTest {
     }
 
     /** Records only the lanes' throttle time, by "source broker/fetcher lane". */
-    private static final class NoListener implements DataPlane.Listener {
+    static final class NoListener implements DataPlane.Listener {
         final Map<String, Long> throttledMs = new ConcurrentHashMap<>();
         final AtomicInteger throttleReports = new AtomicInteger();
 
