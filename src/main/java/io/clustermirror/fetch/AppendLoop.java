@@ -70,7 +70,7 @@ final class AppendLoop {
 
     AppendLoop(Pipeline pipeline, Pipeline.Views destinationViews, TransactionRecovery recovery) {
         this.pipeline = pipeline;
-        this.views = new ViewLoads(destinationViews);
+        this.views = new ViewLoads(destinationViews, pipeline.destination::wakeup);
         this.mirror = pipeline.mirror;
         this.source = pipeline.source;
         this.destination = pipeline.destination;

@@ -83,7 +83,7 @@ final class FetchLoop {
         this.pipeline = pipeline;
         this.mirror = pipeline.mirror;
         this.sourceClusterId = sourceClusterId;
-        this.views = new ViewLoads(sourceViews);
+        this.views = new ViewLoads(sourceViews, pipeline.source::wakeup);
         this.source = pipeline.source;
         this.destination = pipeline.destination;
         this.listener = pipeline.listener;
