@@ -117,13 +117,22 @@ class DataPlaneThrottleTest {
     }
 
     private MirrorFetcher dataPlane(Fetcher pooled, ReplicationThrottle throttle) {
+        return dataPlane(pooled, SOURCE, listener, throttle);
+    }
+
+    /**
+     * A mirror's data plane on {@code pooled}, one lane per source broker, fetching from {@code source}; its destination
+     * has no topics, so nothing is appended and fetched batches stay queued.
+     */
+    static MirrorFetcher dataPlane(
+            Fetcher pooled, ClusterView source, DataPlane.Listener listener, ReplicationThrottle throttle) {
         return new MirrorFetcher(
                 "m1",
                 "source-cluster",
                 pooled,
                 pooled.sourceClient("m1", "source", null, 60_000),
                 pooled.destinationClient("destination", 1000),
-                topics -> CompletableFuture.completedFuture(SOURCE),
+                topics -> CompletableFuture.completedFuture(source),
                 topics -> CompletableFuture.completedFuture(ClusterView.empty()),
                 null,
                 listener,

@@ -11,7 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -124,18 +123,10 @@ class FetchRoomTest {
                 record,
                 FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID, new LinkedHashMap<>(), List.of()));
         Fetcher pooled = new Fetcher(0, WireNetwork.over("test", sourceNetwork), threads, null);
-        fetcher = new MirrorFetcher(
-                "m1",
-                "source-cluster",
+        fetcher = DataPlaneThrottleTest.dataPlane(
                 pooled,
-                pooled.sourceClient("m1", "source", null, 60_000),
-                pooled.destinationClient("destination", 1000),
-                topics -> CompletableFuture.completedFuture(SOURCE),
-                topics -> CompletableFuture.completedFuture(ClusterView.empty()),
-                null,
+                SOURCE,
                 new DataPlaneThrottleTest.NoListener(),
-                1,
-                1000,
                 new ReplicationThrottle(ReplicationThrottle.UNLIMITED, time));
         fetcher.add(new MirrorPartition(BEHIND.topic(), BEHIND.partition()), 0, -1);
         fetcher.add(new MirrorPartition(OTHER.topic(), OTHER.partition()), 0, -1);
