@@ -149,11 +149,11 @@ public final class LogTruncation implements PrefixCheck {
 
     /**
      * The checks of a batch of partitions with one read per cluster and broker for all of them (decisions §36): the
-     * four offset look-ups as one {@link OffsetLookup} call per cluster and spec (one ListOffsets per leader each), one
-     * view per cluster, the destination's last batches and the source's batches at the same offsets in one Fetch per
-     * leader. What needs a partition to itself stays per partition: filling an empty destination and the search for the
-     * first divergent offset of a destination that is not a prefix. The rules are {@link #run}'s, partition by
-     * partition.
+     * four offset look-ups as one {@link OffsetLookup} call per cluster and spec (one ListOffsets per leader each, all
+     * four at once), one view per cluster (both at once), the destination's last batches and the source's batches at
+     * the same offsets in one Fetch per leader. What needs a partition to itself stays per partition: filling an empty
+     * destination and the search for the first divergent offset of a destination that is not a prefix. The rules are
+     * {@link #run}'s, partition by partition.
      */
     @Override
     public Map<MirrorPartition, Answer> check(String mirror, List<Check> checks) throws Exception {
@@ -244,13 +244,16 @@ public final class LogTruncation implements PrefixCheck {
     }
 
     /**
-     * The four offsets of every partition. EPOCH_FENCING's check needs only the destination's end to find a
-     * destination holding what the source lost: that decides before the other look-ups' failures.
+     * The four offsets of every partition, both clusters' asked for at once. EPOCH_FENCING's check needs only the
+     * destination's end to find a destination holding what the source lost: that decides before the other look-ups'
+     * failures.
      */
     private void readOffsets(Map<TopicPartition, Work> works) throws InterruptedException {
         List<OffsetSpec> specs = List.of(OffsetSpec.earliest(), OffsetSpec.latest());
-        var source = TruncationReads.offsets(sourceOffsets, works.keySet(), specs);
-        var destination = TruncationReads.offsets(destinationOffsets, works.keySet(), specs);
+        var askedSource = TruncationReads.askOffsets(sourceOffsets, works.keySet(), specs);
+        var askedDestination = TruncationReads.askOffsets(destinationOffsets, works.keySet(), specs);
+        var source = TruncationReads.offsets(askedSource, works.keySet());
+        var destination = TruncationReads.offsets(askedDestination, works.keySet());
         for (Work work : works.values()) {
             TruncationReads.Read<Long> end = destination.get(specs.get(1)).get(work.tp);
             long epochEnd = work.check.epochEndOffset();
@@ -278,19 +281,24 @@ public final class LogTruncation implements PrefixCheck {
         return read.value();
     }
 
-    /** The checks of the partitions whose offsets are in, on one pair of clients. */
+    /**
+     * The checks of the partitions whose offsets are in, on one pair of clients. Both clusters' views are asked for at
+     * once, when the offsets are in.
+     */
     private void decide(Map<TopicPartition, Work> works, WireClient source, WireClient destination) throws Exception {
         Set<String> topics = new TreeSet<>();
         open(works).forEach(w -> topics.add(w.tp.topic()));
+        TruncationReads.AskedView askedSource = TruncationReads.askView(sourceAdmin, topics);
+        TruncationReads.AskedView askedDestination = TruncationReads.askView(destinationAdmin, topics);
         Map<String, Exception> failedTopics = new HashMap<>();
-        ClusterView sourceView = TruncationReads.view(sourceAdmin, topics, timeoutMs, failedTopics);
+        ClusterView sourceView = TruncationReads.view(askedSource, timeoutMs, failedTopics);
         if (expectedSourceClusterId != null && !expectedSourceClusterId.equals(sourceView.clusterId())) {
             IllegalStateException wrong = new IllegalStateException("the source answers with cluster id "
                     + sourceView.clusterId() + ", not " + expectedSourceClusterId);
             open(works).forEach(w -> w.fail(wrong));
             return;
         }
-        ClusterView destinationView = TruncationReads.view(destinationAdmin, topics, timeoutMs, failedTopics);
+        ClusterView destinationView = TruncationReads.view(askedDestination, timeoutMs, failedTopics);
         open(works).stream()
                 .filter(w -> failedTopics.containsKey(w.tp.topic()))
                 .forEach(w -> w.fail(failedTopics.get(w.tp.topic())));

@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.IsolationLevel;
@@ -109,13 +110,11 @@ final class TruncationReads {
     }
 
     /**
-     * The offsets of {@code partitions} for each spec, read uncommitted: one {@link OffsetLookup} call per spec (the
-     * service's one look-up of many partitions' offsets), all sent at once. A partition's failure (or its timeout, the
-     * lookup's deadline) is its own answer.
+     * Asks for the offsets of {@code partitions} for each spec, read uncommitted: one {@link OffsetLookup} call per spec
+     * (the service's one look-up of many partitions' offsets), all sent at once; {@link #offsets} waits for them.
      */
-    static Map<OffsetSpec, Map<TopicPartition, Read<Long>>> offsets(
-            OffsetLookup lookup, Collection<TopicPartition> partitions, List<OffsetSpec> specs)
-            throws InterruptedException {
+    static Map<OffsetSpec, CompletableFuture<OffsetLookup.Offsets>> askOffsets(
+            OffsetLookup lookup, Collection<TopicPartition> partitions, List<OffsetSpec> specs) {
         Map<OffsetSpec, CompletableFuture<OffsetLookup.Offsets>> calls = new LinkedHashMap<>();
         for (OffsetSpec spec : specs) {
             calls.put(
@@ -123,6 +122,16 @@ final class TruncationReads {
                     lookup.list(partitions, spec, IsolationLevel.READ_UNCOMMITTED)
                             .toCompletableFuture());
         }
+        return calls;
+    }
+
+    /**
+     * The offsets {@link #askOffsets} asked for, by spec and partition. A partition's failure (or its timeout, the
+     * lookup's deadline) is its own answer.
+     */
+    static Map<OffsetSpec, Map<TopicPartition, Read<Long>>> offsets(
+            Map<OffsetSpec, CompletableFuture<OffsetLookup.Offsets>> calls, Collection<TopicPartition> partitions)
+            throws InterruptedException {
         Map<OffsetSpec, Map<TopicPartition, Read<Long>>> offsets = new LinkedHashMap<>();
         for (var call : calls.entrySet()) {
             OffsetLookup.Offsets listed;
@@ -145,15 +154,29 @@ final class TruncationReads {
         return offsets;
     }
 
-    /**
-     * The cluster and the leaders of {@code topics}, like {@link ClusterView#load}, but a topic that cannot be described
-     * goes to {@code failedTopics} instead of failing every topic; one that does not exist is left out (its partitions
-     * have no leader). Throws when the cluster itself cannot be described.
-     */
+    /** A cluster's description and its topics', asked for and not yet answered ({@link #askView}). */
+    record AskedView(DescribeClusterResult cluster, Map<String, KafkaFuture<TopicDescription>> described) {}
+
+    /** Asks for the cluster and the leaders of {@code topics}: {@link #view(AskedView, long, Map)} waits for them. */
+    static AskedView askView(Admin admin, Set<String> topics) {
+        return new AskedView(
+                admin.describeCluster(), admin.describeTopics(topics).topicNameValues());
+    }
+
+    /** {@link #view(AskedView, long, Map)} of a view asked for now. */
     static ClusterView view(Admin admin, Set<String> topics, long timeoutMs, Map<String, Exception> failedTopics)
             throws Exception {
-        var cluster = admin.describeCluster();
-        var described = admin.describeTopics(topics).topicNameValues();
+        return view(askView(admin, topics), timeoutMs, failedTopics);
+    }
+
+    /**
+     * The cluster and the leaders of the topics asked for, like {@link ClusterView#load}, but a topic that cannot be
+     * described goes to {@code failedTopics} instead of failing every topic; one that does not exist is left out (its
+     * partitions have no leader). Throws when the cluster itself cannot be described.
+     */
+    static ClusterView view(AskedView asked, long timeoutMs, Map<String, Exception> failedTopics) throws Exception {
+        var cluster = asked.cluster();
+        var described = asked.described();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         Collection<Node> nodes = get(cluster.nodes(), deadline);
         String clusterId = get(cluster.clusterId(), deadline);

@@ -13,15 +13,22 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.MockClient;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsResult;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.MockAdminClient;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -217,6 +224,23 @@ class LogTruncationBatchTest {
         assertThat(fetches.get("d1")).containsExactly(List.of(tp(0)));
     }
 
+    @Test
+    void bothClustersShouldBeAskedForTheirOffsetsAndViewsBeforeEitherAnswerIsAwaited() throws Exception {
+        // Given a source whose offsets and topic descriptions are answered only once the destination was asked for
+        // its own (a check that read one cluster after the other would wait for the source in vain)
+        sourceAdmin.answerAfter(destinationAdmin);
+        answerAll("d1", 0, 2);
+        answerAll("d2", 1, 3);
+        answerAll("s1", 0, 2);
+        answerAll("s2", 1, 3);
+
+        Map<MirrorPartition, PrefixCheck.Answer> answers = truncation.check("m", checks(0, 1, 2, 3));
+
+        // Then every partition was decided from both clusters' answers
+        assertThat(answers.values())
+                .allSatisfy(a -> assertThat(a.outcome()).isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3)));
+    }
+
     // ================================================================ helpers
 
     private static Uuid topicId(MockAdminClient admin) throws Exception {
@@ -308,6 +332,19 @@ class LogTruncationBatchTest {
     private final class CountingAdmin extends MockAdminClient {
         final AtomicInteger listOffsetCalls = new AtomicInteger();
         final Map<TopicPartition, RuntimeException> refused = new ConcurrentHashMap<>();
+        /** Counted down when this Admin is asked for offsets, and when it is asked to describe topics (once armed). */
+        volatile CountDownLatch offsetsAsked = new CountDownLatch(0);
+
+        volatile CountDownLatch topicsAsked = new CountDownLatch(0);
+        /** When set, this Admin's offsets and topic descriptions are answered once that Admin was asked for its own. */
+        volatile CountingAdmin answersAfter;
+
+        /** From now on, this Admin answers only once {@code other} was asked for the same. */
+        void answerAfter(CountingAdmin other) {
+            other.offsetsAsked = new CountDownLatch(1);
+            other.topicsAsked = new CountDownLatch(1);
+            answersAfter = other;
+        }
 
         CountingAdmin(List<Node> nodes) {
             super(nodes, nodes.get(0));
@@ -323,7 +360,15 @@ class LogTruncationBatchTest {
         public synchronized ListOffsetsResult listOffsets(
                 Map<TopicPartition, OffsetSpec> topicPartitionOffsets, ListOffsetsOptions options) {
             listOffsetCalls.incrementAndGet();
+            offsetsAsked.countDown();
             ListOffsetsResult result = super.listOffsets(topicPartitionOffsets, options);
+            if (answersAfter != null) {
+                Map<TopicPartition, KafkaFuture<ListOffsetsResult.ListOffsetsResultInfo>> held = new HashMap<>();
+                topicPartitionOffsets
+                        .keySet()
+                        .forEach(tp -> held.put(tp, heldUntil(answersAfter.offsetsAsked, result.partitionResult(tp))));
+                return new ListOffsetsResult(held);
+            }
             if (refused.isEmpty()) {
                 return result;
             }
@@ -338,6 +383,36 @@ class LogTruncationBatchTest {
                 }
             });
             return new ListOffsetsResult(answers);
+        }
+
+        @Override
+        public synchronized DescribeTopicsResult describeTopics(TopicCollection topics, DescribeTopicsOptions options) {
+            topicsAsked.countDown();
+            DescribeTopicsResult result = super.describeTopics(topics, options);
+            if (answersAfter == null) {
+                return result;
+            }
+            Map<String, KafkaFuture<TopicDescription>> held = new HashMap<>();
+            result.topicNameValues()
+                    .forEach((name, answer) -> held.put(name, heldUntil(answersAfter.topicsAsked, answer)));
+            return new DescribeTopicsResult(null, held) {};
+        }
+
+        /** {@code answer}, once {@code asked} is counted down; failed if that does not happen within a second. */
+        private <T> KafkaFuture<T> heldUntil(CountDownLatch asked, KafkaFuture<T> answer) {
+            KafkaFutureImpl<T> held = new KafkaFutureImpl<>();
+            CompletableFuture.runAsync(() -> {
+                try {
+                    if (asked.await(1, TimeUnit.SECONDS)) {
+                        held.complete(answer.get());
+                    } else {
+                        held.completeExceptionally(new IllegalStateException("the other cluster was not asked"));
+                    }
+                } catch (Exception e) {
+                    held.completeExceptionally(e);
+                }
+            });
+            return held;
         }
     }
 }
