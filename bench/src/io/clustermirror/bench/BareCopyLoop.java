@@ -61,6 +61,10 @@ import org.apache.kafka.common.utils.Time;
  * topic> <warm-up target>]}. The target topics exist with as many partitions as their source topics. With a warm-up
  * pair it copies that first, the same way, and says "ready" only then (the JIT compiler is still at work after it:
  * README, Catch-up).
+ *
+ * <p>{@code BareCopyLoop --follow <source bootstrap> <destination bootstrap> <source topic> <target topic>} is the
+ * ceiling of the latency benchmark: it copies what the source topic has and what it gets from then on (a Fetch waits
+ * up to 500 ms on the broker for the first new byte, as the copy above does) until its standard input closes.
  */
 public final class BareCopyLoop {
 
@@ -82,23 +86,49 @@ public final class BareCopyLoop {
     private BareCopyLoop() {}
 
     public static void main(String[] args) throws Exception {
+        if (args[0].equals("--follow")) {
+            Thread follow = new Thread(
+                    () -> {
+                        try {
+                            copy(args[1], args[2], args[3], args[4], true, true);
+                        } catch (Exception e) {
+                            e.printStackTrace();
+                            System.exit(1); // the benchmark sees it gone
+                        }
+                    },
+                    "bare-follow");
+            follow.setDaemon(true);
+            follow.start();
+            while (System.in.read() >= 0) {
+                // copies until the benchmark closes the pipe
+            }
+            System.exit(0);
+        }
         String sourceBootstrap = args[0];
         String destinationBootstrap = args[1];
         if (args.length > 5) {
             // warm: the same copy of another topic first
-            copy(sourceBootstrap, destinationBootstrap, args[4], args[5], false);
+            copy(sourceBootstrap, destinationBootstrap, args[4], args[5], false, false);
             System.out.println("warmed up on " + args[4]);
             BenchSupport.syncPageCache(); // what the warm-up wrote is not written back during the measured copy
         }
-        copy(sourceBootstrap, destinationBootstrap, args[2], args[3], true);
+        copy(sourceBootstrap, destinationBootstrap, args[2], args[3], true, false);
         while (System.in.read() >= 0) {
             // wait for the benchmark to read this process's CPU time and close the pipe
         }
     }
 
-    /** Copies {@code topic} to {@code target} up to the source's end offsets at the start; says "ready" first if asked. */
+    /**
+     * Copies {@code topic} to {@code target} up to the source's end offsets at the start, or for good if it follows;
+     * says "ready" first if asked.
+     */
     private static void copy(
-            String sourceBootstrap, String destinationBootstrap, String topic, String target, boolean announce)
+            String sourceBootstrap,
+            String destinationBootstrap,
+            String topic,
+            String target,
+            boolean announce,
+            boolean follow)
             throws Exception {
         TopicDescription sourceTopic;
         TopicDescription targetTopic;
@@ -116,7 +146,10 @@ public final class BareCopyLoop {
             sourceTopic
                     .partitions()
                     .forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
-            source.listOffsets(latest).all().get().forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
+            source.listOffsets(latest)
+                    .all()
+                    .get()
+                    .forEach((tp, info) -> ends.put(tp.partition(), follow ? Long.MAX_VALUE : info.offset()));
         }
         if (announce) {
             System.out.println("ready");

@@ -47,7 +47,7 @@ public final class CatchUpBenchmark {
 
     private static final int PARTITIONS = 8;
     private static final int RECORD_BYTES = 1024;
-    private static final long SAMPLE_MS = 250;
+    private static final long SAMPLE_MS = 50;
     private static final String TOPIC = "bench";
     /** With {@code --warm}: what the bare loop and the one-mirror service copy first. */
     private static final String WARM = "warm";

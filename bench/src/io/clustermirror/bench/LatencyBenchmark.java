@@ -10,10 +10,13 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.DoubleSupplier;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -33,12 +36,21 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * destination notes when each record becomes visible there. Because a mirror keeps offsets, a record is the same
  * (partition, offset) on both sides: its latency is the time it became visible on the destination minus the time
  * the source acknowledged its append (the producer's callback, acks=1). The latency from the producer's
- * {@code send()} (its batching included) is printed beside it. Records sent in a warm-up (default 10 s) are left
+ * {@code send()} (its batching included) is printed beside it. Records sent in a warm-up (default 30 s) are left
  * out; then p50, p90, p99, p99.9 and max over the measured window (default 60 s), and the percentile curve in
  * {@code bench/results/latency.png}. Producer, consumer and service run on this machine's clock (one JVM measures
  * both ends).
  *
- * <p>Run with {@code bench/latency.sh [seconds] [MB/s] [warm-up seconds]}.
+ * <p>Each copier is measured in turn on the same brokers, in the order of {@code --copiers} (default: the bare
+ * Fetch→Produce loop of the catch-up benchmark, {@link BareCopyLoop} following its own topic, then the service): the
+ * bare loop is the ceiling, what the brokers, the clients and this machine leave of a copier's latency, and the
+ * service's percentiles are printed against it. Before them, for reference and to warm up the brokers, each broker
+ * alone: a producer and a consumer of one topic on it, both brokers at once. The warm-up is 30 s because a copier's
+ * JVM started cold at this rate showed tails of up to 1 s in its first seconds, and the service's backlog from them
+ * took up to 30 s to drain (README, End-to-end latency); each second's worst latency, warm-up included, goes to
+ * {@code worst-by-second.csv} in the run's directory.
+ *
+ * <p>Run with {@code bench/latency.sh [seconds] [MB/s] [warm-up seconds] [--copiers=bare,mirror]}.
  */
 public final class LatencyBenchmark {
 
@@ -67,114 +79,304 @@ public final class LatencyBenchmark {
         }
     }
 
+    /** What one copier showed: latencies from the source's acknowledgement and from send(), sorted, in ms. */
+    private record Measured(
+            String copier, double[] ack, double[] send, long missing, double cpuSeconds, double[] worstBySecond) {}
+
     public static void main(String[] args) throws Exception {
-        int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 60;
-        double mbPerSecond = args.length > 1 ? Double.parseDouble(args[1]) : 10;
-        int warmUp = args.length > 2 ? Integer.parseInt(args[2]) : 10;
+        List<String> positional = new ArrayList<>();
+        List<String> copiers = List.of("bare", "mirror");
+        for (String arg : args) {
+            if (arg.startsWith("--copiers=")) {
+                copiers = List.of(arg.substring("--copiers=".length()).split(","));
+            } else {
+                positional.add(arg);
+            }
+        }
+        int seconds = positional.size() > 0 ? Integer.parseInt(positional.get(0)) : 60;
+        double mbPerSecond = positional.size() > 1 ? Double.parseDouble(positional.get(1)) : 10;
+        int warmUp = positional.size() > 2 ? Integer.parseInt(positional.get(2)) : 30;
         double recordsPerSecond = mbPerSecond * 1e6 / RECORD_BYTES;
         Path root = Path.of(
                         "target", "bench", "latency-" + ProcessHandle.current().pid())
                 .toAbsolutePath();
         KafkaBrokerProcess[] clusters = BenchSupport.startClusters(root);
+        List<Measured> results = new ArrayList<>();
         try (KafkaBrokerProcess source = clusters[0];
-                KafkaBrokerProcess destination = clusters[1];
-                BenchSupport.Service service = BenchSupport.startService(destination, root)) {
-            try (Admin admin = BenchSupport.admin(source)) {
-                admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1)))
+                KafkaBrokerProcess destination = clusters[1]) {
+            Run run = new Run(source, destination, seconds, warmUp, mbPerSecond, recordsPerSecond);
+            results.addAll(reference(run));
+            for (String copier : copiers) {
+                switch (copier) {
+                    case "bare" -> results.add(bare(run, root));
+                    case "mirror" -> results.add(mirror(run, root));
+                    default -> throw new IllegalArgumentException("unknown copier " + copier + " (bare, mirror)");
+                }
+            }
+        }
+
+        Measured ceiling = results.stream()
+                .filter(m -> m.copier().startsWith("bare"))
+                .findFirst()
+                .orElse(null);
+        Measured service = results.stream()
+                .filter(m -> m.copier().startsWith("Cluster Mirror"))
+                .findFirst()
+                .orElse(null);
+        StringBuilder out = new StringBuilder();
+        out.append(String.format(
+                "%nEnd-to-end latency at %.1f MB/s (%,.0f records/s of %d B, %d partitions), %d s measured after %d s"
+                        + " of warm-up for each copier, one after the other on the same brokers, %s%n",
+                mbPerSecond, recordsPerSecond, RECORD_BYTES, PARTITIONS, seconds, warmUp, LocalDate.now()));
+        out.append(String.format(
+                "%-36s %-18s %9s %8s %8s %8s %8s %8s %8s %10s%n",
+                "copier", "latency (ms) from", "records", "p50", "p90", "p99", "p99.9", "max", "missing", "CPU cores"));
+        for (Measured m : results) {
+            out.append(row(
+                    m.copier(),
+                    m.copier().startsWith("no copier") ? "append" : "source append",
+                    m.ack(),
+                    m.missing(),
+                    m.copier().startsWith("no copier") ? Double.NaN : m.cpuSeconds() / (warmUp + seconds)));
+            out.append(row("", "producer send()", m.send(), -1, Double.NaN));
+        }
+        if (service != null) {
+            double p99 = percentile(service.ack(), 99);
+            out.append(String.format(
+                    "%nTarget p99 <= 100 ms (source append to destination visible): %.1f ms, %s%n",
+                    p99, p99 <= 100 ? "met" : "NOT met"));
+            if (ceiling != null) {
+                out.append(String.format(
+                        "The ceiling's p99 in the same run: %.1f ms; the service's p50 and p99 against it: %.2fx and"
+                                + " %.2fx%n",
+                        percentile(ceiling.ack(), 99),
+                        percentile(service.ack(), 50) / percentile(ceiling.ack(), 50),
+                        p99 / percentile(ceiling.ack(), 99)));
+            }
+        }
+        out.append(String.format(
+                "Missing: records of the window not visible on the destination within 30 s of the end; CPU: the"
+                        + " copier's over its %d s%n",
+                warmUp + seconds));
+        // where the tail sits in time: the worst latency of each second, warm-up included (negative seconds)
+        StringBuilder bySecond = new StringBuilder("second");
+        results.forEach(m -> bySecond.append(",\"").append(m.copier()).append('"'));
+        bySecond.append('\n');
+        for (int second = 0; second <= warmUp + seconds; second++) {
+            bySecond.append(second - warmUp);
+            for (Measured m : results) {
+                bySecond.append(String.format(Locale.ROOT, ",%.1f", m.worstBySecond()[second]));
+            }
+            bySecond.append('\n');
+        }
+        Files.writeString(root.resolve("worst-by-second.csv"), bySecond.toString());
+        for (Measured m : results) {
+            int worst = warmUp;
+            int over = 0;
+            for (int second = warmUp; second <= warmUp + seconds; second++) {
+                worst = m.worstBySecond()[second] > m.worstBySecond()[worst] ? second : worst;
+                over += m.worstBySecond()[second] > 100 ? 1 : 0;
+            }
+            out.append(String.format(
+                    "%s: seconds of the window with a record over 100 ms: %d of %d; the worst at second %d (%.1f ms)%n",
+                    m.copier(), over, seconds + 1, worst - warmUp, m.worstBySecond()[worst]));
+        }
+        out.append("Each second's worst latency, per copier: " + root.resolve("worst-by-second.csv") + "\n");
+        System.out.print(out);
+        Files.createDirectories(BenchCharts.RESULTS);
+        Files.writeString(BenchCharts.RESULTS.resolve("latency.txt"), out.toString());
+        Map<String, double[][]> curves = new LinkedHashMap<>();
+        for (Measured m : results) {
+            if (m.copier().startsWith("no copier")) {
+                curves.put(m.copier() + ": append -> visible", curve(m.ack()));
+            } else {
+                curves.put(m.copier() + ": source append -> destination visible", curve(m.ack()));
+                curves.put(m.copier() + ": producer send() -> destination visible", curve(m.send()));
+            }
+        }
+        Path png = BenchCharts.RESULTS.resolve("latency.png");
+        BenchCharts.lines(
+                png,
+                String.format(
+                        "End-to-end latency at %.0f MB/s over %d s per copier, %s",
+                        mbPerSecond, seconds, LocalDate.now()),
+                "percentile",
+                "latency (ms, log scale)",
+                curves,
+                true);
+        System.out.println("Written: " + BenchCharts.RESULTS.resolve("latency.txt") + ", " + png);
+    }
+
+    /** The brokers and the load every copier is measured under. */
+    private record Run(
+            KafkaBrokerProcess source,
+            KafkaBrokerProcess destination,
+            int seconds,
+            int warmUp,
+            double mbPerSecond,
+            double recordsPerSecond) {}
+
+    /** The bare loop ({@link BareCopyLoop} following its topic) as the ceiling: the least a copier adds. */
+    private static Measured bare(Run run, Path root) throws Exception {
+        String topic = TOPIC + ".bare";
+        try (Admin source = BenchSupport.admin(run.source());
+                Admin destination = BenchSupport.admin(run.destination())) {
+            source.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1)))
+                    .all()
+                    .get();
+            destination
+                    .createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1)))
+                    .all()
+                    .get();
+        }
+        Process copier = BenchSupport.launchCopier(
+                root.resolve("bare-loop.log"),
+                "-Xmx1g",
+                BareCopyLoop.class.getName(),
+                "--follow",
+                run.source().bootstrapServers(),
+                run.destination().bootstrapServers(),
+                topic,
+                topic);
+        try {
+            Measured measured =
+                    measure("bare Fetch->Produce loop (ceiling)", run, topic, () -> BenchSupport.cpuSeconds(copier));
+            if (!copier.isAlive()) {
+                throw new IllegalStateException(
+                        "the bare loop ended while it was measured; see " + root.resolve("bare-loop.log"));
+            }
+            return measured;
+        } finally {
+            copier.getOutputStream().close();
+            copier.waitFor();
+        }
+    }
+
+    private static Measured mirror(Run run, Path root) throws Exception {
+        try (Admin admin = BenchSupport.admin(run.source())) {
+            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1)))
+                    .all()
+                    .get();
+        }
+        try (BenchSupport.Service service = BenchSupport.startService(run.destination(), root)) {
+            service.post(
+                    "/v1/mirrors",
+                    "{\"name\":\"latency\",\"config\":{\"bootstrap.servers\":\""
+                            + run.source().bootstrapServers() + "\"}}");
+            service.post("/v1/mirrors/latency/topics:start", "{\"topics\":[\"" + TOPIC + "\"]}");
+            awaitMirroring(service);
+            return measure("Cluster Mirror", run, TOPIC, service::cpuSeconds);
+        }
+    }
+
+    /**
+     * Produces into {@code topic} of the source at the run's rate while a consumer of the same topic on the
+     * destination notes when each record shows there; the copier moves it between.
+     */
+    private static Measured measure(String copier, Run run, String topic, DoubleSupplier cpuSeconds) throws Exception {
+        // the page cache written back and 1 GiB freed just before, as for every measured copy (decisions §13)
+        BenchSupport.syncPageCache();
+        return measure(
+                copier, run, run.source().bootstrapServers(), run.destination().bootstrapServers(), topic, cpuSeconds);
+    }
+
+    /**
+     * Measured first, for reference: no copier, each broker's own latency from append to visible (a producer and a
+     * consumer of a topic on the same broker), on both brokers at once at the run's rate, so that each takes the
+     * produce and fetch load a copier's run puts on it (this JVM then runs two producers and two consumers). It also
+     * warms up both brokers and this JVM's clients: without it, whichever copier came first had a p99 3-4x the
+     * other's (README, End-to-end latency).
+     */
+    private static List<Measured> reference(Run run) throws Exception {
+        String topic = TOPIC + ".reference";
+        for (KafkaBrokerProcess broker : List.of(run.source(), run.destination())) {
+            try (Admin admin = BenchSupport.admin(broker)) {
+                admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1)))
                         .all()
                         .get();
             }
-            service.post(
-                    "/v1/mirrors",
-                    "{\"name\":\"latency\",\"config\":{\"bootstrap.servers\":\"" + source.bootstrapServers() + "\"}}");
-            service.post("/v1/mirrors/latency/topics:start", "{\"topics\":[\"" + TOPIC + "\"]}");
-            awaitMirroring(service);
-            // the page cache written back and 1 GiB freed just before, as for every measured copy (decisions §13)
-            BenchSupport.syncPageCache();
-            System.out.printf(
-                    "Mirroring; producing %.1f MB/s (%,.0f records/s of %d B) for %d s of warm-up and %d s measured...%n",
-                    mbPerSecond, recordsPerSecond, RECORD_BYTES, warmUp, seconds);
+        }
+        BenchSupport.syncPageCache();
+        CompletableFuture<Measured> source = CompletableFuture.supplyAsync(() -> reference(run, run.source(), topic));
+        CompletableFuture<Measured> destination =
+                CompletableFuture.supplyAsync(() -> reference(run, run.destination(), topic));
+        return List.of(source.join(), destination.join());
+    }
 
-            Times sent = new Times();
-            Times acked = new Times();
-            Times visible = new Times();
-            AtomicBoolean consuming = new AtomicBoolean(true);
-            AtomicLong consumed = new AtomicLong();
-            Thread consumer = new Thread(
-                    () -> consume(destination.bootstrapServers(), visible, consumed, consuming), "latency-consumer");
-            consumer.start();
-            long start = System.nanoTime();
-            long measureFrom = start + Duration.ofSeconds(warmUp).toNanos();
-            long end = measureFrom + Duration.ofSeconds(seconds).toNanos();
-            double cpuBefore = service.cpuSeconds();
-            long produced = produce(source.bootstrapServers(), recordsPerSecond, start, end, sent, acked);
-            double cpu = service.cpuSeconds() - cpuBefore;
-            // the last records still travel: wait until the destination shows them all, or 30 s
-            long drainDeadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (consumed.get() < produced && System.nanoTime() < drainDeadline) {
-                Thread.sleep(100);
-            }
-            Thread.sleep(500);
-            consuming.set(false);
-            consumer.join();
+    private static Measured reference(Run run, KafkaBrokerProcess broker, String topic) {
+        try {
+            return measure(
+                    "no copier: " + broker.name() + " broker alone",
+                    run,
+                    broker.bootstrapServers(),
+                    broker.bootstrapServers(),
+                    topic,
+                    () -> 0);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
 
-            List<Double> fromAck = new ArrayList<>();
-            List<Double> fromSend = new ArrayList<>();
-            long missing = 0;
-            for (int p = 0; p < PARTITIONS; p++) {
-                for (long offset = 0; ; offset++) {
-                    long sendNanos = sent.get(p, offset);
-                    if (sendNanos == 0) {
-                        break;
-                    }
-                    if (sendNanos < measureFrom) {
-                        continue;
-                    }
-                    long seen = visible.get(p, offset);
-                    if (seen == 0) {
-                        missing++;
-                        continue;
-                    }
-                    fromAck.add((seen - acked.get(p, offset)) / 1e6);
+    /**
+     * Produces into {@code topic} of {@code produceTo} at the run's rate while a consumer of the same topic on
+     * {@code consumeFrom} notes when each record shows there.
+     */
+    private static Measured measure(
+            String copier, Run run, String produceTo, String consumeFrom, String topic, DoubleSupplier cpuSeconds)
+            throws Exception {
+        System.out.printf(
+                "%s: producing %.1f MB/s (%,.0f records/s of %d B) for %d s of warm-up and %d s measured...%n",
+                copier, run.mbPerSecond(), run.recordsPerSecond(), RECORD_BYTES, run.warmUp(), run.seconds());
+        Times sent = new Times();
+        Times acked = new Times();
+        Times visible = new Times();
+        AtomicBoolean consuming = new AtomicBoolean(true);
+        AtomicLong consumed = new AtomicLong();
+        Thread consumer =
+                new Thread(() -> consume(consumeFrom, topic, visible, consumed, consuming), "latency-consumer");
+        consumer.start();
+        long start = System.nanoTime();
+        long measureFrom = start + Duration.ofSeconds(run.warmUp()).toNanos();
+        long end = measureFrom + Duration.ofSeconds(run.seconds()).toNanos();
+        double cpuBefore = cpuSeconds.getAsDouble();
+        long produced = produce(produceTo, topic, run.recordsPerSecond(), start, end, sent, acked);
+        double cpu = cpuSeconds.getAsDouble() - cpuBefore;
+        // the last records still travel: wait until the destination shows them all, or 30 s
+        long drainDeadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (consumed.get() < produced && System.nanoTime() < drainDeadline) {
+            Thread.sleep(100);
+        }
+        Thread.sleep(500);
+        consuming.set(false);
+        consumer.join();
+
+        List<Double> fromAck = new ArrayList<>();
+        List<Double> fromSend = new ArrayList<>();
+        // by the second of the source's acknowledgement, from the start of the warm-up: where the tail sits in time
+        double[] worstBySecond = new double[run.warmUp() + run.seconds() + 1];
+        long missing = 0;
+        for (int p = 0; p < PARTITIONS; p++) {
+            for (long offset = 0; ; offset++) {
+                long sendNanos = sent.get(p, offset);
+                if (sendNanos == 0) {
+                    break;
+                }
+                long seen = visible.get(p, offset);
+                if (seen == 0) {
+                    missing += sendNanos < measureFrom ? 0 : 1;
+                    continue;
+                }
+                double latency = (seen - acked.get(p, offset)) / 1e6;
+                int second = (int) Math.min(
+                        worstBySecond.length - 1, Math.max(0, (acked.get(p, offset) - start) / 1_000_000_000L));
+                worstBySecond[second] = Math.max(worstBySecond[second], latency);
+                if (sendNanos >= measureFrom) {
+                    fromAck.add(latency);
                     fromSend.add((seen - sendNanos) / 1e6);
                 }
             }
-            double[] ack = sorted(fromAck);
-            double[] send = sorted(fromSend);
-            StringBuilder out = new StringBuilder();
-            out.append(String.format(
-                    "%nEnd-to-end latency at %.1f MB/s (%,.0f records/s of %d B, %d partitions), %d s measured after %d s"
-                            + " of warm-up, %s%n",
-                    mbPerSecond, recordsPerSecond, RECORD_BYTES, PARTITIONS, seconds, warmUp, LocalDate.now()));
-            out.append(String.format(
-                    "%-44s %9s %8s %8s %8s %8s %8s%n", "latency (ms)", "records", "p50", "p90", "p99", "p99.9", "max"));
-            out.append(row("source append (ack) -> destination visible", ack));
-            out.append(row("producer send() -> destination visible", send));
-            out.append(String.format(
-                    "%nTarget p99 <= 100 ms (source append to destination visible): %.1f ms, %s%n",
-                    percentile(ack, 99), percentile(ack, 99) <= 100 ? "met" : "NOT met"));
-            out.append(String.format(
-                    "Records in the window not visible on the destination within 30 s of the end: %,d; service CPU"
-                            + " %.1f s over %d s (%.2f cores)%n",
-                    missing, cpu, warmUp + seconds, cpu / (warmUp + seconds)));
-            System.out.print(out);
-            Files.createDirectories(BenchCharts.RESULTS);
-            Files.writeString(BenchCharts.RESULTS.resolve("latency.txt"), out.toString());
-            Map<String, double[][]> curves = new LinkedHashMap<>();
-            curves.put("source append (ack) -> destination visible", curve(ack));
-            curves.put("producer send() -> destination visible", curve(send));
-            Path png = BenchCharts.RESULTS.resolve("latency.png");
-            BenchCharts.lines(
-                    png,
-                    String.format(
-                            "End-to-end latency at %.0f MB/s, %,d records over %d s, %s",
-                            mbPerSecond, ack.length, seconds, LocalDate.now()),
-                    "percentile",
-                    "latency (ms, log scale)",
-                    curves,
-                    true);
-            System.out.println("Written: " + BenchCharts.RESULTS.resolve("latency.txt") + ", " + png);
         }
+        return new Measured(copier, sorted(fromAck), sorted(fromSend), missing, cpu, worstBySecond);
     }
 
     private static void awaitMirroring(BenchSupport.Service service) throws Exception {
@@ -190,7 +392,7 @@ public final class LatencyBenchmark {
 
     /** Sends at the given rate until {@code end}, noting send and acknowledgement times; the count sent. */
     private static long produce(
-            String bootstrap, double recordsPerSecond, long start, long end, Times sent, Times acked) {
+            String bootstrap, String topic, double recordsPerSecond, long start, long end, Times sent, Times acked) {
         Map<String, Object> props = new HashMap<>();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ProducerConfig.ACKS_CONFIG, "1");
@@ -215,7 +417,7 @@ public final class LatencyBenchmark {
                     long sendNanos = System.nanoTime();
                     // the callbacks run on the producer's one I/O thread: the only writer of both tables
                     producer.send(
-                            new ProducerRecord<>(TOPIC, partition, null, values[(int) (count % values.length)]),
+                            new ProducerRecord<>(topic, partition, null, values[(int) (count % values.length)]),
                             (metadata, error) -> {
                                 long ackNanos = System.nanoTime();
                                 if (error == null) {
@@ -236,7 +438,8 @@ public final class LatencyBenchmark {
         return count;
     }
 
-    private static void consume(String bootstrap, Times visible, AtomicLong count, AtomicBoolean running) {
+    private static void consume(
+            String bootstrap, String topic, Times visible, AtomicLong count, AtomicBoolean running) {
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -245,7 +448,7 @@ public final class LatencyBenchmark {
                 new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<TopicPartition> partitions = new ArrayList<>();
             for (int p = 0; p < PARTITIONS; p++) {
-                partitions.add(new TopicPartition(TOPIC, p));
+                partitions.add(new TopicPartition(topic, p));
             }
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
@@ -274,16 +477,19 @@ public final class LatencyBenchmark {
         return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
     }
 
-    private static String row(String label, double[] sorted) {
+    private static String row(String copier, String from, double[] sorted, long missing, double cores) {
         return String.format(
-                "%-44s %,9d %8.1f %8.1f %8.1f %8.1f %8.1f%n",
-                label,
+                "%-36s %-18s %,9d %8.1f %8.1f %8.1f %8.1f %8.1f %8s %10s%n",
+                copier,
+                from,
                 sorted.length,
                 percentile(sorted, 50),
                 percentile(sorted, 90),
                 percentile(sorted, 99),
                 percentile(sorted, 99.9),
-                sorted.length == 0 ? Double.NaN : sorted[sorted.length - 1]);
+                sorted.length == 0 ? Double.NaN : sorted[sorted.length - 1],
+                missing < 0 ? "" : String.format("%,d", missing),
+                Double.isNaN(cores) ? "" : String.format("%.2f", cores));
     }
 
     /** The percentile curve: 0 to 100 in 0.1 steps, the latency at each (clamped to 0.1 ms for the log axis). */
