@@ -106,18 +106,14 @@ class LogTruncationBatchTest {
     @Test
     void aBatchShouldReadEachClusterOncePerSpecAndEachLeaderInOneFetch() throws Exception {
         // Given partitions 0 and 2 led by broker 1, 1 and 3 by broker 2 on both clusters, every destination a prefix
-        answerAll("d1", 0, 2);
-        answerAll("d2", 1, 3);
-        answerAll("s1", 0, 2);
-        answerAll("s2", 1, 3);
+        answerEveryPartitionOnItsLeaders();
 
         // When the four are checked as one batch
         Map<MirrorPartition, PrefixCheck.Answer> answers = truncation.check("m", checks(0, 1, 2, 3));
 
         // Then each mirrors on from the destination's end, after two offset calls per cluster (earliest, latest) and
         // one Fetch per leader on each side, each for that leader's two partitions
-        assertThat(answers.values())
-                .allSatisfy(a -> assertThat(a.outcome()).isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3)));
+        assertEveryOneReady(answers);
         assertThat(sourceAdmin.listOffsetCalls).hasValue(2);
         assertThat(destinationAdmin.listOffsetCalls).hasValue(2);
         assertThat(fetches.get("d1")).containsExactly(List.of(tp(0), tp(2)));
@@ -229,19 +225,29 @@ class LogTruncationBatchTest {
         // Given a source whose offsets and topic descriptions are answered only once the destination was asked for
         // its own (a check that read one cluster after the other would wait for the source in vain)
         sourceAdmin.answerAfter(destinationAdmin);
-        answerAll("d1", 0, 2);
-        answerAll("d2", 1, 3);
-        answerAll("s1", 0, 2);
-        answerAll("s2", 1, 3);
+        answerEveryPartitionOnItsLeaders();
 
         Map<MirrorPartition, PrefixCheck.Answer> answers = truncation.check("m", checks(0, 1, 2, 3));
 
         // Then every partition was decided from both clusters' answers
-        assertThat(answers.values())
-                .allSatisfy(a -> assertThat(a.outcome()).isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3)));
+        assertEveryOneReady(answers);
     }
 
     // ================================================================ helpers
+
+    /** Every leader answers the Fetch of its two partitions (0 and 2 on broker 1, 1 and 3 on broker 2, both sides). */
+    private void answerEveryPartitionOnItsLeaders() {
+        answerAll("d1", 0, 2);
+        answerAll("d2", 1, 3);
+        answerAll("s1", 0, 2);
+        answerAll("s2", 1, 3);
+    }
+
+    /** Each partition mirrors on from the destination's end, the source batch there of leader epoch 3. */
+    private static void assertEveryOneReady(Map<MirrorPartition, PrefixCheck.Answer> answers) {
+        assertThat(answers.values())
+                .allSatisfy(a -> assertThat(a.outcome()).isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3)));
+    }
 
     private static Uuid topicId(MockAdminClient admin) throws Exception {
         return admin.describeTopics(List.of(TOPIC))
