@@ -115,8 +115,12 @@ final class TopicStarts {
                     return host.onCoordinator(() -> host.runtime(name))
                             .chain(built -> built)
                             .chain(runtime -> Uni.createFrom()
-                                    .item(() -> prepareTopics(
-                                            mirror, runtime, selection, includes, excludes, reserved, awaitServed))
+                                    .item(() -> {
+                                        // its lanes free when the partitions come, after preparation and LOG_TRUNCATION
+                                        runtime.dataPlane().joining();
+                                        return prepareTopics(
+                                                mirror, runtime, selection, includes, excludes, reserved, awaitServed);
+                                    })
                                     .runSubscriptionOn(runtime.workers)
                                     .invoke(prepared -> LOGGER.infof(
                                             "Mirror %s: prepared %d destination topic(s) in %d ms",

@@ -28,6 +28,13 @@ public interface DataPlane {
      */
     CompletableFuture<Progress> remove(MirrorPartition partition, boolean abortTransactions);
 
+    /**
+     * Partitions are about to be added (a start is under way: its destination topics and LOG_TRUNCATION ahead of them):
+     * until the next {@link #add}, or for at most {@value MirrorFetcher#JOINING_MS} ms, the data plane keeps its fetcher
+     * lanes free for their first Fetch. Never blocks.
+     */
+    default void joining() {}
+
     /** Completes once the partition is out of the data plane (at once when it is not in it). */
     CompletableFuture<Progress> whenGone(MirrorPartition partition);
 

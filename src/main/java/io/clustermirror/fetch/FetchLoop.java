@@ -50,6 +50,8 @@ final class FetchLoop {
 
     private static final int FETCH_MAX_BYTES = 16 << 20;
     private static final int FETCH_MAX_WAIT_MS = 250;
+    /** How long a Fetch of caught-up partitions waits on its broker while partitions are about to join. */
+    static final int JOINING_WAIT_MS = 10;
     /** A broker that lost or refused the fetch session: the next Fetch starts a new one, nothing else is wrong. */
     private static final Set<Errors> SESSION_ERRORS =
             EnumSet.of(Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_FETCH_SESSION_EPOCH);
@@ -187,10 +189,12 @@ final class FetchLoop {
     private void sendLaneFetches() {
         ClusterView view = pipeline.sourceView;
         Map<FetchLanes.Lane, List<FetchPartition>> byLane = new LinkedHashMap<>();
+        boolean withoutLeader = false;
         for (FetchPartition state : partitions.values()) {
             Node leader = view.leaders().get(state.tp);
             if (leader == null || !view.topicIds().containsKey(state.tp.topic())) {
                 pipeline.sourceRefresh = true;
+                withoutLeader = true;
                 continue;
             }
             FetchLanes.Lane lane = lanes.lane(leader, state.tp);
@@ -198,6 +202,10 @@ final class FetchLoop {
                 byLane.computeIfAbsent(lane, l -> new ArrayList<>()).add(state);
             }
         }
+        // while partitions are about to join, or have joined and wait for the view that names their leaders, a Fetch
+        // of caught-up partitions holds its lane only briefly
+        int maxWaitMs =
+                pipeline.joining() || (withoutLeader && pipeline.joinedLately()) ? JOINING_WAIT_MS : FETCH_MAX_WAIT_MS;
         byLane.forEach((lane, candidates) -> {
             if (!source.ready(lane.node)) {
                 if (source.connectionFailed(lane.node)) {
@@ -256,8 +264,7 @@ final class FetchLoop {
                 FetchSessionHandler.FetchRequestData data = session.build();
                 // Fetch v12 is the newest that works without topic ids (sources before 2.8)
                 short maxVersion = data.canUseTopicIds() ? ApiKeys.FETCH.latestVersion() : (short) 12;
-                FetchRequest.Builder request = FetchRequest.Builder.forConsumer(
-                                maxVersion, FETCH_MAX_WAIT_MS, 1, data.toSend())
+                FetchRequest.Builder request = FetchRequest.Builder.forConsumer(maxVersion, maxWaitMs, 1, data.toSend())
                         .isolationLevel(IsolationLevel.READ_UNCOMMITTED)
                         .setMaxBytes(maxBytes)
                         .metadata(data.metadata())

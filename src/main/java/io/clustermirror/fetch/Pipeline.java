@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
@@ -59,6 +60,13 @@ final class Pipeline {
     volatile boolean destinationRefresh = true;
     volatile ClusterView sourceView = ClusterView.empty();
     volatile ClusterView destinationView = ClusterView.empty();
+    /**
+     * Until when ({@link #nanoClock}) partitions are expected to join ({@link DataPlane#joining}): a Fetch of caught-up
+     * partitions alone waits on its broker only briefly meanwhile.
+     */
+    volatile long joiningUntil;
+    /** When ({@link #nanoClock}) a partition last entered. The fetcher's thread only. */
+    long lastEntry;
     /** Why this data plane stopped for good (a loop died or was stuck), or null while it runs. */
     private volatile String deadReason;
     /** Completes once, when a loop died or was stuck (after its partitions have failed). */
@@ -97,6 +105,17 @@ final class Pipeline {
         this.source = source;
         this.destination = destination;
         this.timeoutMs = timeoutMs;
+        this.joiningUntil = nanoClock.getAsLong();
+    }
+
+    /** Whether partitions are expected to join now ({@link DataPlane#joining}). */
+    boolean joining() {
+        return nanoClock.getAsLong() - joiningUntil < 0;
+    }
+
+    /** Whether a partition entered in the last {@value MirrorFetcher#JOINING_MS} ms. The fetcher's thread only. */
+    boolean joinedLately() {
+        return nanoClock.getAsLong() - lastEntry < TimeUnit.MILLISECONDS.toNanos(MirrorFetcher.JOINING_MS);
     }
 
     /**
@@ -122,6 +141,7 @@ final class Pipeline {
         }
         partitions.put(state.tp, state);
         state.enter();
+        lastEntry = nanoClock.getAsLong();
         sourceRefresh = true;
         destinationRefresh = true;
     }

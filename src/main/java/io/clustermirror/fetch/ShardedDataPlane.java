@@ -265,6 +265,14 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         return true;
     }
 
+    /** Every shard keeps its lanes free: which shards the coming partitions go to is not known yet. */
+    @Override
+    public void joining() {
+        for (int i = 0; i < shards.length; i++) {
+            shard(i).joining();
+        }
+    }
+
     /**
      * Adds the partition to its shard: at once, throwing as {@link MirrorFetcher#add} does, unless the shard is being
      * replaced; then once it is, and a partition that cannot enter it then fails through the listener with the reason.

@@ -149,6 +149,33 @@ class ControlStepsTest {
     }
 
     @Test
+    void aPartitionsCoordinatorShouldBeFoundOnEntryAndItsProducerIdAskedForOnceItHasABatch() {
+        // Given a partition whose source has not answered its first Fetch yet
+        List<TopicPartition> tps = partitions(1);
+        MirrorFetcher fetcher = start(tps);
+
+        // When it enters the data plane
+        fetcher.add(new MirrorPartition("orders", tps.get(0).partition()), 0, -1);
+
+        // Then its coordinator is asked for while that Fetch is unanswered, and its producer id is not (a write on
+        // the coordinator, for a partition that may have nothing to send)
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !pending(ApiKeys.FIND_COORDINATOR).isEmpty());
+        assertThat(sourceNetwork.requests()).anyMatch(r -> r.apiKey() == ApiKeys.FETCH);
+        pending(ApiKeys.FIND_COORDINATOR)
+                .forEach(request -> destinationNetwork.respondToRequest(request, coordinatorOf(request)));
+        await().during(Duration.ofMillis(200))
+                .atMost(Duration.ofSeconds(1))
+                .until(() -> sent(ApiKeys.INIT_PRODUCER_ID).isEmpty());
+        // and once its first batch is fetched, the producer id is one InitProducerId away: no second FindCoordinator
+        answerFetches(sourceNetwork);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !pending(ApiKeys.INIT_PRODUCER_ID).isEmpty());
+        assertThat(sent(ApiKeys.FIND_COORDINATOR)).hasSize(1);
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
     void aLostProducerIdRequestShouldBeAskedAgain() {
         // Given a destination that drops the connection under the first InitProducerId, then answers the second
         List<TopicPartition> tps = partitions(1);

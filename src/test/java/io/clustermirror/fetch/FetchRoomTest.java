@@ -102,8 +102,44 @@ class FetchRoomTest {
         assertThat(sent.get(1).maxWaitMs()).isEqualTo(250);
     }
 
+    @Test
+    void aLaneShouldWaitOnlyBrieflyWhilePartitionsAreAboutToJoin() {
+        // Given both partitions at their source's end, and a start under way that will add partitions
+        whenTheFirstAnswerIs(
+                SOURCE,
+                Map.of(BEHIND, answer(MemoryRecords.EMPTY, 0), OTHER, answer(MemoryRecords.EMPTY, 0)),
+                () -> fetcher.joining());
+
+        // Then the lane's Fetches wait on the broker only briefly: the lane is free when the new partitions come
+        assertThat(sent.get(0).maxWaitMs()).isEqualTo(FetchLoop.JOINING_WAIT_MS);
+        assertThat(sent.get(1).maxWaitMs()).isEqualTo(FetchLoop.JOINING_WAIT_MS);
+    }
+
+    @Test
+    void aLaneShouldWaitOnlyBrieflyWhileAJoinedPartitionWaitsForTheViewThatNamesItsLeader() {
+        // Given orders-1 just added, with no leader in the source view yet, and orders-0 at its source's end
+        ClusterView withoutOther = new ClusterView(
+                "source-cluster",
+                List.of(BROKER),
+                Map.of(BEHIND, BROKER),
+                Map.of("orders", TOPIC_ID),
+                Map.of(TOPIC_ID, "orders"));
+        whenTheFirstAnswerIs(withoutOther, Map.of(BEHIND, answer(MemoryRecords.EMPTY, 0)), () -> {});
+
+        // Then the lane's Fetch of orders-0 waits on the broker only briefly, so orders-1's first Fetch is not held
+        // for up to 250 ms behind it once the view names its leader
+        assertThat(sent.get(0).partitions()).containsExactly(BEHIND);
+        assertThat(sent.get(1).maxWaitMs()).isEqualTo(FetchLoop.JOINING_WAIT_MS);
+    }
+
     /** Both partitions join at offset 0; the first Fetch is answered with {@code first}, the second never. */
     private void whenTheFirstAnswerIs(Map<TopicPartition, FetchResponseData.PartitionData> first) {
+        whenTheFirstAnswerIs(SOURCE, first, () -> {});
+    }
+
+    /** {@link #whenTheFirstAnswerIs(Map)} with this source view, {@code beforeStart} run after the adds. */
+    private void whenTheFirstAnswerIs(
+            ClusterView view, Map<TopicPartition, FetchResponseData.PartitionData> first, Runnable beforeStart) {
         sourceNetwork.advanceTimeDuringPoll(true);
         MockClient.RequestMatcher record = body -> {
             FetchRequest fetch = (FetchRequest) body;
@@ -125,11 +161,12 @@ class FetchRoomTest {
         Fetcher pooled = new Fetcher(0, WireNetwork.over("test", sourceNetwork), threads, null);
         fetcher = DataPlaneThrottleTest.dataPlane(
                 pooled,
-                SOURCE,
+                view,
                 new DataPlaneThrottleTest.NoListener(),
                 new ReplicationThrottle(ReplicationThrottle.UNLIMITED, time));
         fetcher.add(new MirrorPartition(BEHIND.topic(), BEHIND.partition()), 0, -1);
         fetcher.add(new MirrorPartition(OTHER.topic(), OTHER.partition()), 0, -1);
+        beforeStart.run();
         pooled.start();
         await().atMost(Duration.ofSeconds(10)).until(() -> sent.size() == 2);
     }
