@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -142,15 +143,27 @@ final class BenchSupport {
         }
 
         void post(String path, String json) throws Exception {
-            HttpResponse<String> response = http.send(
-                    HttpRequest.newBuilder(URI.create(base + path))
-                            .header("Content-Type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofString(json))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
-            if (response.statusCode() >= 300) {
-                throw new IllegalStateException(path + " answered " + response.statusCode() + ": " + response.body());
+            try {
+                postAsync(path, json).get();
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof Exception cause ? cause : e;
             }
+        }
+
+        /** {@link #post} without waiting: several calls go out at once, as an operator's script may send them. */
+        CompletableFuture<Void> postAsync(String path, String json) {
+            return http.sendAsync(
+                            HttpRequest.newBuilder(URI.create(base + path))
+                                    .header("Content-Type", "application/json")
+                                    .POST(HttpRequest.BodyPublishers.ofString(json))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .thenAccept(response -> {
+                        if (response.statusCode() >= 300) {
+                            throw new IllegalStateException(
+                                    path + " answered " + response.statusCode() + ": " + response.body());
+                        }
+                    });
         }
 
         double cpuSeconds() {

@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
@@ -513,9 +514,14 @@ public final class CatchUpBenchmark {
             double cpuBefore = service.cpuSeconds();
             double brokersBefore = brokerCpu();
             long started = System.nanoTime();
+            // every mirror's start goes out at once: the second does not wait for the first one's answer
+            List<CompletableFuture<Void>> starts = new ArrayList<>();
             for (int i = 0; i < mirrors.size(); i++) {
-                service.post(
-                        "/v1/mirrors/" + mirrors.get(i) + "/topics:start", "{\"topics\":[\"" + topics.get(i) + "\"]}");
+                starts.add(service.postAsync(
+                        "/v1/mirrors/" + mirrors.get(i) + "/topics:start", "{\"topics\":[\"" + topics.get(i) + "\"]}"));
+            }
+            for (CompletableFuture<Void> start : starts) {
+                start.get();
             }
             List<Sample> samples = track(
                     topics,
