@@ -46,12 +46,7 @@ class FetchRoomTest {
     private static final Uuid TOPIC_ID = Uuid.randomUuid();
     private static final TopicPartition BEHIND = new TopicPartition("orders", 0);
     private static final TopicPartition OTHER = new TopicPartition("orders", 1);
-    private static final ClusterView SOURCE = new ClusterView(
-            "source-cluster",
-            List.of(BROKER),
-            Map.of(BEHIND, BROKER, OTHER, BROKER),
-            Map.of("orders", TOPIC_ID),
-            Map.of(TOPIC_ID, "orders"));
+    private static final ClusterView SOURCE = sourceView(Map.of(BEHIND, BROKER, OTHER, BROKER));
 
     private final MockTime time = new MockTime(0, 0, 0);
     private final MockClient sourceNetwork = new MockClient(time);
@@ -118,13 +113,8 @@ class FetchRoomTest {
     @Test
     void aLaneShouldWaitOnlyBrieflyWhileAJoinedPartitionWaitsForTheViewThatNamesItsLeader() {
         // Given orders-1 just added, with no leader in the source view yet, and orders-0 at its source's end
-        ClusterView withoutOther = new ClusterView(
-                "source-cluster",
-                List.of(BROKER),
-                Map.of(BEHIND, BROKER),
-                Map.of("orders", TOPIC_ID),
-                Map.of(TOPIC_ID, "orders"));
-        whenTheFirstAnswerIs(withoutOther, Map.of(BEHIND, answer(MemoryRecords.EMPTY, 0)), () -> {});
+        whenTheFirstAnswerIs(
+                sourceView(Map.of(BEHIND, BROKER)), Map.of(BEHIND, answer(MemoryRecords.EMPTY, 0)), () -> {});
 
         // Then the lane's Fetch of orders-0 waits on the broker only briefly, so orders-1's first Fetch is not held
         // for up to 250 ms behind it once the view names its leader
@@ -169,6 +159,12 @@ class FetchRoomTest {
         beforeStart.run();
         pooled.start();
         await().atMost(Duration.ofSeconds(10)).until(() -> sent.size() == 2);
+    }
+
+    /** The source cluster with topic orders, its partitions led as {@code leaders} says. */
+    private static ClusterView sourceView(Map<TopicPartition, Node> leaders) {
+        return new ClusterView(
+                "source-cluster", List.of(BROKER), leaders, Map.of("orders", TOPIC_ID), Map.of(TOPIC_ID, "orders"));
     }
 
     /** One batch of 3.5 MiB: a queue of 4 MiB holding it has less than 1 MiB free. */
