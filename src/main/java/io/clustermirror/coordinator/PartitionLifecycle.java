@@ -198,10 +198,12 @@ final class PartitionLifecycle {
 
     /**
      * Checks the partition with the others of this task's batch ({@link TruncationBatches}) once it has left the data
-     * plane; {@code then} gets its answer on the coordinator thread.
+     * plane; {@code then} gets its answer on the coordinator thread. The data plane is told that a partition is coming
+     * ({@link io.clustermirror.fetch.DataPlane#joining}), so that its lanes are free for its first Fetch.
      */
     private void checkOnceGone(
             String name, MirrorParts runtime, PrefixCheck.Check check, Consumer<PrefixCheck.Answer> then) {
+        runtime.dataPlane().joining();
         int resumedBefore = resumes.getOrDefault(name, 0);
         whenGone(
                 runtime,

@@ -386,6 +386,8 @@ class PartitionLifecycleTest {
 
         assertThat(parts.checks).containsExactly(T0);
         assertThat(parts.data.calls).containsExactly("remove t-0 keeping", "add t-0 at 40 epoch 6");
+        // and the data plane was told the partition is coming back before its check, so its lanes are free for it
+        assertThat(parts.data.joinings).containsExactly(1);
     }
 
     @Test
@@ -721,6 +723,9 @@ class PartitionLifecycleTest {
 
     private static final class FakeDataPlane implements DataPlane {
         final List<String> calls = Collections.synchronizedList(new ArrayList<>());
+        /** For each {@link #joining}: how many of {@link #calls} came before it. */
+        final List<Integer> joinings = Collections.synchronizedList(new ArrayList<>());
+
         private final Map<MirrorPartition, Long> in = new ConcurrentHashMap<>();
         volatile Progress lastProgress;
         volatile boolean removalsHang;
@@ -732,6 +737,11 @@ class PartitionLifecycleTest {
                 throw new IllegalStateException(partition + " is still in the data plane");
             }
             calls.add("add " + partition + " at " + startOffset + " epoch " + sourceEpoch);
+        }
+
+        @Override
+        public void joining() {
+            joinings.add(calls.size());
         }
 
         @Override
