@@ -134,8 +134,15 @@ class ControlStepsTest {
                     == tps.size();
         });
         assertThat(sent(ApiKeys.FIND_COORDINATOR).size()).isLessThan(tps.size());
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> pending(ApiKeys.INIT_PRODUCER_ID).size() == tps.size());
+        // (the coordinators are asked for from the partitions' entry on, their producer ids once their batch is
+        // fetched: the source and the coordinator go on answering until all are under way)
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            answerFetches(sourceNetwork);
+            for (ClientRequest request : pending(ApiKeys.FIND_COORDINATOR)) {
+                destinationNetwork.respondToRequest(request, coordinatorOf(request));
+            }
+            return pending(ApiKeys.INIT_PRODUCER_ID).size() == tps.size();
+        });
         // and once answered, each partition's batch goes under the producer id it was given
         long id = 1000;
         for (ClientRequest request : pending(ApiKeys.INIT_PRODUCER_ID)) {
