@@ -52,8 +52,11 @@ public final class CatchUpBenchmark {
     private static final String TOPIC = "bench";
     /** With {@code --warm}: what the bare loop and the one-mirror service copy first. */
     private static final String WARM = "warm";
-    /** With {@code --warm}: what the two-mirror service copies first (through its first mirror). */
-    private static final String WARM_PAIR = "warm.pair";
+    /**
+     * With {@code --warm}: what the two-mirror service copies first, one topic through each of its mirrors (half the
+     * warm-up records each, so that the service copies as many as the one-mirror service).
+     */
+    private static final List<String> WARM_PAIR = List.of("warm.pair.a", "warm.pair.b");
     /** The two-mirror variant's source topics: the same number of records and partitions, split in two. */
     private static final List<String> PAIR = List.of("pair.a", "pair.b");
 
@@ -234,7 +237,7 @@ public final class CatchUpBenchmark {
                 }
                 if (warm) {
                     sourceTopics.add(new NewTopic(WARM, PARTITIONS, (short) 1));
-                    sourceTopics.add(new NewTopic(WARM_PAIR, PARTITIONS, (short) 1));
+                    WARM_PAIR.forEach(t -> sourceTopics.add(new NewTopic(t, PARTITIONS / 2, (short) 1)));
                 }
                 try (Admin admin = BenchSupport.admin(source)) {
                     admin.createTopics(sourceTopics).all().get();
@@ -250,7 +253,7 @@ public final class CatchUpBenchmark {
                     System.out.printf("Producing %,d records into each warm-up topic...%n", warmRecords);
                     produce(source.bootstrapServers(), List.of(WARM), warmRecords, false);
                     if (twoMirrors) {
-                        produce(source.bootstrapServers(), List.of(WARM_PAIR), warmRecords, false);
+                        produce(source.bootstrapServers(), WARM_PAIR, warmRecords, false);
                     }
                 }
                 System.out.println("Warming up the destination broker...");
@@ -422,7 +425,7 @@ public final class CatchUpBenchmark {
                                     SERVICE_PROPERTIES.stream())
                             .toList())) {
                 createMirror(service, "bench");
-                warmUp(service, "bench", WARM);
+                warmUp(service, List.of("bench"), List.of(WARM));
                 return measureService(
                         label("cluster-mirror, 1 mirror", run),
                         run,
@@ -451,8 +454,7 @@ public final class CatchUpBenchmark {
 
         /** Two mirrors of one service, one topic of half the partitions each; its own state topic. */
         Result twoMirrors(long logBytes, int run) throws Exception {
-            deleteMirrored(
-                    run, Stream.concat(PAIR.stream(), Stream.of(WARM_PAIR)).toList());
+            deleteMirrored(run, Stream.concat(PAIR.stream(), WARM_PAIR.stream()).toList());
             try (BenchSupport.Service service = BenchSupport.startService(
                     destination,
                     root,
@@ -464,7 +466,7 @@ public final class CatchUpBenchmark {
                             .toList())) {
                 createMirror(service, "pair-a");
                 createMirror(service, "pair-b");
-                warmUp(service, "pair-a", WARM_PAIR);
+                warmUp(service, List.of("pair-a", "pair-b"), WARM_PAIR);
                 return measureService(
                         label("cluster-mirror, 2 mirrors", run),
                         run,
@@ -483,19 +485,27 @@ public final class CatchUpBenchmark {
         }
 
         /**
-         * With {@code --warm}: {@code mirror} first mirrors {@code topic} until it is caught up, as a service that has
-         * been running has (the bare loop copies its warm-up pair the same way). The JIT compiler is still at work after
-         * it: the per-thread table shows how much.
+         * With {@code --warm}: mirror {@code mirrors.get(i)} first mirrors {@code topics.get(i)}, every start posted at
+         * once, until they are caught up, as a service that has been running has: each of its mirrors has its clients,
+         * its shard on the pool and a start behind it (the bare loop copies its warm-up pair the same way). The JIT
+         * compiler is still at work after it: the per-thread table shows how much.
          */
-        private void warmUp(BenchSupport.Service service, String mirror, String topic) throws Exception {
+        private void warmUp(BenchSupport.Service service, List<String> mirrors, List<String> topics) throws Exception {
             if (warmRecords == 0) {
                 return;
             }
-            service.post("/v1/mirrors/" + mirror + "/topics:start", "{\"topics\":[\"" + topic + "\"]}");
+            List<CompletableFuture<Void>> starts = new ArrayList<>();
+            for (int i = 0; i < mirrors.size(); i++) {
+                starts.add(service.postAsync(
+                        "/v1/mirrors/" + mirrors.get(i) + "/topics:start", "{\"topics\":[\"" + topics.get(i) + "\"]}"));
+            }
+            for (CompletableFuture<Void> start : starts) {
+                start.get();
+            }
             long started = System.nanoTime();
-            while (endOffsets(destination, List.of(topic)) < warmRecords) {
+            while (endOffsets(destination, topics) < warmRecords) {
                 if (!service.process().isAlive() || System.nanoTime() - started > 600_000_000_000L) {
-                    throw new IllegalStateException("the service did not copy the warm-up topic " + topic);
+                    throw new IllegalStateException("the service did not copy the warm-up topics " + topics);
                 }
                 Thread.sleep(SAMPLE_MS);
             }

@@ -30,8 +30,9 @@ public interface DataPlane {
 
     /**
      * Partitions are about to be added (a start is under way, its destination topics and LOG_TRUNCATION ahead of them,
-     * or a partition's check before it mirrors on: a resume, EPOCH_FENCING): until the next {@link #add}, or for at most {@value MirrorFetcher#JOINING_MS} ms, the data plane keeps its fetcher
-     * lanes free for their first Fetch. Never blocks.
+     * or a partition's check before it mirrors on: a resume, EPOCH_FENCING): until the next {@link #add}, or for at
+     * most {@value MirrorFetcher#JOINING_MS} ms, the data plane keeps its fetcher lanes free for their first Fetch.
+     * Never blocks.
      */
     default void joining() {}
 
