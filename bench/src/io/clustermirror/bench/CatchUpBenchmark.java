@@ -494,6 +494,22 @@ public final class CatchUpBenchmark {
             if (warmRecords == 0) {
                 return;
             }
+            startAll(service, mirrors, topics);
+            long started = System.nanoTime();
+            while (endOffsets(destination, topics) < warmRecords) {
+                if (!service.process().isAlive() || System.nanoTime() - started > 600_000_000_000L) {
+                    throw new IllegalStateException("the service did not copy the warm-up topics " + topics);
+                }
+                Thread.sleep(SAMPLE_MS);
+            }
+        }
+
+        /**
+         * Mirror {@code mirrors.get(i)} starts {@code topics.get(i)}, every start posted at once (the second does not
+         * wait for the first one's answer); returns once all have answered.
+         */
+        private static void startAll(BenchSupport.Service service, List<String> mirrors, List<String> topics)
+                throws Exception {
             List<CompletableFuture<Void>> starts = new ArrayList<>();
             for (int i = 0; i < mirrors.size(); i++) {
                 starts.add(service.postAsync(
@@ -501,13 +517,6 @@ public final class CatchUpBenchmark {
             }
             for (CompletableFuture<Void> start : starts) {
                 start.get();
-            }
-            long started = System.nanoTime();
-            while (endOffsets(destination, topics) < warmRecords) {
-                if (!service.process().isAlive() || System.nanoTime() - started > 600_000_000_000L) {
-                    throw new IllegalStateException("the service did not copy the warm-up topics " + topics);
-                }
-                Thread.sleep(SAMPLE_MS);
             }
         }
 
@@ -524,15 +533,7 @@ public final class CatchUpBenchmark {
             double cpuBefore = service.cpuSeconds();
             double brokersBefore = brokerCpu();
             long started = System.nanoTime();
-            // every mirror's start goes out at once: the second does not wait for the first one's answer
-            List<CompletableFuture<Void>> starts = new ArrayList<>();
-            for (int i = 0; i < mirrors.size(); i++) {
-                starts.add(service.postAsync(
-                        "/v1/mirrors/" + mirrors.get(i) + "/topics:start", "{\"topics\":[\"" + topics.get(i) + "\"]}"));
-            }
-            for (CompletableFuture<Void> start : starts) {
-                start.get();
-            }
+            startAll(service, mirrors, topics);
             List<Sample> samples = track(
                     topics,
                     started,

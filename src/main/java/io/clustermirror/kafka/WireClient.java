@@ -46,6 +46,8 @@ public final class WireClient implements AutoCloseable {
     private final Map<Node, Node[]> connectionsByBroker = new ConcurrentHashMap<>();
 
     private static final int CACHED_CONNECTIONS = 8;
+    /** How many times a blocking call connects before it fails ({@link #call}). */
+    static final int CONNECT_ATTEMPTS = 3;
 
     private WireClient(
             WireNetwork network,
@@ -187,14 +189,43 @@ public final class WireClient implements AutoCloseable {
     public ClientResponse call(Node node, AbstractRequest.Builder<?> request) throws IOException {
         Node connection = mapped(node);
         KafkaClient client = network.client();
-        if (!NetworkClientUtils.awaitReady(client, connection, time, requestTimeoutMs)) {
-            throw new IOException(clientId + ": broker " + node + " not ready within " + requestTimeoutMs + " ms");
-        }
+        awaitReady(client, node, connection);
         ClientResponse response = NetworkClientUtils.sendAndReceive(client, request(connection, request, null), time);
         if (response.versionMismatch() != null) {
             throw new IOException(clientId + ": " + response.versionMismatch().getMessage());
         }
         return response;
+    }
+
+    /**
+     * Connects for a call: up to {@value #CONNECT_ATTEMPTS} attempts within the request timeout, each once
+     * kafka-clients' reconnect back-off is over. kafka-clients' {@code awaitReady} fails at once on a connection whose
+     * last attempt failed, and a client kept between calls (LOG_TRUNCATION's) carries that state from a moment its
+     * broker was down: a resume's check, begun as the source came back, failed on an attempt it never made.
+     */
+    private void awaitReady(KafkaClient client, Node node, Node connection) throws IOException {
+        long deadline = time.milliseconds() + requestTimeoutMs;
+        for (int attempt = 1; ; attempt++) {
+            long now = time.milliseconds();
+            while (client.connectionFailed(connection) && now < deadline) {
+                long backoff = client.connectionDelay(connection, now);
+                if (backoff <= 0) {
+                    break;
+                }
+                client.poll(Math.min(backoff, deadline - now), now);
+                now = time.milliseconds();
+            }
+            try {
+                if (NetworkClientUtils.awaitReady(client, connection, time, Math.max(0, deadline - now))) {
+                    return;
+                }
+                throw new IOException(clientId + ": broker " + node + " not ready within " + requestTimeoutMs + " ms");
+            } catch (IOException e) {
+                if (attempt >= CONNECT_ATTEMPTS || time.milliseconds() >= deadline) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /** A fresh idempotent producer identity on this (destination) cluster. */
