@@ -199,9 +199,10 @@ public final class WireClient implements AutoCloseable {
 
     /**
      * Connects for a call: up to {@value #CONNECT_ATTEMPTS} attempts within the request timeout, each once
-     * kafka-clients' reconnect back-off is over. kafka-clients' {@code awaitReady} fails at once on a connection whose
-     * last attempt failed, and a client kept between calls (LOG_TRUNCATION's) carries that state from a moment its
-     * broker was down: a resume's check, begun as the source came back, failed on an attempt it never made.
+     * kafka-clients' reconnect back-off is over. kafka-clients' {@code awaitReady} fails a call on its first failed
+     * attempt, and at once on a connection whose last attempt failed, which a client kept between calls
+     * (LOG_TRUNCATION's) carries from a moment its broker was down: a resume's check begun as the source came back
+     * failed so (decisions §36).
      */
     private void awaitReady(KafkaClient client, Node node, Node connection) throws IOException {
         long deadline = time.milliseconds() + requestTimeoutMs;
