@@ -41,6 +41,8 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
     private final AppendLoop appendLoop;
     /** The thread running this data plane's round now, or null: what a stuck check may interrupt. */
     private volatile Thread inRound;
+    /** The loop whose round is under way ("fetcher", "appender"), or null between rounds (for the liveness check). */
+    private volatile String roundOf;
     /** Completes once the data plane has left its fetcher (closed or dead). */
     private final CompletableFuture<Void> detached = new CompletableFuture<>();
 
@@ -75,12 +77,14 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         inRound = Thread.currentThread();
         try {
             long wait;
+            roundOf = "fetcher";
             try {
                 wait = fetchLoop.round();
             } catch (Throwable t) {
                 pipeline.loopDied("fetcher", "died", t);
                 return Long.MAX_VALUE;
             }
+            roundOf = "appender";
             try {
                 wait = Math.min(wait, appendLoop.round()); // a transaction step due again soon shortens the poll
             } catch (Throwable t) {
@@ -88,6 +92,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
             }
             return wait;
         } finally {
+            roundOf = null;
             inRound = null;
         }
     }
@@ -131,12 +136,14 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
             return false;
         }
         long now = System.nanoTime();
-        String loop = now - pipeline.fetcherBeat > stuckAfterMs * 1_000_000
-                ? "fetcher"
-                : now - pipeline.appenderBeat > stuckAfterMs * 1_000_000 ? "appender" : null;
-        if (loop == null) {
+        long limit = stuckAfterMs * 1_000_000;
+        // the two loops go round one after the other on one thread, so a round that hangs leaves the other loop's beat
+        // older than its own: the thread is stuck once neither beat moved for the limit, and the stuck loop is the one
+        // whose round is under way (outside a round, in the network poll that runs the answers' handlers: the fetcher)
+        if (now - pipeline.fetcherBeat <= limit || now - pipeline.appenderBeat <= limit) {
             return false;
         }
+        String loop = "appender".equals(roundOf) ? "appender" : "fetcher";
         Thread stuck = inRound;
         if (stuck == null && fetcher.current() != null) {
             return false; // another data plane's round holds the fetcher's thread: that one is the stuck one

@@ -125,6 +125,45 @@ class DataPlaneLivenessTest {
     }
 
     @Test
+    void aStuckAppendRoundShouldBeNamedAsTheAppender() {
+        // the append round asks for the destination's view (a test's view loader runs in the round): it hangs there,
+        // after the fetch round of the same turn moved the fetcher's beat
+        CountDownLatch never = new CountDownLatch(1);
+        AtomicInteger loads = new AtomicInteger();
+        Fetcher onThreads = new Fetcher(0, WireNetwork.over("test", sourceNetwork), threads, null).start();
+        fetcher = new MirrorFetcher(
+                "m1",
+                "source-cluster",
+                onThreads,
+                onThreads.sourceClient("m1", "source", null, 1000),
+                onThreads.destinationClient("destination", 1000),
+                topics -> CompletableFuture.completedFuture(SOURCE),
+                topics -> {
+                    loads.incrementAndGet();
+                    try {
+                        never.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return CompletableFuture.completedFuture(ClusterView.empty());
+                },
+                null,
+                listener,
+                1,
+                1000,
+                new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
+        fetcher.add(PARTITION, 0, -1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> loads.get() > 0);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> fetcher.checkLiveness(200));
+
+        assertThat(listener.failures.get(PARTITION))
+                .contains("the data plane's appender thread is stuck (no progress for over 200 ms)");
+        assertThat(fetcher.death())
+                .isCompletedWithValueMatching(death -> death.loop().equals("appender"));
+    }
+
+    @Test
     void aLoopThatGoesRoundShouldNotBeReportedStuck() {
         fetcher = start();
         fetcher.add(PARTITION, 0, -1);
