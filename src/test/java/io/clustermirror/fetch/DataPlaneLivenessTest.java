@@ -130,14 +130,10 @@ class DataPlaneLivenessTest {
         // after the fetch round of the same turn moved the fetcher's beat
         CountDownLatch never = new CountDownLatch(1);
         AtomicInteger loads = new AtomicInteger();
-        Fetcher onThreads = new Fetcher(0, WireNetwork.over("test", sourceNetwork), threads, null).start();
-        fetcher = new MirrorFetcher(
-                "m1",
-                "source-cluster",
-                onThreads,
-                onThreads.sourceClient("m1", "source", null, 1000),
-                onThreads.destinationClient("destination", 1000),
-                topics -> CompletableFuture.completedFuture(SOURCE),
+        fetcher = dataPlane(
+                new Fetcher(0, WireNetwork.over("test", sourceNetwork), threads, null).start(),
+                listener,
+                1000,
                 topics -> {
                     loads.incrementAndGet();
                     try {
@@ -146,12 +142,7 @@ class DataPlaneLivenessTest {
                         Thread.currentThread().interrupt();
                     }
                     return CompletableFuture.completedFuture(ClusterView.empty());
-                },
-                null,
-                listener,
-                1,
-                1000,
-                new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
+                });
         fetcher.add(PARTITION, 0, -1);
         await().atMost(Duration.ofSeconds(10)).until(() -> loads.get() > 0);
 
@@ -188,6 +179,13 @@ class DataPlaneLivenessTest {
      * destination has no leaders, so nothing is appended.
      */
     static MirrorFetcher dataPlane(Fetcher fetcher, DataPlane.Listener listener, int timeoutMs) {
+        return dataPlane(
+                fetcher, listener, timeoutMs, topics -> CompletableFuture.completedFuture(ClusterView.empty()));
+    }
+
+    /** The same, its destination's view loaded by {@code destinationViews} (in the append round, as tests' are). */
+    private static MirrorFetcher dataPlane(
+            Fetcher fetcher, DataPlane.Listener listener, int timeoutMs, Pipeline.Views destinationViews) {
         return new MirrorFetcher(
                 "m1",
                 "source-cluster",
@@ -195,7 +193,7 @@ class DataPlaneLivenessTest {
                 fetcher.sourceClient("m1", "source", null, timeoutMs),
                 fetcher.destinationClient("destination", timeoutMs),
                 topics -> CompletableFuture.completedFuture(SOURCE),
-                topics -> CompletableFuture.completedFuture(ClusterView.empty()),
+                destinationViews,
                 null,
                 listener,
                 1,
