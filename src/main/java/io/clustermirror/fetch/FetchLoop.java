@@ -96,13 +96,14 @@ final class FetchLoop {
     }
 
     /**
-     * A Fetch in flight: its lane, what each partition in it was fetched from, the bytes the throttle granted it (and
-     * the budget holds for it), whether that has been settled.
+     * A Fetch in flight: its lane, what each partition in it was fetched from, the bytes it asked for (the budget holds
+     * them for it), the bytes the throttle granted it when sent (0 for a long poll), whether that has been settled.
      */
     private record FetchContext(
             FetchLanes.Lane lane,
             Map<TopicPartition, FetchPartition.FetchTicket> tickets,
             int maxBytes,
+            int granted,
             AtomicBoolean settled) {}
 
     /**
@@ -247,9 +248,12 @@ final class FetchLoop {
                 tickets.values().forEach(t -> t.state().fetchDone());
                 return;
             }
-            int maxBytes = throttle.acquire(
-                    (int) Math.min(FETCH_MAX_BYTES, Math.max(MIN_FREE_QUEUE_BYTES, pipeline.budget.available())),
-                    PARTITION_FETCH_BYTES);
+            int wanted = (int) Math.min(FETCH_MAX_BYTES, Math.max(MIN_FREE_QUEUE_BYTES, pipeline.budget.available()));
+            // a long poll (every partition caught up) is charged what it brings, when it brings it
+            boolean longPoll = tickets.values().stream().allMatch(t -> t.state().caughtUp());
+            int maxBytes = longPoll
+                    ? throttle.allowance(wanted, PARTITION_FETCH_BYTES)
+                    : throttle.acquire(wanted, PARTITION_FETCH_BYTES);
             if (maxBytes == 0) { // the instance's replication budget is in debt: sent once it is paid off
                 heldBack = true;
                 lane.heldBack = true;
@@ -257,7 +261,8 @@ final class FetchLoop {
                 tickets.values().forEach(t -> t.state().fetchDone());
                 return;
             }
-            FetchContext context = new FetchContext(lane, tickets, maxBytes, new AtomicBoolean());
+            FetchContext context =
+                    new FetchContext(lane, tickets, maxBytes, longPoll ? 0 : maxBytes, new AtomicBoolean());
             // the answer's bytes are held against the instance's budget until they are queued (at most a grant each)
             pipeline.budget.add(maxBytes);
             try {
@@ -311,7 +316,7 @@ final class FetchLoop {
     /** Once per Fetch: the throttle is charged what came back, and the budget's hold on the answer ends. */
     private void settle(FetchContext context, long received) {
         if (context.settled().compareAndSet(false, true)) {
-            throttle.settle(context.maxBytes(), received);
+            throttle.settle(context.granted(), received);
             pipeline.budget.release(context.maxBytes());
         }
     }

@@ -14,8 +14,9 @@ import org.apache.kafka.common.utils.Time;
  * one would come back mostly as the cut tail of a batch), and that much is taken when it is sent, so that other loops
  * and other brokers cannot spend the same bytes meanwhile. When its answer arrives, the difference to the bytes that
  * actually came back is settled: a Fetch that brought more than it asked for (the broker always returns a whole first
- * batch) leaves a debt the next ones wait out, one that brought less gives the rest back. Over any window the bytes
- * fetched are therefore the rate times the window, plus at most one second's burst and one grant per Fetch in flight.
+ * batch) leaves a debt the next ones wait out, one that brought less gives the rest back. A long poll takes nothing when
+ * sent and is charged what it brought ({@link #allowance}). Over any window the bytes fetched are therefore the rate
+ * times the window, plus at most one second's burst and one grant per Fetch in flight.
  *
  * <p>Thread-safe. A grant whose answer never comes (its data plane was closed meanwhile) stays taken: a one-off debt
  * that the rate pays off, never a lasting loss. A grant made while unlimited is settled as if nothing had been taken.
@@ -92,6 +93,23 @@ public final class ReplicationThrottle {
      * @param atLeast the least worth asking for: granted even when the bucket holds less (the debt is waited out after)
      */
     synchronized int acquire(int wanted, int atLeast) {
+        return grant(wanted, atLeast, true);
+    }
+
+    /**
+     * How many bytes a long poll may ask for (a Fetch whose partitions are all caught up: the broker holds it until new
+     * data comes or its wait ends), taking nothing now; 0 while the budget is in debt, as {@link #acquire}. Its answer
+     * is charged in full: settle it with a grant of 0. A long poll that took its grant when sent would hold the budget
+     * through the broker's wait and bring nothing back, and the caught-up lanes of every mirror would take the bucket in
+     * turn from the lanes that have bytes to fetch (a mirror copying a backlog next to idle mirrors got 8% of the rate).
+     * Its answer may bring data that came meanwhile, up to what it asked for: a debt the next Fetches wait out, as an
+     * answer larger than its grant leaves.
+     */
+    synchronized int allowance(int wanted, int atLeast) {
+        return grant(wanted, atLeast, false);
+    }
+
+    private int grant(int wanted, int atLeast, boolean take) {
         if (limit == null) {
             return wanted;
         }
@@ -104,7 +122,9 @@ public final class ReplicationThrottle {
             return 0;
         }
         int grant = (int) Math.min(wanted, Math.max(Math.min(atLeast, wanted), tokens));
-        take(grant, now);
+        if (take) {
+            take(grant, now);
+        }
         return grant;
     }
 

@@ -17,6 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.ClientRequest;
 import org.apache.kafka.clients.MockClient;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicIdPartition;
@@ -103,6 +104,58 @@ class DataPlaneThrottleTest {
         assertThat(listener.throttledMs).containsOnlyKeys("1/0");
         assertThat(listener.throttledMs.get("1/0")).isBetween(1899L, 1901L);
         assertThat(listener.throttleReports.get()).isGreaterThan(1);
+    }
+
+    @Test
+    void aLongPollOfCaughtUpPartitionsShouldHoldNoneOfTheBudgetFromALaneWithABacklog() {
+        // Given 1 MiB/s on a clock that stands still (no debt is ever paid off), and a partition on broker 1 that is
+        // caught up after its first answer (nothing there, high watermark 0): its next Fetch, a long poll, stays with
+        // the
+        // broker (never answered here)
+        Node other = new Node(2, "localhost", 9093);
+        MirrorPartition behind = new MirrorPartition("orders", 1);
+        ClusterView source = new ClusterView(
+                "source-cluster",
+                List.of(BROKER, other),
+                Map.of(new TopicPartition("orders", 0), BROKER, new TopicPartition("orders", 1), other),
+                Map.of("orders", TOPIC_ID),
+                Map.of(TOPIC_ID, "orders"));
+        ReplicationThrottle throttle = new ReplicationThrottle(MiB, time);
+        List<ClientRequest> sent = new CopyOnWriteArrayList<>();
+        MockClient network = new MockClient(time) {
+            @Override
+            public void send(ClientRequest request, long now) {
+                sent.add(request);
+                super.send(request, now);
+            }
+        };
+        network.prepareResponse(answer(MemoryRecords.EMPTY, 0));
+        Fetcher pooled = new Fetcher(0, WireNetwork.over("test", network), threads, null);
+        fetcher = dataPlane(pooled, source, listener, throttle);
+        fetcher.add(PARTITION, 0, -1);
+        pooled.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> sent.size() == 2);
+        assertThat(fetch(sent.get(1)).fetchData().keySet()).containsExactly(new TopicPartition("orders", 0));
+
+        // When a partition with a backlog joins on broker 2
+        fetcher.add(behind, 0, -1);
+
+        // Then its Fetch goes at once, granted the least worth asking for (the bucket is empty, not in debt): the long
+        // poll in flight took none of it
+        await().atMost(Duration.ofSeconds(10)).until(() -> sent.size() == 3);
+        assertThat(fetch(sent.get(2)).fetchData().keySet()).containsExactly(new TopicPartition("orders", 1));
+        assertThat(maxBytes(sent.get(2))).isEqualTo(MiB);
+        assertThat(maxBytes(sent.get(1)))
+                .as("the long poll asks for what the bucket holds, at least 1 MiB")
+                .isEqualTo(MiB);
+    }
+
+    private static FetchRequest.Builder fetch(ClientRequest request) {
+        return (FetchRequest.Builder) request.requestBuilder();
+    }
+
+    private static int maxBytes(ClientRequest request) {
+        return fetch(request).build().maxBytes();
     }
 
     private static FetchResponse answer(MemoryRecords records, long highWatermark) {

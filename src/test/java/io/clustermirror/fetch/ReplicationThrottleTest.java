@@ -64,6 +64,27 @@ class ReplicationThrottleTest {
     }
 
     @Test
+    void aLongPollShouldTakeNothingWhenSentAndBeChargedWhatItBrings() {
+        ReplicationThrottle throttle = new ReplicationThrottle(2L * MiB, time);
+        time.sleep(1000);
+
+        // the long polls of caught-up lanes may ask for what the bucket holds, and take none of it
+        assertThat(throttle.allowance(WANTED, MiB)).isEqualTo(2 * MiB);
+        assertThat(throttle.allowance(WANTED, MiB)).isEqualTo(2 * MiB);
+        assertThat(throttle.acquire(WANTED, MiB))
+                .as("a lane with a backlog: all of it")
+                .isEqualTo(2 * MiB);
+        throttle.settle(0, 0); // a long poll that brought nothing
+        assertThat(throttle.delayMs()).isZero();
+
+        throttle.settle(0, MiB); // one that brought 1 MiB that came meanwhile: owed now
+        assertThat(throttle.delayMs()).isEqualTo(500);
+        assertThat(throttle.allowance(WANTED, MiB)).as("in debt").isZero();
+        time.sleep(500);
+        assertThat(throttle.allowance(WANTED, MiB)).as("empty, not in debt").isEqualTo(MiB);
+    }
+
+    @Test
     void aGrantShouldBeTakenWhenSentSoThatOtherLoopsWaitMeanwhile() {
         ReplicationThrottle throttle = new ReplicationThrottle(2L * MiB, time);
         time.sleep(1000);

@@ -139,6 +139,8 @@ class ThrottleIT extends ServiceIT {
         service.start();
         assertThat(entry().path("source").asText()).isEqualTo("DYNAMIC");
         assertThat(metrics()).contains("cluster_mirror_replication_throttled_rate " + (double) (2 * MiB));
+        // and 30 idle mirrors next to it, whose Fetches wait on the source for data that does not come
+        startIdleMirrors(30);
         http.createMirror(mirror, bed.source().bootstrapServers(), Map.of(), as("admin"));
         AccessMatrix.Answer started =
                 call("admin", "POST", "/v1/mirrors/" + mirror + "/topics:start", "{\"topics\":[\"" + topic + "\"]}");
@@ -182,6 +184,41 @@ class ThrottleIT extends ServiceIT {
         }
         assertThat(entry().path("source").asText()).isEqualTo("DEFAULT");
         assertThat(metrics()).contains("cluster_mirror_replication_throttled_rate " + (double) Long.MAX_VALUE);
+    }
+
+    /**
+     * Mirrors of one partition each, copied and caught up (10 records), so that each mirror's Fetch is a long poll: the
+     * source broker holds it until its wait ends. A long poll that held the budget through that wait took it from the
+     * mirror with a backlog: with 30 of them it copied at 9% of the rate (3 were not enough to show it; ProgressIT, on
+     * the shared service among the other tests' mirrors, once measured 8%).
+     */
+    private static void startIdleMirrors(int count) throws Exception {
+        Map<String, String> topics = new HashMap<>();
+        for (int i = 0; i < count; i++) {
+            String mirror = uniqueName("idle");
+            String topic = uniqueName("idle");
+            try (Admin admin = bed.sourceAdmin()) {
+                Kafka.createTopic(admin, topic, 1, Map.of());
+            }
+            Kafka.produce(bed.source().bootstrapServers(), topic, 10, "lz4", "idle");
+            http.createMirror(mirror, bed.source().bootstrapServers(), Map.of(), as("admin"));
+            AccessMatrix.Answer started = call(
+                    "admin", "POST", "/v1/mirrors/" + mirror + "/topics:start", "{\"topics\":[\"" + topic + "\"]}");
+            assertThat(started.status()).as(started.body()).isEqualTo(200);
+            topics.put(mirror, topic);
+        }
+        await("idle mirrors caught up")
+                .atMost(Duration.ofSeconds(60))
+                .untilAsserted(() -> topics.forEach((m, t) -> {
+                    AccessMatrix.Answer described = call("admin", "GET", "/v1/mirrors/" + m + "/topics/" + t, null);
+                    JsonNode partition = described.json().path("partitions").path(0);
+                    assertThat(partition.path("state").asText())
+                            .as(described.body())
+                            .isEqualTo("MIRRORING");
+                    assertThat(partition.path("lag").asLong(-1))
+                            .as(described.body())
+                            .isZero();
+                }));
     }
 
     /** One measurement of a topic's log bytes on a broker (all partitions), at the middle of the call. */
