@@ -248,9 +248,13 @@ final class FetchLoop {
                 tickets.values().forEach(t -> t.state().fetchDone());
                 return;
             }
-            int wanted = (int) Math.min(FETCH_MAX_BYTES, Math.max(MIN_FREE_QUEUE_BYTES, pipeline.budget.available()));
-            // a long poll (every partition caught up) is charged what it brings, when it brings it
+            // a long poll (every partition caught up; the broker holds it until data comes) mostly brings nothing: it
+            // asks for one partition's fetch size, so that idle lanes hold little of the budget through the broker's
+            // wait, and the throttle charges it what it brings, when it brings it
             boolean longPoll = tickets.values().stream().allMatch(t -> t.state().caughtUp());
+            int wanted = longPoll
+                    ? PARTITION_FETCH_BYTES
+                    : (int) Math.min(FETCH_MAX_BYTES, Math.max(MIN_FREE_QUEUE_BYTES, pipeline.budget.available()));
             int maxBytes = longPoll
                     ? throttle.allowance(wanted, PARTITION_FETCH_BYTES)
                     : throttle.acquire(wanted, PARTITION_FETCH_BYTES);

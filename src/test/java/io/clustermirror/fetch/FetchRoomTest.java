@@ -54,7 +54,7 @@ class FetchRoomTest {
     private final List<Sent> sent = new CopyOnWriteArrayList<>();
     private MirrorFetcher fetcher;
 
-    private record Sent(long atMs, Set<TopicPartition> partitions, int maxWaitMs) {}
+    private record Sent(long atMs, Set<TopicPartition> partitions, int maxWaitMs, int maxBytes) {}
 
     @AfterEach
     void close() {
@@ -95,6 +95,10 @@ class FetchRoomTest {
         assertThat(sent.get(1).partitions()).containsExactlyInAnyOrder(BEHIND, OTHER);
         assertThat(sent.get(1).atMs() - sent.get(0).atMs()).isLessThan(250);
         assertThat(sent.get(1).maxWaitMs()).isEqualTo(250);
+        // asking for one partition's fetch size, not the 16 MiB of a Fetch of partitions behind: it holds that much of
+        // the instance's budget for queued batches while it waits, as every idle lane of every mirror does
+        assertThat(sent.get(0).maxBytes()).isEqualTo(16 * 1024 * KiB);
+        assertThat(sent.get(1).maxBytes()).isEqualTo(FetchLoop.PARTITION_FETCH_BYTES);
     }
 
     @Test
@@ -138,7 +142,8 @@ class FetchRoomTest {
                     fetch.fetchData(Map.of(TOPIC_ID, "orders")).keySet().stream()
                             .map(TopicIdPartition::topicPartition)
                             .collect(Collectors.toSet()),
-                    fetch.maxWait()));
+                    fetch.maxWait(),
+                    fetch.maxBytes()));
             return true;
         };
         LinkedHashMap<TopicIdPartition, FetchResponseData.PartitionData> data = new LinkedHashMap<>();
