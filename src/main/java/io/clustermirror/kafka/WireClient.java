@@ -206,26 +206,34 @@ public final class WireClient implements AutoCloseable {
      */
     private void awaitReady(KafkaClient client, Node node, Node connection) throws IOException {
         long deadline = time.milliseconds() + requestTimeoutMs;
-        for (int attempt = 1; ; attempt++) {
-            long now = time.milliseconds();
-            while (client.connectionFailed(connection) && now < deadline) {
-                long backoff = client.connectionDelay(connection, now);
-                if (backoff <= 0) {
-                    break;
-                }
-                client.poll(Math.min(backoff, deadline - now), now);
-                now = time.milliseconds();
-            }
+        IOException failed = null;
+        for (int attempt = 1; attempt <= CONNECT_ATTEMPTS && time.milliseconds() < deadline; attempt++) {
+            waitOutReconnectBackoff(client, connection, deadline);
             try {
-                if (NetworkClientUtils.awaitReady(client, connection, time, Math.max(0, deadline - now))) {
+                long left = Math.max(0, deadline - time.milliseconds());
+                if (NetworkClientUtils.awaitReady(client, connection, time, left)) {
                     return;
                 }
-                throw new IOException(clientId + ": broker " + node + " not ready within " + requestTimeoutMs + " ms");
+                failed = null; // the request timeout is over: that, not an earlier attempt's failure, is the reason
             } catch (IOException e) {
-                if (attempt >= CONNECT_ATTEMPTS || time.milliseconds() >= deadline) {
-                    throw e;
-                }
+                failed = e;
             }
+        }
+        throw failed != null
+                ? failed
+                : new IOException(clientId + ": broker " + node + " not ready within " + requestTimeoutMs + " ms");
+    }
+
+    /** Polls until a connection whose last attempt failed may be tried again (or the deadline). */
+    private void waitOutReconnectBackoff(KafkaClient client, Node connection, long deadline) {
+        long now = time.milliseconds();
+        while (client.connectionFailed(connection) && now < deadline) {
+            long backoff = client.connectionDelay(connection, now);
+            if (backoff <= 0) {
+                return;
+            }
+            client.poll(Math.min(backoff, deadline - now), now);
+            now = time.milliseconds();
         }
     }
 
