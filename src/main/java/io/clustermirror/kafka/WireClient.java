@@ -206,8 +206,10 @@ public final class WireClient implements AutoCloseable {
      */
     private void awaitReady(KafkaClient client, Node node, Node connection) throws IOException {
         long deadline = time.milliseconds() + requestTimeoutMs;
-        IOException failed = null;
-        for (int attempt = 1; attempt <= CONNECT_ATTEMPTS && time.milliseconds() < deadline; attempt++) {
+        IOException failed;
+        int attempts = 0;
+        do { // the first attempt always: a connection that is ready is used whatever the timeout
+            attempts++;
             waitOutReconnectBackoff(client, connection, deadline);
             try {
                 long left = Math.max(0, deadline - time.milliseconds());
@@ -218,7 +220,7 @@ public final class WireClient implements AutoCloseable {
             } catch (IOException e) {
                 failed = e;
             }
-        }
+        } while (attempts < CONNECT_ATTEMPTS && time.milliseconds() < deadline);
         throw failed != null
                 ? failed
                 : new IOException(clientId + ": broker " + node + " not ready within " + requestTimeoutMs + " ms");
