@@ -191,7 +191,7 @@ final class MirrorRuntimes {
         fetcher.onDeath(death -> {
             deadLoops.incrementAndGet();
             lastDeadLoop = death.reason();
-            metrics.deadLoop(name, death.loop());
+            metrics.deadLoop(name, death.loop().label());
         });
         metrics.registerMirror(
                 name,

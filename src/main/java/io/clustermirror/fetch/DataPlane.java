@@ -3,6 +3,7 @@ package io.clustermirror.fetch;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.OpenTransaction;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -75,8 +76,19 @@ public interface DataPlane {
         default void onThrottled(int sourceBroker, int fetcher, long millis) {}
     }
 
-    /** A loop of a data plane ({@code loop}: fetcher or appender) that died or was stuck, and why. */
-    record LoopDeath(String loop, String reason) {}
+    /** The two loops of a data plane, which go round one after the other on its fetcher's thread. */
+    enum Loop {
+        FETCHER,
+        APPENDER;
+
+        /** Its name in reasons and in the {@code loop} label of the dead-loop metric: "fetcher", "appender". */
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** A loop of a data plane that died or was stuck, and why. */
+    record LoopDeath(Loop loop, String reason) {}
 
     /**
      * What the coordinator's samplers read of a partition in the data plane, every few seconds (volatile fields, no

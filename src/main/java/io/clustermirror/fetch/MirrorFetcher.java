@@ -41,8 +41,8 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
     private final AppendLoop appendLoop;
     /** The thread running this data plane's round now, or null: what a stuck check may interrupt. */
     private volatile Thread inRound;
-    /** The loop whose round is under way ("fetcher", "appender"), or null between rounds (for the liveness check). */
-    private volatile String roundOf;
+    /** The loop whose round is under way, or null between rounds (for the liveness check). */
+    private volatile DataPlane.Loop roundOf;
     /** Completes once the data plane has left its fetcher (closed or dead). */
     private final CompletableFuture<Void> detached = new CompletableFuture<>();
 
@@ -77,18 +77,18 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         inRound = Thread.currentThread();
         try {
             long wait;
-            roundOf = "fetcher";
+            roundOf = DataPlane.Loop.FETCHER;
             try {
                 wait = fetchLoop.round();
             } catch (Throwable t) {
-                pipeline.loopDied("fetcher", "died", t);
+                pipeline.loopDied(DataPlane.Loop.FETCHER, "died", t);
                 return Long.MAX_VALUE;
             }
-            roundOf = "appender";
+            roundOf = DataPlane.Loop.APPENDER;
             try {
                 wait = Math.min(wait, appendLoop.round()); // a transaction step due again soon shortens the poll
             } catch (Throwable t) {
-                pipeline.loopDied("appender", "died", t);
+                pipeline.loopDied(DataPlane.Loop.APPENDER, "died", t);
             }
             return wait;
         } finally {
@@ -111,7 +111,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
 
     @Override
     public void networkDied(String fetcherName, Throwable cause) {
-        pipeline.loopDied("fetcher", "died (" + fetcherName + "'s network client failed)", cause);
+        pipeline.loopDied(DataPlane.Loop.FETCHER, "died (" + fetcherName + "'s network client failed)", cause);
     }
 
     @Override
@@ -143,7 +143,7 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         if (now - pipeline.fetcherBeat <= limit || now - pipeline.appenderBeat <= limit) {
             return false;
         }
-        String loop = "appender".equals(roundOf) ? "appender" : "fetcher";
+        DataPlane.Loop loop = roundOf == DataPlane.Loop.APPENDER ? DataPlane.Loop.APPENDER : DataPlane.Loop.FETCHER;
         Thread stuck = inRound;
         if (stuck == null && fetcher.current() != null) {
             return false; // another data plane's round holds the fetcher's thread: that one is the stuck one

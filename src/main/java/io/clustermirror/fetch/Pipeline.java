@@ -222,13 +222,13 @@ final class Pipeline {
      * as Failed ({@link FetchPartition#phase}) and takes no transition, and what is queued goes back to the budget when
      * the fetcher lets the data plane go ({@link #detached}).
      */
-    void loopDied(String loop, String how, Throwable cause) {
+    void loopDied(DataPlane.Loop loop, String how, Throwable cause) {
         String reason;
         synchronized (this) { // the lock add() takes: a partition is either refused or ended here
             if (deadReason != null || !running) {
                 return; // already ended, or closing: a thread interrupted by close() is no death
             }
-            reason = "the data plane's " + loop + " thread " + how + ": " + cause;
+            reason = "the data plane's " + loop.label() + " thread " + how + ": " + cause;
             deadReason = reason;
         }
         running = false;

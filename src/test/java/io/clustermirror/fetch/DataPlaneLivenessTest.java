@@ -66,7 +66,7 @@ class DataPlaneLivenessTest {
         assertThat(fetcher.death())
                 .succeedsWithin(Duration.ofSeconds(10))
                 .extracting(DataPlane.LoopDeath::loop)
-                .isEqualTo("fetcher");
+                .isEqualTo(DataPlane.Loop.FETCHER);
         assertThat(listener.failures.get(PARTITION)) // failed before the death completes
                 .contains("the data plane's fetcher thread died")
                 .contains("OutOfMemoryError: simulated");
@@ -118,8 +118,7 @@ class DataPlaneLivenessTest {
         assertThat(listener.failures.get(PARTITION))
                 .contains("the data plane's fetcher thread is stuck (no progress for over 200 ms)")
                 .contains("WAITING");
-        assertThat(fetcher.death())
-                .isCompletedWithValueMatching(death -> death.loop().equals("fetcher"));
+        assertThat(fetcher.death()).isCompletedWithValueMatching(death -> death.loop() == DataPlane.Loop.FETCHER);
         await().atMost(Duration.ofSeconds(10)).untilTrue(interrupted);
         assertThat(fetcher.checkLiveness(200)).isFalse(); // reported once
     }
@@ -150,8 +149,7 @@ class DataPlaneLivenessTest {
 
         assertThat(listener.failures.get(PARTITION))
                 .contains("the data plane's appender thread is stuck (no progress for over 200 ms)");
-        assertThat(fetcher.death())
-                .isCompletedWithValueMatching(death -> death.loop().equals("appender"));
+        assertThat(fetcher.death()).isCompletedWithValueMatching(death -> death.loop() == DataPlane.Loop.APPENDER);
     }
 
     @Test
