@@ -3,12 +3,13 @@
 # two KafkaConsumer->KafkaProducer copies and MirrorMaker 2, each in its own process between the same two brokers,
 # side by side in one run. Prints the figures and the ratios against the ceiling; writes bench/results/catch-up.txt
 # and bench/results/catch-up.png (destination progress of every copier over time).
-# Usage: bench/catch-up.sh [records] [--two-mirrors] [--warm[=N]] [--repeat=N] [--copiers=bare,mirror,copy,copy-tuned,mm2]
+# Usage: bench/catch-up.sh [records] [--two-mirrors] [--warm[=N]] [--warm-starts=N] [--repeat=N] [--copiers=bare,mirror,copy,copy-tuned,mm2]
 #                          [--service=key=value ...]
 #   records: default 1,000,000 records of 1 KiB, lz4, 8 partitions
 #   --two-mirrors: also two mirrors of one service, each mirroring a topic of 4 partitions (the same records)
 #   --warm[=N]: the bare loop and the service first copy N other records (default three times the backlog), then the
 #     measured backlog: a copier that has been running (the others start cold)
+#   --warm-starts=N: those warm-up records in N copies one after the other, each started anew (default 1)
 #   --repeat=N: the bare loop and the service N times, alternating which goes first; ratios per run, medians judged
 #   --copiers: run only these (default all; mm2 needs MirrorMaker 2's classpath, resolved below from Maven Central)
 set -euo pipefail

@@ -58,8 +58,8 @@ import org.apache.kafka.common.utils.Time;
  * waits until its standard input closes (the benchmark reads its CPU time, then ends it).
  *
  * <p>Usage: {@code BareCopyLoop <source bootstrap> <destination bootstrap> <source topic> <target topic> [<warm-up
- * topic> <warm-up target>]}. The target topics exist with as many partitions as their source topics. With a warm-up
- * pair it copies that first, the same way, and says "ready" only then (the JIT compiler is still at work after it:
+ * topic> <warm-up target> ...]}. The target topics exist with as many partitions as their source topics. With warm-up
+ * pairs it copies them first, one after the other, the same way, and says "ready" only then (the JIT compiler is still at work after it:
  * README, Catch-up).
  *
  * <p>{@code BareCopyLoop --follow <source bootstrap> <destination bootstrap> <source topic> <target topic>} is the
@@ -106,10 +106,10 @@ public final class BareCopyLoop {
         }
         String sourceBootstrap = args[0];
         String destinationBootstrap = args[1];
-        if (args.length > 5) {
-            // warm: the same copy of another topic first
-            copy(sourceBootstrap, destinationBootstrap, args[4], args[5], false, false);
-            System.out.println("warmed up on " + args[4]);
+        for (int warm = 4; warm + 1 < args.length; warm += 2) {
+            // warm: the same copy of other topics first, one after the other, each with new clients
+            copy(sourceBootstrap, destinationBootstrap, args[warm], args[warm + 1], false, false);
+            System.out.println("warmed up on " + args[warm]);
             BenchSupport.syncPageCache(); // what the warm-up wrote is not written back during the measured copy
         }
         copy(sourceBootstrap, destinationBootstrap, args[2], args[3], true, false);

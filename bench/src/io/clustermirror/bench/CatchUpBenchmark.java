@@ -20,6 +20,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
@@ -40,7 +41,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * up and in the middle half, CPU of the copier and of the brokers, the ratios against the ceiling with the issue's
  * targets, and draws the progress of every copier into {@code bench/results/catch-up.png}.
  *
- * <p>Run with {@code bench/catch-up.sh [records] [--two-mirrors] [--warm[=records]] [--repeat=N]
+ * <p>Run with {@code bench/catch-up.sh [records] [--two-mirrors] [--warm[=records]] [--warm-starts=N] [--repeat=N]
  * [--copiers=bare,mirror,copy,copy-tuned,mm2]
  * [--service=key=value ...]}.
  */
@@ -57,6 +58,16 @@ public final class CatchUpBenchmark {
      * warm-up records each, so that the service copies as many as the one-mirror service).
      */
     private static final List<String> WARM_PAIR = List.of("warm.pair.a", "warm.pair.b");
+    /**
+     * With {@code --warm-starts=N}: the warm-up topics of start {@code i} (0-based), {@code i > 0} suffixed ".2", ".3",
+     * ... Each copier copies them one start after the other, each start's once the one before is copied.
+     */
+    private static List<String> warmTopics(List<String> first, int start) {
+        return start == 0
+                ? first
+                : first.stream().map(t -> t + "." + (start + 1)).toList();
+    }
+
     /** The two-mirror variant's source topics: the same number of records and partitions, split in two. */
     private static final List<String> PAIR = List.of("pair.a", "pair.b");
 
@@ -179,6 +190,7 @@ public final class CatchUpBenchmark {
         boolean twoMirrors = false;
         boolean warm = false;
         long warmRecords = 0; // with --warm: three times the backlog; --warm=N: N
+        int warmStarts = 1; // --warm-starts=N: the warm-up records in N copies, each started once the last one is done
         int repeat = 1;
         Set<String> copiers = new LinkedHashSet<>(ALL_COPIERS);
         for (String arg : args) {
@@ -189,6 +201,8 @@ public final class CatchUpBenchmark {
             } else if (arg.startsWith("--warm=")) {
                 warm = true;
                 warmRecords = Long.parseLong(arg.substring("--warm=".length()).replace("_", ""));
+            } else if (arg.startsWith("--warm-starts=")) {
+                warmStarts = Integer.parseInt(arg.substring("--warm-starts=".length()));
             } else if (arg.startsWith("--repeat=")) {
                 repeat = Integer.parseInt(arg.substring("--repeat=".length()));
             } else if (arg.startsWith("--service=")) {
@@ -225,8 +239,9 @@ public final class CatchUpBenchmark {
                 }
                 for (int run = 1; run <= repeat; run++) {
                     destinationTopics.add(new NewTopic(TOPIC + ".bare" + suffix(run), PARTITIONS, (short) 1));
-                    if (warm) {
-                        destinationTopics.add(new NewTopic(WARM + ".bare" + suffix(run), PARTITIONS, (short) 1));
+                    for (int start = 0; warm && start < warmStarts; start++) {
+                        String warmTarget = warmTopics(List.of(WARM), start).get(0) + ".bare" + suffix(run);
+                        destinationTopics.add(new NewTopic(warmTarget, PARTITIONS, (short) 1));
                     }
                 }
                 if (twoMirrors) {
@@ -235,9 +250,11 @@ public final class CatchUpBenchmark {
                 if (warm && warmRecords == 0) {
                     warmRecords = 3 * records;
                 }
-                if (warm) {
-                    sourceTopics.add(new NewTopic(WARM, PARTITIONS, (short) 1));
-                    WARM_PAIR.forEach(t -> sourceTopics.add(new NewTopic(t, PARTITIONS / 2, (short) 1)));
+                for (int start = 0; warm && start < warmStarts; start++) {
+                    sourceTopics.add(
+                            new NewTopic(warmTopics(List.of(WARM), start).get(0), PARTITIONS, (short) 1));
+                    warmTopics(WARM_PAIR, start)
+                            .forEach(t -> sourceTopics.add(new NewTopic(t, PARTITIONS / 2, (short) 1)));
                 }
                 try (Admin admin = BenchSupport.admin(source)) {
                     admin.createTopics(sourceTopics).all().get();
@@ -250,10 +267,20 @@ public final class CatchUpBenchmark {
                     produce(source.bootstrapServers(), PAIR, records, false);
                 }
                 if (warm) {
-                    System.out.printf("Producing %,d records into each warm-up topic...%n", warmRecords);
-                    produce(source.bootstrapServers(), List.of(WARM), warmRecords, false);
-                    if (twoMirrors) {
-                        produce(source.bootstrapServers(), WARM_PAIR, warmRecords, false);
+                    System.out.printf("Producing %,d warm-up records, in %d start(s)...%n", warmRecords, warmStarts);
+                    for (int start = 0; start < warmStarts; start++) {
+                        produce(
+                                source.bootstrapServers(),
+                                warmTopics(List.of(WARM), start),
+                                warmRecords / warmStarts,
+                                false);
+                        if (twoMirrors) {
+                            produce(
+                                    source.bootstrapServers(),
+                                    warmTopics(WARM_PAIR, start),
+                                    warmRecords / warmStarts,
+                                    false);
+                        }
                     }
                 }
                 System.out.println("Warming up the destination broker...");
@@ -266,7 +293,7 @@ public final class CatchUpBenchmark {
                     System.out.println("The service runs with " + String.join(", ", SERVICE_PROPERTIES));
                 }
 
-                Runner runner = new Runner(source, destination, root, records, warmRecords, repeat);
+                Runner runner = new Runner(source, destination, root, records, warmRecords, warmStarts, repeat);
                 List<Result> results = new ArrayList<>();
                 for (int run = 1; run <= repeat; run++) {
                     for (String copier : order(copiers, run)) {
@@ -288,7 +315,7 @@ public final class CatchUpBenchmark {
                         }
                     }
                 }
-                String report = report(results, records, logBytes, warmRecords, repeat);
+                String report = report(results, records, logBytes, warmRecords, warmStarts, repeat);
                 System.out.print(report);
                 Files.createDirectories(BenchCharts.RESULTS);
                 Files.writeString(BenchCharts.RESULTS.resolve("catch-up.txt"), report);
@@ -325,14 +352,16 @@ public final class CatchUpBenchmark {
             Path root,
             long records,
             long warmRecords,
+            int warmStarts,
             int repeat) {
 
         Result bare(long logBytes, int run) throws Exception {
             String target = TOPIC + ".bare" + suffix(run);
             List<String> args =
                     new ArrayList<>(List.of(source.bootstrapServers(), destination.bootstrapServers(), TOPIC, target));
-            if (warmRecords > 0) {
-                args.addAll(List.of(WARM, WARM + ".bare" + suffix(run)));
+            for (int start = 0; warmRecords > 0 && start < warmStarts; start++) {
+                String warmTopic = warmTopics(List.of(WARM), start).get(0);
+                args.addAll(List.of(warmTopic, warmTopic + ".bare" + suffix(run)));
             }
             BenchSupport.syncPageCache(); // and the loop syncs again after its warm-up
             Process copier = BenchSupport.launchCopier(
@@ -414,7 +443,8 @@ public final class CatchUpBenchmark {
 
         /** A new service for each run, with its own state topic; the topics an earlier run mirrored are deleted first. */
         Result mirror(long logBytes, int run) throws Exception {
-            deleteMirrored(run, List.of(TOPIC, WARM));
+            deleteMirrored(
+                    run, Stream.concat(Stream.of(TOPIC), allWarm(List.of(WARM))).toList());
             try (BenchSupport.Service service = BenchSupport.startService(
                     destination,
                     root,
@@ -454,7 +484,7 @@ public final class CatchUpBenchmark {
 
         /** Two mirrors of one service, one topic of half the partitions each; its own state topic. */
         Result twoMirrors(long logBytes, int run) throws Exception {
-            deleteMirrored(run, Stream.concat(PAIR.stream(), WARM_PAIR.stream()).toList());
+            deleteMirrored(run, Stream.concat(PAIR.stream(), allWarm(WARM_PAIR)).toList());
             try (BenchSupport.Service service = BenchSupport.startService(
                     destination,
                     root,
@@ -490,18 +520,23 @@ public final class CatchUpBenchmark {
          * its shard on the pool and a start behind it (the bare loop copies its warm-up pair the same way). The JIT
          * compiler is still at work after it: the per-thread table shows how much.
          */
-        private void warmUp(BenchSupport.Service service, List<String> mirrors, List<String> topics) throws Exception {
-            if (warmRecords == 0) {
-                return;
-            }
-            startAll(service, mirrors, topics);
-            long started = System.nanoTime();
-            while (endOffsets(destination, topics) < warmRecords) {
-                if (!service.process().isAlive() || System.nanoTime() - started > 600_000_000_000L) {
-                    throw new IllegalStateException("the service did not copy the warm-up topics " + topics);
+        private void warmUp(BenchSupport.Service service, List<String> mirrors, List<String> first) throws Exception {
+            for (int start = 0; warmRecords > 0 && start < warmStarts; start++) {
+                List<String> topics = warmTopics(first, start);
+                startAll(service, mirrors, topics);
+                long started = System.nanoTime();
+                while (endOffsets(destination, topics) < warmRecords / warmStarts) {
+                    if (!service.process().isAlive() || System.nanoTime() - started > 600_000_000_000L) {
+                        throw new IllegalStateException("the service did not copy the warm-up topics " + topics);
+                    }
+                    Thread.sleep(SAMPLE_MS);
                 }
-                Thread.sleep(SAMPLE_MS);
             }
+        }
+
+        /** The warm-up topics of every start. */
+        private Stream<String> allWarm(List<String> first) {
+            return IntStream.range(0, warmStarts).boxed().flatMap(start -> warmTopics(first, start).stream());
         }
 
         /**
@@ -630,7 +665,8 @@ public final class CatchUpBenchmark {
         }
     }
 
-    private static String report(List<Result> results, long records, long logBytes, long warmRecords, int repeat) {
+    private static String report(
+            List<Result> results, long records, long logBytes, long warmRecords, int warmStarts, int repeat) {
         StringBuilder out = new StringBuilder();
         out.append(String.format(
                 "%nCatch-up of %,d records (%,d source log bytes, %d partitions), %s%s%s%n",
@@ -641,8 +677,9 @@ public final class CatchUpBenchmark {
                 warmRecords == 0
                         ? ", cold copiers"
                         : String.format(
-                                ", warm copiers (the bare loop and the service copied %,d other records first)",
-                                warmRecords),
+                                ", warm copiers (the bare loop and the service copied %,d other records first%s)",
+                                warmRecords,
+                                warmStarts == 1 ? "" : ", in " + warmStarts + " copies, each started anew"),
                 repeat == 1
                         ? ""
                         : String.format(
