@@ -244,14 +244,15 @@ final class FetchLoop {
             if (tickets.isEmpty()) {
                 return; // nothing to ask for; the session forgets these partitions with the next Fetch
             }
-            if (waitsForRoom(lane, candidates, tickets)) {
+            // a long poll (every partition caught up; the broker holds it until data comes) mostly brings nothing: it
+            // is not sent while a partition of its lane waits for room; it asks for one partition's fetch size, so
+            // that idle lanes hold little of the budget through the broker's wait; the throttle charges it what it
+            // brings, when it brings it
+            boolean longPoll = tickets.values().stream().allMatch(t -> t.state().caughtUp());
+            if (longPoll && waitsForRoom(lane, candidates)) {
                 tickets.values().forEach(t -> t.state().fetchDone());
                 return;
             }
-            // a long poll (every partition caught up; the broker holds it until data comes) mostly brings nothing: it
-            // asks for one partition's fetch size, so that idle lanes hold little of the budget through the broker's
-            // wait, and the throttle charges it what it brings, when it brings it
-            boolean longPoll = tickets.values().stream().allMatch(t -> t.state().caughtUp());
             int wanted = longPoll
                     ? PARTITION_FETCH_BYTES
                     : (int) Math.min(FETCH_MAX_BYTES, Math.max(MIN_FREE_QUEUE_BYTES, pipeline.budget.available()));
@@ -294,7 +295,7 @@ final class FetchLoop {
     }
 
     /**
-     * Whether the lane's Fetch waits for a partition's room: a Fetch of caught-up partitions alone waits on the broker
+     * Whether the lane's long poll waits for a partition's room: a Fetch of caught-up partitions alone waits on the broker
      * for up to {@value #FETCH_MAX_WAIT_MS} ms, and holds the lane that long (one Fetch in flight), while a partition of
      * the lane that is behind, its queue full, gets its room back within milliseconds, as its batches are appended. So
      * such a Fetch is not sent while one waits for room, for at most {@value #FETCH_MAX_WAIT_MS} ms after the lane's
@@ -302,13 +303,9 @@ final class FetchLoop {
      * Measured: a lagging topic next to a caught-up one was copied in bursts, its queues empty for 250 ms out of every
      * ~300 (decisions §13).
      */
-    private boolean waitsForRoom(
-            FetchLanes.Lane lane,
-            List<FetchPartition> candidates,
-            Map<TopicPartition, FetchPartition.FetchTicket> tickets) {
+    private boolean waitsForRoom(FetchLanes.Lane lane, List<FetchPartition> candidates) {
         long waitMs = lane.answeredAtMs + FETCH_MAX_WAIT_MS - throttle.nowMs();
         if (waitMs <= 0
-                || !tickets.values().stream().allMatch(t -> t.state().caughtUp())
                 || candidates.stream()
                         .noneMatch(s -> s.waitsForRoom(MAX_QUEUED_BYTES_PER_PARTITION, MIN_FREE_QUEUE_BYTES))) {
             return false;

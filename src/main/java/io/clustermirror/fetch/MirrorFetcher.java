@@ -143,7 +143,8 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
         if (now - pipeline.fetcherBeat <= limit || now - pipeline.appenderBeat <= limit) {
             return false;
         }
-        DataPlane.Loop loop = roundOf == DataPlane.Loop.APPENDER ? DataPlane.Loop.APPENDER : DataPlane.Loop.FETCHER;
+        DataPlane.Loop round = roundOf;
+        DataPlane.Loop loop = round == null ? DataPlane.Loop.FETCHER : round;
         Thread stuck = inRound;
         if (stuck == null && fetcher.current() != null) {
             return false; // another data plane's round holds the fetcher's thread: that one is the stuck one
