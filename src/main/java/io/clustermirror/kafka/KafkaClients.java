@@ -33,6 +33,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 @ApplicationScoped
 public class KafkaClients {
 
+    /** The destination Admins' first retry back-off, unless {@code kafka.retry.backoff.ms} sets one. */
+    static final int DESTINATION_ADMIN_RETRY_BACKOFF_MS = 10;
+
     private final Map<String, Object> destination;
     private final MirrorServiceConfig config;
     private final SourceConfigProviders configProviders;
@@ -86,14 +89,25 @@ public class KafkaClients {
     }
 
     private Map<String, Object> destinationAdminProps(String role) {
-        Map<String, Object> props = destinationProps(role);
-        props.put(
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
-                config.destination().requestTimeoutMs());
-        props.put(
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                config.destination().requestTimeoutMs());
-        return props;
+        return destinationAdminProps(
+                destinationProps(role), config.destination().requestTimeoutMs());
+    }
+
+    /**
+     * A destination Admin's settings: the request timeout as its call deadline too, and a first retry back-off of
+     * {@value #DESTINATION_ADMIN_RETRY_BACKOFF_MS} ms unless {@code kafka.retry.backoff.ms} sets one. This service reads
+     * the topics it has just created: CreateTopics is answered once the controller committed them, and the leader
+     * takes a few milliseconds more to serve them, answering NOT_LEADER_OR_FOLLOWER meanwhile. kafka-clients' default
+     * first back-off (100 ms) made every topic start wait that long in LOG_TRUNCATION's look-up of the destination's
+     * offsets, measured; the back-off still doubles up to {@code retry.backoff.max.ms} (1 s), so a lasting failure is
+     * asked about a few times more in its first second, no more often after it. Pure.
+     */
+    static Map<String, Object> destinationAdminProps(Map<String, Object> props, int requestTimeoutMs) {
+        Map<String, Object> admin = new HashMap<>(props);
+        admin.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, requestTimeoutMs);
+        admin.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, requestTimeoutMs);
+        admin.putIfAbsent(AdminClientConfig.RETRY_BACKOFF_MS_CONFIG, DESTINATION_ADMIN_RETRY_BACKOFF_MS);
+        return admin;
     }
 
     private Admin watched(String clientId, Supplier<Admin> factory) {
