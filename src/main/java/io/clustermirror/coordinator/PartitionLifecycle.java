@@ -403,7 +403,7 @@ final class PartitionLifecycle {
                 return;
             }
             try {
-                runtime.dataPlane().add(partition, ready.startOffset(), ready.sourceEpoch());
+                runtime.dataPlane().add(partition, ready.startOffset(), ready.sourceEpoch(), ready.sourceEnd());
                 joined.run();
             } catch (RuntimeException e) {
                 failPartition(name, partition, refused.apply(e));

@@ -408,6 +408,11 @@ final class FetchPartition {
         return sourceHighWatermark >= 0 && fetchOffset >= sourceHighWatermark;
     }
 
+    /** Whether the source had records beyond {@link #fetchOffset} at its last answer (or LOG_TRUNCATION's read). */
+    boolean behind() {
+        return fetchOffset < sourceHighWatermark;
+    }
+
     SourceBatch pollQueue() {
         SourceBatch batch = queue.poll();
         if (batch != null) {

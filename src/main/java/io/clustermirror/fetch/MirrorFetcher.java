@@ -195,9 +195,10 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
      * round: the partition is fetched from that round on.
      */
     @Override
-    public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
+    public void add(MirrorPartition partition, long startOffset, int sourceEpoch, long sourceEnd) {
         FetchPartition state = new FetchPartition(
                 partition, startOffset, sourceEpoch, pipeline.nextGeneration(), pipeline.budget, pipeline::deadReason);
+        state.sourceHighWatermark = sourceEnd;
         synchronized (pipeline) { // the lock loopDied and detached take: refused here, or ended there
             String dead = pipeline.deadReason();
             if (dead != null) {

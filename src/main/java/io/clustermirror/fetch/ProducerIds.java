@@ -75,7 +75,8 @@ final class ProducerIds {
     }
 
     /**
-     * Asks for a producer id for each partition that has batches to send and none, as far as the cap allows: where
+     * Asks for a producer id for each partition that has none and batches to send, or records on the source beyond its
+     * fetch offset (they come with its next Fetch), as far as the cap allows: where
      * its name's coordinator is not known yet, FindCoordinator to its leader (up to {@value #MAX_KEYS_PER_FIND} names
      * in one request to each leader: a start of 10,000 partitions finds their coordinators in a few requests), else
      * InitProducerId to the coordinator.
@@ -119,8 +120,10 @@ final class ProducerIds {
                 }
                 continue;
             }
-            if (!state.sendable()) {
-                continue; // a producer id is a write on the coordinator: asked for once there is a batch to send
+            if (!state.sendable() && !state.behind()) {
+                // a producer id is a write on the coordinator: asked for once there is a batch to send, or one to
+                // fetch (so that it is under way while the Fetch is: measured, 2-50 ms of a start)
+                continue;
             }
             Node coordinator = state.identityCoordinator;
             if (busy.contains(coordinator)) {

@@ -278,15 +278,15 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
      * replaced; then once it is, and a partition that cannot enter it then fails through the listener with the reason.
      */
     @Override
-    public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
+    public void add(MirrorPartition partition, long startOffset, int sourceEpoch, long sourceEnd) {
         CompletableFuture<MirrorFetcher> shard = liveShard(shardOf(partition));
         if (shard.isDone()) {
-            shard.join().add(partition, startOffset, sourceEpoch);
+            shard.join().add(partition, startOffset, sourceEpoch, sourceEnd);
             return;
         }
         shard.thenAccept(s -> {
             try {
-                s.add(partition, startOffset, sourceEpoch);
+                s.add(partition, startOffset, sourceEpoch, sourceEnd);
             } catch (RuntimeException e) {
                 listener.onFailed(partition, e.getMessage());
             }

@@ -64,9 +64,11 @@ public final class LogTruncation implements PrefixCheck {
 
     /**
      * The destination is a prefix of the source ending at {@code startOffset}; {@code sourceEpoch} is the source
-     * leader epoch of the batch just before it (-1: none or unknown), for the fetches that continue from there.
+     * leader epoch of the batch just before it (-1: none or unknown), for the fetches that continue from there;
+     * {@code sourceEnd} the source's high watermark the check read (-1: unknown), so the data plane knows from the
+     * partition's entry on whether it has records to copy.
      */
-    public record Ready(long startOffset, int sourceEpoch) implements Outcome {}
+    public record Ready(long startOffset, int sourceEpoch, long sourceEnd) implements Outcome {}
 
     /** The destination cannot be made a prefix without recreating it. */
     public record Diverged(String reason) implements Outcome {}
@@ -315,7 +317,7 @@ public final class LogTruncation implements PrefixCheck {
                     } else if (w.destinationEnd == w.sourceStart) {
                         // nothing to fill: the step is complete at once
                         w.note(Step.LOG_START_ALIGNMENT, true, 0);
-                        w.outcome = new Ready(w.destinationEnd, -1);
+                        w.outcome = new Ready(w.destinationEnd, -1, w.sourceEnd);
                     } else {
                         empty.add(w);
                         if (w.sourceStart < w.sourceEnd) {
@@ -421,7 +423,7 @@ public final class LogTruncation implements PrefixCheck {
         // the epoch of the source batch that ends where the destination does; unknown when the source's cleaner
         // removed it
         int epoch = same.get().baseOffset() == last.baseOffset() ? same.get().partitionLeaderEpoch() : -1;
-        return new Ready(w.destinationEnd, epoch);
+        return new Ready(w.destinationEnd, epoch, w.sourceEnd);
     }
 
     /** The destination's records the source does not have: offsets [from, to). */
@@ -667,7 +669,7 @@ public final class LogTruncation implements PrefixCheck {
             startOffset = plan.nextOffset();
             sourceEpoch = first.get().partitionLeaderEpoch();
         }
-        return new Ready(startOffset, sourceEpoch);
+        return new Ready(startOffset, sourceEpoch, w.sourceEnd);
     }
 
     /**

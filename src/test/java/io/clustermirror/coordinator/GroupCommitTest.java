@@ -277,17 +277,17 @@ class GroupCommitTest {
         @Override
         public LogTruncation.Outcome run(
                 String mirror, MirrorPartition partition, Consumer<TruncationProgress> progress) {
-            return new LogTruncation.Ready(0, -1);
+            return new LogTruncation.Ready(0, -1, -1);
         }
 
         @Override
         public LogTruncation.Outcome afterEpochFencing(
                 String mirror, MirrorPartition partition, long epochEndOffset, Consumer<TruncationProgress> progress) {
-            return new LogTruncation.Ready(0, -1);
+            return new LogTruncation.Ready(0, -1, -1);
         }
 
         @Override
-        public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
+        public void add(MirrorPartition partition, long startOffset, int sourceEpoch, long sourceEnd) {
             log.add("add " + partition);
         }
 

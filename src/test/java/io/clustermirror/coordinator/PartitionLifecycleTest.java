@@ -67,7 +67,7 @@ class PartitionLifecycleTest {
     @Test
     void aPrefixShouldStartMirroringAtTheDestinationsEnd() {
         host.put(T0, truncating());
-        parts.answer(T0, new LogTruncation.Ready(42, 7));
+        parts.answer(T0, new LogTruncation.Ready(42, 7, -1));
 
         lifecycle.truncate("m", T0);
         drain();
@@ -77,11 +77,22 @@ class PartitionLifecycleTest {
     }
 
     @Test
+    void thePartitionShouldJoinTheDataPlaneWithTheSourceEndItsCheckRead() {
+        host.put(T0, truncating());
+        parts.answer(T0, new LogTruncation.Ready(42, 7, 1000));
+
+        lifecycle.truncate("m", T0);
+        drain();
+
+        assertThat(parts.data.calls).containsExactly("add t-0 at 42 epoch 7 source end 1000");
+    }
+
+    @Test
     void aPartitionItsDestinationDoesNotServeYetShouldBeCheckedAgainNotFailed() {
         // just created: the destination broker has not applied the topic yet
         Instant entered = Instant.now();
         host.put(T0, PartitionStatus.initial(entered).moveTo(MirrorPartitionState.LOG_TRUNCATION, null, entered));
-        parts.answer(T0, new LogTruncation.Ready(0, -1));
+        parts.answer(T0, new LogTruncation.Ready(0, -1, -1));
         java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
         parts.beforeAnswer = () -> {
             if (calls.getAndIncrement() < 2) {
@@ -120,7 +131,7 @@ class PartitionLifecycleTest {
     @Test
     void aCheckThatAnswersAfterAReloadResumedThePartitionShouldGiveWayToTheResumedCheck() {
         host.put(T0, truncating());
-        parts.answer(T0, new LogTruncation.Ready(42, 7));
+        parts.answer(T0, new LogTruncation.Ready(42, 7, -1));
         java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
         parts.beforeAnswer = () -> {
             if (calls.getAndIncrement() == 0) {
@@ -198,7 +209,7 @@ class PartitionLifecycleTest {
     void aFailedPartitionThatMirrorsAgainShouldStartItsRetriesFromZero() {
         lifecycle = lifecycle(2);
         host.put(T0, truncating());
-        parts.answer(T0, new LogTruncation.Unsupported("source unreachable"), new LogTruncation.Ready(5, 0));
+        parts.answer(T0, new LogTruncation.Unsupported("source unreachable"), new LogTruncation.Ready(5, 0, -1));
 
         lifecycle.truncate("m", T0);
         until(() -> host.state(T0) == MirrorPartitionState.MIRRORING);
@@ -227,8 +238,8 @@ class PartitionLifecycleTest {
         host.put(T0, truncating());
         host.put(T1, mirroring());
         host.put(U0, mirroring());
-        parts.answer(T0, new LogTruncation.Diverged("offset 3 differs"), new LogTruncation.Ready(0, -1));
-        parts.answer(T1, new LogTruncation.Ready(0, -1));
+        parts.answer(T0, new LogTruncation.Diverged("offset 3 differs"), new LogTruncation.Ready(0, -1, -1));
+        parts.answer(T1, new LogTruncation.Ready(0, -1, -1));
 
         lifecycle.truncate("m", T0);
         until(() ->
@@ -251,8 +262,8 @@ class PartitionLifecycleTest {
         host.mirror = mirrorWith(Map.of(MirrorConfig.TRUNCATION_POLICY, "recreate"));
         host.put(T0, truncating());
         host.put(T1, mirroring());
-        parts.answer(T0, new LogTruncation.Diverged("offset 3 differs"), new LogTruncation.Ready(0, -1));
-        parts.answer(T1, new LogTruncation.Ready(0, -1));
+        parts.answer(T0, new LogTruncation.Diverged("offset 3 differs"), new LogTruncation.Ready(0, -1, -1));
+        parts.answer(T1, new LogTruncation.Ready(0, -1, -1));
         parts.tails.put(T0, new PreservedTail("t", 0, 3, 7, 4, "__diverged.t"));
 
         lifecycle.truncate("m", T0);
@@ -338,7 +349,7 @@ class PartitionLifecycleTest {
     void epochFencingShouldCheckAgainstTheEpochsEndAndMirrorOnWhenTheDestinationIsStillAPrefix() {
         host.put(T0, mirroring());
         parts.data.add(T0, 10, 3);
-        parts.fencedOutcome = new LogTruncation.Ready(20, 4);
+        parts.fencedOutcome = new LogTruncation.Ready(20, 4, -1);
 
         lifecycle.listener("m").onEpochFenced(T0, "epoch 3 ends at 20 on the source", 20);
         drain();
@@ -380,7 +391,7 @@ class PartitionLifecycleTest {
         assertThat(parts.data.calls).containsExactly("remove t-0 keeping");
 
         host.put(T0, host.status(T0).moveTo(MirrorPartitionState.MIRRORING, null, NOW));
-        parts.answer(T0, new LogTruncation.Ready(40, 6));
+        parts.answer(T0, new LogTruncation.Ready(40, 6, -1));
         lifecycle.act("m", TopicVerb.RESUME, T0);
         drain();
 
@@ -458,7 +469,7 @@ class PartitionLifecycleTest {
     @Test
     void aHaltedMirrorShouldLeaveTheDataPlaneAndComeBackFromThePersistedStatesWhenUnhalted() {
         host.put(T0, mirroring());
-        parts.answer(T0, new LogTruncation.Ready(8, 1));
+        parts.answer(T0, new LogTruncation.Ready(8, 1, -1));
         host.live = true;
 
         lifecycle.listener("m").onSourceClusterChanged("other-cluster");
@@ -496,7 +507,7 @@ class PartitionLifecycleTest {
     @Test
     void anOutcomeForAPartitionThatMovedOnMeanwhileShouldBeIgnored() {
         host.put(T0, truncating());
-        parts.answer(T0, new LogTruncation.Ready(42, 7));
+        parts.answer(T0, new LogTruncation.Ready(42, 7, -1));
         parts.beforeAnswer = () -> host.put(T0, host.status(T0).moveTo(MirrorPartitionState.STOPPING, null, NOW));
 
         lifecycle.truncate("m", T0);
@@ -511,9 +522,9 @@ class PartitionLifecycleTest {
         host.put(T0, truncating());
         host.put(T1, mirroring());
         host.put(U0, mirroring().moveTo(MirrorPartitionState.FAILED, "earlier", NOW));
-        parts.answer(T0, new LogTruncation.Ready(1, 0));
-        parts.answer(T1, new LogTruncation.Ready(2, 0));
-        parts.answer(U0, new LogTruncation.Ready(3, 0));
+        parts.answer(T0, new LogTruncation.Ready(1, 0, -1));
+        parts.answer(T1, new LogTruncation.Ready(2, 0, -1));
+        parts.answer(U0, new LogTruncation.Ready(3, 0, -1));
 
         lifecycle.resume("m");
         until(() -> host.state(U0) == MirrorPartitionState.MIRRORING);
@@ -529,9 +540,9 @@ class PartitionLifecycleTest {
         host.put(T0, truncating());
         host.put(T1, truncating());
         host.put(U0, mirroring());
-        parts.answer(T0, new LogTruncation.Ready(1, 0));
-        parts.answer(T1, new LogTruncation.Ready(2, 0));
-        parts.answer(U0, new LogTruncation.Ready(3, 0));
+        parts.answer(T0, new LogTruncation.Ready(1, 0, -1));
+        parts.answer(T1, new LogTruncation.Ready(2, 0, -1));
+        parts.answer(U0, new LogTruncation.Ready(3, 0, -1));
 
         // a restart's resumption: two in LOG_TRUNCATION, one MIRRORING to check before it mirrors on
         thread.run("resume", () -> lifecycle.resume("m"));
@@ -732,11 +743,12 @@ class PartitionLifecycleTest {
         volatile RuntimeException removalFailure;
 
         @Override
-        public void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
+        public void add(MirrorPartition partition, long startOffset, int sourceEpoch, long sourceEnd) {
             if (in.putIfAbsent(partition, startOffset) != null) {
                 throw new IllegalStateException(partition + " is still in the data plane");
             }
-            calls.add("add " + partition + " at " + startOffset + " epoch " + sourceEpoch);
+            calls.add("add " + partition + " at " + startOffset + " epoch " + sourceEpoch
+                    + (sourceEnd >= 0 ? " source end " + sourceEnd : ""));
         }
 
         @Override

@@ -183,6 +183,26 @@ class ControlStepsTest {
     }
 
     @Test
+    void aPartitionThatEntersBehindTheSourcesEndShouldAskForItsProducerIdWhileItsFirstFetchIsUnanswered() {
+        // Given a partition whose LOG_TRUNCATION read a source end beyond where it starts
+        List<TopicPartition> tps = partitions(1);
+        MirrorFetcher fetcher = start(tps);
+
+        // When it enters the data plane
+        fetcher.add(new MirrorPartition("orders", tps.get(0).partition()), 0, -1, 10);
+
+        // Then its producer id is asked for as soon as its coordinator is known, its first Fetch still unanswered
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !pending(ApiKeys.FIND_COORDINATOR).isEmpty());
+        pending(ApiKeys.FIND_COORDINATOR)
+                .forEach(request -> destinationNetwork.respondToRequest(request, coordinatorOf(request)));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !pending(ApiKeys.INIT_PRODUCER_ID).isEmpty());
+        assertThat(sourceNetwork.requests()).anyMatch(r -> r.apiKey() == ApiKeys.FETCH);
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
     void aLostProducerIdRequestShouldBeAskedAgain() {
         // Given a destination that drops the connection under the first InitProducerId, then answers the second
         List<TopicPartition> tps = partitions(1);

@@ -62,6 +62,8 @@ class LogTruncationBatchTest {
     private static final int PARTITIONS = 4;
     /** Source and destination hold the same 5 records, [0, 4] in one batch; the source has 5 more. */
     private static final long DESTINATION_END = 5;
+    /** The source's high watermark, which the outcome carries for the data plane. */
+    private static final long SOURCE_END = 10;
 
     private final Map<String, MockClient> brokers = new HashMap<>();
     private final Map<String, List<List<TopicPartition>>> fetches = new HashMap<>();
@@ -81,7 +83,7 @@ class LogTruncationBatchTest {
             Map<TopicPartition, Long> ends = new HashMap<>();
             for (int p = 0; p < PARTITIONS; p++) {
                 starts.put(tp(p), 0L);
-                ends.put(tp(p), admin == sourceAdmin ? 10L : DESTINATION_END);
+                ends.put(tp(p), admin == sourceAdmin ? SOURCE_END : DESTINATION_END);
             }
             admin.updateBeginningOffsets(starts);
             admin.updateEndOffsets(ends);
@@ -150,8 +152,10 @@ class LogTruncationBatchTest {
         Map<MirrorPartition, PrefixCheck.Answer> answers = truncation.check("m", checks(0, 1, 2, 3));
 
         // Then the partitions it leads fail with the disconnect, the others are ready
-        assertThat(answers.get(partition(0)).outcome()).isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3));
-        assertThat(answers.get(partition(2)).outcome()).isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3));
+        assertThat(answers.get(partition(0)).outcome())
+                .isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3, SOURCE_END));
+        assertThat(answers.get(partition(2)).outcome())
+                .isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3, SOURCE_END));
         assertThat(answers.get(partition(1)).failure()).hasMessageContaining("disconnected");
         assertThat(answers.get(partition(3)).failure()).hasMessageContaining("disconnected");
     }
@@ -175,7 +179,7 @@ class LogTruncationBatchTest {
                 .hasMessage("fetch of orders-0 at 4 failed: NOT_LEADER_OR_FOLLOWER");
         assertThat(List.of(1, 2, 3))
                 .allSatisfy(p -> assertThat(answers.get(partition(p)).outcome())
-                        .isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3)));
+                        .isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3, SOURCE_END)));
         assertThat(fetches.get("d1")).containsExactly(List.of(tp(0), tp(2)), List.of(tp(2)));
     }
 
@@ -196,7 +200,7 @@ class LogTruncationBatchTest {
                 .hasMessage("Not authorized to access topics: [orders]");
         assertThat(List.of(0, 1, 2))
                 .allSatisfy(p -> assertThat(answers.get(partition(p)).outcome())
-                        .isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3)));
+                        .isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3, SOURCE_END)));
         assertThat(fetches.get("s2")).containsExactly(List.of(tp(1)));
         assertThat(fetches.get("d2")).containsExactly(List.of(tp(1)));
     }
@@ -216,7 +220,8 @@ class LogTruncationBatchTest {
         assertThat(answers.get(partition(2)).outcome())
                 .isEqualTo(new LogTruncation.Diverged(
                         "the destination holds offsets [3, 5) that the source no longer has"));
-        assertThat(answers.get(partition(0)).outcome()).isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3));
+        assertThat(answers.get(partition(0)).outcome())
+                .isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3, SOURCE_END));
         assertThat(fetches.get("d1")).containsExactly(List.of(tp(0)));
     }
 
@@ -246,7 +251,8 @@ class LogTruncationBatchTest {
     /** Each partition mirrors on from the destination's end, the source batch there of leader epoch 3. */
     private static void assertEveryOneReady(Map<MirrorPartition, PrefixCheck.Answer> answers) {
         assertThat(answers.values())
-                .allSatisfy(a -> assertThat(a.outcome()).isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3)));
+                .allSatisfy(a ->
+                        assertThat(a.outcome()).isEqualTo(new LogTruncation.Ready(DESTINATION_END, 3, SOURCE_END)));
     }
 
     private static Uuid topicId(MockAdminClient admin) throws Exception {
