@@ -110,17 +110,23 @@ class FetchLanesTest {
         ClientRequest first = network.requests().peek();
         assertThat(metadata(first).isFull()).isTrue();
         assertThat(fetchData(first)).hasSize(4);
-        // records for partition 2 only; the broker opens session 42
-        network.respondToRequest(first, response(first, 42, Map.of(2, 0L)));
-
+        // nothing yet; the broker opens session 42
+        network.respondToRequest(first, response(first, 42, Map.of()));
         turn(loop); // the answer is handled
-        turn(loop); // the next Fetch goes out
-
+        turn(loop); // the next Fetch goes out: every partition asks for its free room now, no longer its first 1 MiB
         ClientRequest second = network.requests().peek();
-        assertThat(metadata(second).sessionId()).isEqualTo(42);
-        assertThat(metadata(second).epoch()).isEqualTo(1);
-        assertThat(fetchData(second)).containsOnlyKeys(new TopicPartition(TOPIC, 2));
-        assertThat(fetchData(second).get(new TopicPartition(TOPIC, 2)).fetchOffset)
+        assertThat(fetchData(second)).hasSize(4);
+        // records for partition 2 only
+        network.respondToRequest(second, response(second, 42, Map.of(2, 0L)));
+
+        turn(loop);
+        turn(loop);
+
+        ClientRequest third = network.requests().peek();
+        assertThat(metadata(third).sessionId()).isEqualTo(42);
+        assertThat(metadata(third).epoch()).isEqualTo(2);
+        assertThat(fetchData(third)).containsOnlyKeys(new TopicPartition(TOPIC, 2));
+        assertThat(fetchData(third).get(new TopicPartition(TOPIC, 2)).fetchOffset)
                 .isEqualTo(3);
     }
 
@@ -153,6 +159,13 @@ class FetchLanesTest {
         full.queuedBytes = FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION - FetchLoop.MIN_FREE_QUEUE_BYTES + 1;
 
         turn(loop);
+        ClientRequest first = network.requests().peek();
+        // a partition's first Fetch asks for 1 MiB at most
+        assertThat(fetchData(first)).containsOnlyKeys(half.tp);
+        assertThat(fetchData(first).get(half.tp).maxBytes).isEqualTo((int) FetchPartition.FIRST_FETCH_BYTES);
+        network.respondToRequest(first, response(first, 42, Map.of()));
+        turn(loop);
+        turn(loop);
 
         Map<TopicPartition, FetchRequest.PartitionData> data =
                 fetchData(network.requests().peek());
@@ -165,6 +178,8 @@ class FetchLanesTest {
         FetchBudget budget = new FetchBudget(8L << 20);
         FetchPartition state = new FetchPartition(new MirrorPartition(TOPIC, 0), 0, -1, 1, budget);
         state.enter();
+        state.ticket(FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION, 1L << 20); // its first Fetch (1 MiB) went and came back
+        state.fetchDone();
         budget.add((8L << 20) - (3L << 19)); // other partitions hold all but 1.5 MiB
 
         FetchPartition.FetchTicket ticket = state.ticket(FetchLoop.MAX_QUEUED_BYTES_PER_PARTITION, 1L << 20);

@@ -163,6 +163,19 @@ class FetchPartitionPhaseTest {
     }
 
     @Test
+    void aPartitionsFirstFetchShouldAskForOneMebibyteAndTheNextForItsFreeRoom() {
+        FetchPartition state = partition();
+        state.enter();
+
+        FetchPartition.FetchTicket first = state.ticket(MAX_QUEUED, MIN_FREE);
+        state.fetchDone();
+        FetchPartition.FetchTicket second = state.ticket(MAX_QUEUED, MIN_FREE);
+
+        assertThat(first.maxBytes()).isEqualTo(FetchPartition.FIRST_FETCH_BYTES);
+        assertThat(second.maxBytes()).isEqualTo(MAX_QUEUED);
+    }
+
+    @Test
     void aFetchingPartitionShouldHaveOneFetchInFlightAtATime() {
         FetchPartition state = partition();
         state.enter();
