@@ -18,9 +18,9 @@ public interface DataPlane {
      * {@code sourceEpoch} is the source leader epoch of the batch just before it (-1: none or unknown), checked by the
      * source leader on every fetch. The partition enters on the data plane's own thread, at the start of its next
      * turn (a command, like {@link #remove}). {@code sourceEnd} is the source's high watermark as last read (by
-     * LOG_TRUNCATION; -1: unknown): a partition that enters behind it asks for its producer id at once, before its first
-     * batch is fetched. Throws IllegalStateException while the partition is still in the data plane, and once the data
-     * plane has ended.
+     * LOG_TRUNCATION; -1: unknown): a partition that enters behind it asks for its producer id at once, before its
+     * first batch is fetched. Throws IllegalStateException while the partition is still in the data plane, and once
+     * the data plane has ended.
      */
     void add(MirrorPartition partition, long startOffset, int sourceEpoch, long sourceEnd);
 

@@ -45,9 +45,9 @@ final class FetchPartition {
     /**
      * What a partition's first Fetch asks for at most. Entering partitions' first batches are what a start waits for:
      * a Fetch of 16 MiB filled four partitions' 4 MiB queues and left the other four of a start for the next Fetch,
-     * about 30 ms later (measured); 1 MiB each brings every one of them its first batches in one smaller answer, and
-     * the next Fetch asks for the free room as always. Once, whatever comes back: a partition whose first batch is larger gets
-     * it with its next Fetch, which asks for its free room.
+     * about 30 ms later (traced); 1 MiB each brings every one of them its first batches in one smaller answer, and
+     * the next Fetch asks for the free room as always. Once, whatever comes back: a partition whose first batch is
+     * larger gets it with its next Fetch.
      */
     static final long FIRST_FETCH_BYTES = 1L << 20;
 

@@ -96,11 +96,12 @@ public class KafkaClients {
     /**
      * A destination Admin's settings: the request timeout as its call deadline too, and a first retry back-off of
      * {@value #DESTINATION_ADMIN_RETRY_BACKOFF_MS} ms unless {@code kafka.retry.backoff.ms} sets one. This service reads
-     * the topics it has just created: CreateTopics is answered once the controller committed them, and the leader
-     * takes a few milliseconds more to serve them (the Admin retries what it is answered meanwhile). kafka-clients'
-     * default first back-off (100 ms) made every topic start wait that long in LOG_TRUNCATION's look-up of the
-     * destination's offsets (measured: 125-145 ms, 19 ms with this back-off); the back-off still doubles up to {@code retry.backoff.max.ms} (1 s), so a lasting failure is
-     * asked about a few times more in its first second, no more often after it. Pure.
+     * the topics it has just created: CreateTopics is answered once the controller committed them, and the leaders
+     * serve them tens of milliseconds later (the Admin retries what it is answered meanwhile). kafka-clients' default
+     * first back-off (100 ms) made every topic start wait at least that long in LOG_TRUNCATION's look-up of the
+     * destination's offsets (traced: 125-145 ms; 19-54 ms with this back-off). The back-off still doubles up to
+     * {@code retry.backoff.max.ms} (1 s), so a lasting failure is asked about a few times more in its first second,
+     * no more often after it. Pure.
      */
     static Map<String, Object> destinationAdminProps(Map<String, Object> props, int requestTimeoutMs) {
         Map<String, Object> admin = new HashMap<>(props);
