@@ -68,6 +68,11 @@ public final class CatchUpBenchmark {
                 : first.stream().map(t -> t + "." + (start + 1)).toList();
     }
 
+    /** The one-mirror warm-up topic of start {@code start} ({@link #warmTopics}). */
+    private static String warmTopic(int start) {
+        return warmTopics(List.of(WARM), start).get(0);
+    }
+
     /** The two-mirror variant's source topics: the same number of records and partitions, split in two. */
     private static final List<String> PAIR = List.of("pair.a", "pair.b");
 
@@ -240,7 +245,7 @@ public final class CatchUpBenchmark {
                 for (int run = 1; run <= repeat; run++) {
                     destinationTopics.add(new NewTopic(TOPIC + ".bare" + suffix(run), PARTITIONS, (short) 1));
                     for (int start = 0; warm && start < warmStarts; start++) {
-                        String warmTarget = warmTopics(List.of(WARM), start).get(0) + ".bare" + suffix(run);
+                        String warmTarget = warmTopic(start) + ".bare" + suffix(run);
                         destinationTopics.add(new NewTopic(warmTarget, PARTITIONS, (short) 1));
                     }
                 }
@@ -251,8 +256,7 @@ public final class CatchUpBenchmark {
                     warmRecords = 3 * records;
                 }
                 for (int start = 0; warm && start < warmStarts; start++) {
-                    sourceTopics.add(
-                            new NewTopic(warmTopics(List.of(WARM), start).get(0), PARTITIONS, (short) 1));
+                    sourceTopics.add(new NewTopic(warmTopic(start), PARTITIONS, (short) 1));
                     warmTopics(WARM_PAIR, start)
                             .forEach(t -> sourceTopics.add(new NewTopic(t, PARTITIONS / 2, (short) 1)));
                 }
@@ -360,7 +364,7 @@ public final class CatchUpBenchmark {
             List<String> args =
                     new ArrayList<>(List.of(source.bootstrapServers(), destination.bootstrapServers(), TOPIC, target));
             for (int start = 0; warmRecords > 0 && start < warmStarts; start++) {
-                String warmTopic = warmTopics(List.of(WARM), start).get(0);
+                String warmTopic = warmTopic(start);
                 args.addAll(List.of(warmTopic, warmTopic + ".bare" + suffix(run)));
             }
             BenchSupport.syncPageCache(); // and the loop syncs again after its warm-up
