@@ -154,6 +154,18 @@ public final class CatchUpBenchmark {
             return records / seconds;
         }
 
+        /**
+         * When the first records were seen on the destination (the first sample that has any): a copier's start, to
+         * the sampling's 50 ms.
+         */
+        double firstRecordsSeconds() {
+            return samples.stream()
+                    .filter(s -> s.records() > 0)
+                    .findFirst()
+                    .map(Sample::seconds)
+                    .orElse(Double.NaN);
+        }
+
         double cpuSecondsPerGb() {
             return cpuSeconds / (logBytes / 1e9);
         }
@@ -690,9 +702,10 @@ public final class CatchUpBenchmark {
                                 ", %d runs (the bare loop first in odd runs, the service first in even ones)",
                                 repeat)));
         out.append(String.format(
-                "%-48s %7s %7s %7s %10s %7s %8s %8s %8s %9s %9s %9s %9s%n",
+                "%-48s %7s %7s %7s %7s %10s %7s %8s %8s %8s %9s %9s %9s %9s%n",
                 "copier",
                 "seconds",
+                "first",
                 "MB/s",
                 "steady",
                 "records/s",
@@ -705,14 +718,28 @@ public final class CatchUpBenchmark {
                 "xCPU/GB",
                 "xbroker"));
         out.append(String.format(
-                "%-48s %7s %7s %7s %10s %7s %8s %8s %8s %9s %9s %9s %9s%n",
-                "", "", "", "MB/s", "", "", "", "CPU-s/GB", "CPU-s", "ceiling", "ceiling", "steady", "ceiling"));
+                "%-48s %7s %7s %7s %7s %10s %7s %8s %8s %8s %9s %9s %9s %9s%n",
+                "",
+                "",
+                "records",
+                "",
+                "MB/s",
+                "",
+                "",
+                "",
+                "CPU-s/GB",
+                "CPU-s",
+                "ceiling",
+                "ceiling",
+                "steady",
+                "ceiling"));
         for (Result r : results) {
             Ratios x = Ratios.of(r, ceilingOf(results, r));
             out.append(String.format(
-                    "%-48s %7.1f %7.1f %7.1f %,10.0f %7.1f %8.1f %8.1f %8.1f %9s %9s %9s %9s%n",
+                    "%-48s %7.1f %7.2f %7.1f %7.1f %,10.0f %7.1f %8.1f %8.1f %8.1f %9s %9s %9s %9s%n",
                     r.copier(),
                     r.seconds(),
+                    r.firstRecordsSeconds(),
                     r.mbPerSecond(),
                     r.steadyMbPerSecond(),
                     r.recordsPerSecond(),
@@ -787,7 +814,8 @@ public final class CatchUpBenchmark {
             }
         }
         out.append("MB/s counts the source's log bytes (compressed, as stored), from the copier's start to all records"
-                + " on the destination; steady MB/s the middle half\n(25% to 75% of the records). The bare loop and the"
+                + " on the destination; first records: the seconds to the first sample with any (every 50 ms); steady MB/s"
+                + " the middle half\n(25% to 75% of the records). The bare loop and the"
                 + " copies count from when their clients are built, the service from topics:start, MirrorMaker 2 from"
                 + " its launch.\nCopier CPU over the same span, and over the middle half (steady: without the start and"
                 + " the tail); broker CPU of both brokers, its ratio per GB copied (the two-mirror backlog is the same"
