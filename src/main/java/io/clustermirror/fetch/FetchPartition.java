@@ -411,7 +411,7 @@ final class FetchPartition {
      */
     boolean waitsForRoom(long maxQueuedBytes, long minFree) {
         return !fetchInFlight
-                && fetchOffset < sourceHighWatermark
+                && behind()
                 && Math.min(maxQueuedBytes - queuedBytes, budget.available()) < minFree
                 && phase() instanceof Fetching;
     }
