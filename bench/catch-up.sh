@@ -9,7 +9,7 @@
 #   --two-mirrors: also two mirrors of one service, each mirroring a topic of 4 partitions (the same records)
 #   --warm[=N]: the bare loop and the service first copy N other records (default three times the backlog), then the
 #     measured backlog: a copier that has been running (the others start cold)
-#   --warm-starts=N: those warm-up records in N copies one after the other, each started anew (default 1)
+#   --warm-starts=N: those warm-up records in N copies one after the other, each started anew (default 3)
 #   --repeat=N: the bare loop and the service N times, alternating which goes first; ratios per run, medians judged
 #   --copiers: run only these (default all; mm2 needs MirrorMaker 2's classpath, resolved below from Maven Central)
 set -euo pipefail

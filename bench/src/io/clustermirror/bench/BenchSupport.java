@@ -349,6 +349,10 @@ final class BenchSupport {
     }
 
     static double cpuSeconds(Process process) {
+        return cpuSeconds(process.toHandle());
+    }
+
+    static double cpuSeconds(ProcessHandle process) {
         return process.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
     }
 

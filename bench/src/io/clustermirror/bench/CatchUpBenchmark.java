@@ -89,6 +89,18 @@ public final class CatchUpBenchmark {
     record Sample(
             double seconds, long records, double cpuSeconds, double jitSeconds, double gcSeconds, String partitions) {}
 
+    /**
+     * CPU-seconds of what runs beside a copier on the same two cores, so far or over one copy: both brokers' JIT
+     * compiler threads (a part of the broker CPU above that no copier caused alone: the brokers compile what a copier's
+     * requests make hot, when they first get hot) and this benchmark's own process (its 50 ms sampler, and its own JIT).
+     */
+    record Bystanders(double brokerJitSeconds, double benchmarkCpuSeconds) {
+        Bystanders minus(Bystanders before) {
+            return new Bystanders(
+                    brokerJitSeconds - before.brokerJitSeconds, benchmarkCpuSeconds - before.benchmarkCpuSeconds);
+        }
+    }
+
     record Result(
             String copier,
             int run,
@@ -97,6 +109,7 @@ public final class CatchUpBenchmark {
             long records,
             long logBytes,
             double brokerCpuSeconds,
+            Bystanders bystanders,
             List<Sample> samples) {
 
         double mbPerSecond() {
@@ -207,7 +220,7 @@ public final class CatchUpBenchmark {
         boolean twoMirrors = false;
         boolean warm = false;
         long warmRecords = 0; // with --warm: three times the backlog; --warm=N: N
-        int warmStarts = 1; // --warm-starts=N: the warm-up records in N copies, each started once the last one is done
+        int warmStarts = 3; // --warm-starts=N: the warm-up records in N copies, each started once the last one is done
         int repeat = 1;
         Set<String> copiers = new LinkedHashSet<>(ALL_COPIERS);
         for (String arg : args) {
@@ -583,6 +596,7 @@ public final class CatchUpBenchmark {
             BenchSupport.syncPageCache();
             double cpuBefore = service.cpuSeconds();
             double brokersBefore = brokerCpu();
+            Bystanders bystandersBefore = bystanders();
             long started = System.nanoTime();
             startAll(service, mirrors, topics);
             List<Sample> samples = track(
@@ -594,7 +608,8 @@ public final class CatchUpBenchmark {
             double seconds = samples.get(samples.size() - 1).seconds();
             double cpu = service.cpuSeconds() - cpuBefore;
             double brokers = brokerCpu() - brokersBefore;
-            return sampled(new Result(label, run, seconds, cpu, records, logBytes, brokers, samples));
+            Bystanders bystanders = bystanders().minus(bystandersBefore);
+            return sampled(new Result(label, run, seconds, cpu, records, logBytes, brokers, bystanders, samples));
         }
 
         private Result measureProcess(String label, int run, Process copier, List<String> targets, long logBytes)
@@ -602,6 +617,7 @@ public final class CatchUpBenchmark {
             try {
                 double cpuBefore = BenchSupport.cpuSeconds(copier);
                 double brokersBefore = brokerCpu();
+                Bystanders bystandersBefore = bystanders();
                 long started = System.nanoTime();
                 List<Sample> samples = track(
                         targets,
@@ -612,7 +628,8 @@ public final class CatchUpBenchmark {
                 double seconds = samples.get(samples.size() - 1).seconds();
                 double cpu = BenchSupport.cpuSeconds(copier) - cpuBefore;
                 double brokers = brokerCpu() - brokersBefore;
-                return sampled(new Result(label, run, seconds, cpu, records, logBytes, brokers, samples));
+                Bystanders bystanders = bystanders().minus(bystandersBefore);
+                return sampled(new Result(label, run, seconds, cpu, records, logBytes, brokers, bystanders, samples));
             } finally {
                 copier.getOutputStream().close();
                 copier.destroy();
@@ -678,6 +695,12 @@ public final class CatchUpBenchmark {
 
         private double brokerCpu() {
             return BenchSupport.cpuSeconds(source) + BenchSupport.cpuSeconds(destination);
+        }
+
+        private Bystanders bystanders() {
+            return new Bystanders(
+                    BenchSupport.jitAndGcSeconds(source.pid())[0] + BenchSupport.jitAndGcSeconds(destination.pid())[0],
+                    BenchSupport.cpuSeconds(ProcessHandle.current()));
         }
     }
 
@@ -754,14 +777,17 @@ public final class CatchUpBenchmark {
         }
         out.append(String.format(
                 "%nWhere the copier's CPU went (Linux, per thread): the JIT compiler's threads, the garbage collector's, and"
-                        + " the rest (the copier's own threads)%n%-48s %9s %9s %9s %12s %12s%n",
-                "copier", "JIT CPU-s", "GC CPU-s", "rest", "rest CPU-s/GB", "x ceiling"));
-        out.append(String.format("%-48s %9s %9s %9s %12s %12s%n", "", "", "", "CPU-s", "steady", "steady"));
+                        + " the rest (the copier's own threads); beside it, over the same copy: both brokers' JIT"
+                        + " compiler threads and this benchmark's process%n%-48s %9s %9s %9s %12s %12s %10s %10s%n",
+                "copier", "JIT CPU-s", "GC CPU-s", "rest", "rest CPU-s/GB", "x ceiling", "brokers'", "benchmark"));
+        out.append(String.format(
+                "%-48s %9s %9s %9s %12s %12s %10s %10s%n",
+                "", "", "", "CPU-s", "steady", "steady", "JIT CPU-s", "CPU-s"));
         for (Result r : results) {
             Result ceiling = ceilingOf(results, r);
             Sample last = r.last();
             out.append(String.format(
-                    "%-48s %9.1f %9.1f %9.1f %12.1f %12s%n",
+                    "%-48s %9.1f %9.1f %9.1f %12.1f %12s %10.1f %10.1f%n",
                     r.copier(),
                     last.jitSeconds(),
                     last.gcSeconds(),
@@ -769,8 +795,9 @@ public final class CatchUpBenchmark {
                     r.steadyOwnCpuSecondsPerGb(),
                     ceiling == null
                             ? "-"
-                            : String.format(
-                                    "%.2f", r.steadyOwnCpuSecondsPerGb() / ceiling.steadyOwnCpuSecondsPerGb())));
+                            : String.format("%.2f", r.steadyOwnCpuSecondsPerGb() / ceiling.steadyOwnCpuSecondsPerGb()),
+                    r.bystanders().brokerJitSeconds(),
+                    r.bystanders().benchmarkCpuSeconds()));
         }
         out.append('\n');
         // each service row against the ceiling of its own run; over several runs the median of each ratio
