@@ -29,6 +29,7 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.utils.ExponentialBackoff;
 import org.jboss.logging.Logger;
 
 /**
@@ -43,14 +44,32 @@ final class DestinationTopicBatch {
 
     private static final Logger LOGGER = Logger.getLogger(DestinationTopicBatch.class);
 
+    /**
+     * The waits of {@link #awaitServed} between two looks at the destination's topics: 10 ms first, doubling (with
+     * kafka-clients' jitter) up to 100 ms. A broker shows a topic it has just created led some tens of milliseconds
+     * after CreateTopics answers; a first wait of 100 ms held a REST start that long (decisions §13).
+     */
+    static final ExponentialBackoff SERVED_BACKOFF = new ExponentialBackoff(10, 2, 100, 0.2);
+
+    /** How {@link #awaitServed} waits: {@code Thread::sleep}, a recorder in tests. */
+    interface Sleeper {
+        void sleep(long millis) throws InterruptedException;
+    }
+
     private final Admin source;
     private final Admin destination;
     private final long timeoutMs;
+    private final Sleeper sleeper;
 
     DestinationTopicBatch(Admin source, Admin destination, long timeoutMs) {
+        this(source, destination, timeoutMs, Thread::sleep);
+    }
+
+    DestinationTopicBatch(Admin source, Admin destination, long timeoutMs, Sleeper sleeper) {
         this.source = source;
         this.destination = destination;
         this.timeoutMs = timeoutMs;
+        this.sleeper = sleeper;
     }
 
     /**
@@ -241,6 +260,7 @@ final class DestinationTopicBatch {
         Map<String, Integer> pending = new TreeMap<>(partitionsByTopic);
         long started = System.nanoTime();
         long deadline = deadline();
+        int looks = 0;
         while (!pending.isEmpty() && System.currentTimeMillis() < deadline) {
             Map<String, KafkaFuture<TopicDescription>> described =
                     destination.describeTopics(List.copyOf(pending.keySet())).topicNameValues();
@@ -253,7 +273,7 @@ final class DestinationTopicBatch {
                 }
             }
             if (!pending.isEmpty()) {
-                Thread.sleep(100);
+                sleeper.sleep(SERVED_BACKOFF.backoff(looks++));
             }
         }
         LOGGER.debugf(
