@@ -1,5 +1,6 @@
 package io.clustermirror.it;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.batches.FillerBatches;
@@ -38,9 +39,13 @@ final class Compaction {
         await(topic + " cleaned on " + broker.bootstrapServers())
                 .atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(500))
-                .until(() -> {
+                .untilAsserted(() -> {
                     Kafka.produce(broker.bootstrapServers(), topic, 1, "none", "roll");
-                    return cleaned.test(Kafka.batches(broker, topic, 0, 0));
+                    List<Kafka.Batch> batches = Kafka.batches(broker, topic, 0, 0);
+                    // a timeout then shows what the cleaner had left at the last look
+                    assertThat(cleaned.test(batches))
+                            .as("the cleaner's result in %s", batches)
+                            .isTrue();
                 });
     }
 
