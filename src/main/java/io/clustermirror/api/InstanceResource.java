@@ -32,8 +32,8 @@ public class InstanceResource {
             operationId = "listInstances",
             summary = "List the service instances",
             description = "Each instance with its id, advertised URL, the state topic partitions it owns and how many "
-                    + "mirrors it runs, and the id of the instance that answered. One instance serves a destination "
-                    + "today: it is the only one listed.")
+                    + "mirrors it runs, and the id of the instance that answered: every member of the state group "
+                    + "of this destination, as the answering instance last saw the group's assignment.")
     @APIResponse(
             responseCode = "200",
             description = "The instances, sorted by id",

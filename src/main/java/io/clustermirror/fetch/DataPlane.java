@@ -24,11 +24,6 @@ public interface DataPlane {
      */
     void add(MirrorPartition partition, long startOffset, int sourceEpoch, long sourceEnd);
 
-    /** {@link #add(MirrorPartition, long, int, long)}, the source's end unknown. */
-    default void add(MirrorPartition partition, long startOffset, int sourceEpoch) {
-        add(partition, startOffset, sourceEpoch, -1);
-    }
-
     /**
      * Stops fetching the partition; completes, with its last progress, once nothing of it is in flight any more (null
      * when it was not in the data plane). With {@code abortTransactions} (stop), the destination transactions held open

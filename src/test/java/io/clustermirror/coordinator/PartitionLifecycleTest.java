@@ -348,7 +348,7 @@ class PartitionLifecycleTest {
     @Test
     void epochFencingShouldCheckAgainstTheEpochsEndAndMirrorOnWhenTheDestinationIsStillAPrefix() {
         host.put(T0, mirroring());
-        parts.data.add(T0, 10, 3);
+        parts.data.add(T0, 10, 3, -1);
         parts.fencedOutcome = new LogTruncation.Ready(20, 4, -1);
 
         lifecycle.listener("m").onEpochFenced(T0, "epoch 3 ends at 20 on the source", 20);

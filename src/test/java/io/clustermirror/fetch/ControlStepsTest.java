@@ -119,7 +119,7 @@ class ControlStepsTest {
         MirrorFetcher fetcher = start(tps);
 
         // When they enter the data plane (the fetcher turns meanwhile: the first Fetch may carry only some of them)
-        tps.forEach(tp -> fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1));
+        tps.forEach(tp -> fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1, -1));
 
         // Then their coordinators are asked for together (one FindCoordinator names many), and then every one of them
         // has its InitProducerId under way at the same time, none waiting for another's answer
@@ -162,7 +162,7 @@ class ControlStepsTest {
         MirrorFetcher fetcher = start(tps);
 
         // When it enters the data plane
-        fetcher.add(new MirrorPartition("orders", tps.get(0).partition()), 0, -1);
+        fetcher.add(new MirrorPartition("orders", tps.get(0).partition()), 0, -1, -1);
 
         // Then its coordinator is asked for while that Fetch is unanswered, and its producer id is not (a write on
         // the coordinator, for a partition that may have nothing to send)
@@ -215,7 +215,7 @@ class ControlStepsTest {
         MirrorFetcher fetcher = start(tps);
 
         // When the partition enters the data plane
-        fetcher.add(new MirrorPartition("orders", tps.get(0).partition()), 0, -1);
+        fetcher.add(new MirrorPartition("orders", tps.get(0).partition()), 0, -1, -1);
 
         // Then its producer id is asked for again, and its batch lands under the id of the second answer
         await().atMost(Duration.ofSeconds(10))
@@ -294,7 +294,7 @@ class ControlStepsTest {
             }
             default -> null; // the read-back waits
         };
-        first.add(new MirrorPartition("orders", 0), 0, -1);
+        first.add(new MirrorPartition("orders", 0), 0, -1, -1);
         await().atMost(Duration.ofSeconds(10)).until(() -> {
             answer(destination);
             return !pending(ApiKeys.LIST_OFFSETS).isEmpty();
@@ -302,7 +302,7 @@ class ControlStepsTest {
         ClientRequest readBack = pending(ApiKeys.LIST_OFFSETS).get(0);
 
         // When the other data plane's partition enters while the read-back is unanswered
-        second.add(new MirrorPartition("payments", 0), 0, -1);
+        second.add(new MirrorPartition("payments", 0), 0, -1, -1);
 
         // Then its batch is sent and acknowledged meanwhile: no turn of the fetcher waits for the read-back
         await().atMost(Duration.ofSeconds(10)).until(() -> {
@@ -331,7 +331,7 @@ class ControlStepsTest {
         MirrorFetcher fetcher = start(List.of(tp));
 
         // When it is mirrored
-        fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1);
+        fetcher.add(new MirrorPartition(tp.topic(), tp.partition()), 0, -1, -1);
 
         // Then its batch and the batch's retry went over that one connection, in order; its producer id over the
         // leader's producer-id connections, which keep InitProducerId requests out of the Produce connections'
@@ -368,7 +368,7 @@ class ControlStepsTest {
         MirrorFetcher fetcher = start(List.of(tp));
 
         // When its batch is refused for the old epoch
-        fetcher.add(partition, 0, -1);
+        fetcher.add(partition, 0, -1, -1);
 
         // Then the partition stops, fenced: no reset reads the destination back, and no newer epoch is asked for (which
         // would fence the new owner in turn)
@@ -388,7 +388,7 @@ class ControlStepsTest {
         MirrorFetcher fetcher = start(List.of(tp));
 
         // When a partition with a fetched batch enters its data plane
-        fetcher.add(partition, 0, -1);
+        fetcher.add(partition, 0, -1, -1);
 
         // Then the source is fetched, but not a single request goes to the destination
         await().atMost(Duration.ofSeconds(10)).until(() -> !sourceNetwork.hasPendingResponses());
@@ -454,14 +454,14 @@ class ControlStepsTest {
                 case PRODUCE -> producedPartition(request).equals(payments) ? appended(payments, 0) : null;
                 default -> null;
             };
-            first.add(new MirrorPartition("orders", 0), 0, -1);
+            first.add(new MirrorPartition("orders", 0), 0, -1, -1);
             await().atMost(Duration.ofSeconds(10)).until(() -> {
                 answer(plain);
                 return !pending(ApiKeys.FIND_COORDINATOR).isEmpty();
             });
 
             // When the other data plane's partition enters while the transaction's FindCoordinator is unanswered
-            second.add(new MirrorPartition("payments", 0), 0, -1);
+            second.add(new MirrorPartition("payments", 0), 0, -1, -1);
 
             // Then its batch is sent and acknowledged meanwhile: no turn of the fetcher waits for a transaction step
             await().atMost(Duration.ofSeconds(10)).until(() -> {
@@ -593,7 +593,7 @@ class ControlStepsTest {
         prepareIdentity(tp, 4711);
         destinationNetwork.prepareResponse(appended(tp, 0));
         MirrorFetcher fetcher = start(List.of(tp));
-        fetcher.add(partition, 0, -1);
+        fetcher.add(partition, 0, -1, -1);
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> fetcher.progress(partition).orElseThrow().destinationEnd() == 1);
         return fetcher;

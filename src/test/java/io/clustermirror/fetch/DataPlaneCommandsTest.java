@@ -37,7 +37,7 @@ class DataPlaneCommandsTest {
     void anAddedPartitionShouldBeEnteringUntilTheFetchersNextTurnAndFetchedInIt() {
         turn(); // the data plane is attached and has gone round once
 
-        dataPlane.add(PARTITION, 0, -1);
+        dataPlane.add(PARTITION, 0, -1, -1);
 
         assertThat(dataPlane.phase(PARTITION)).containsInstanceOf(FetchPartition.Entering.class);
         assertThat(fetched()).isEmpty();
@@ -49,7 +49,7 @@ class DataPlaneCommandsTest {
     @Test
     void aRemovalPostedRightAfterTheAddShouldFindThePartitionTakenUpAndLetItGo() {
         // Given a partition added, not taken up yet
-        dataPlane.add(PARTITION, 0, -1);
+        dataPlane.add(PARTITION, 0, -1, -1);
 
         // When it is removed before the fetcher turns
         CompletableFuture<DataPlane.Progress> removed = dataPlane.remove(PARTITION, false);
@@ -60,7 +60,7 @@ class DataPlaneCommandsTest {
         assertThat(dataPlane.phase(PARTITION)).isEmpty();
         assertThat(fetched()).isEmpty();
         // and it may enter again
-        dataPlane.add(PARTITION, 0, -1);
+        dataPlane.add(PARTITION, 0, -1, -1);
         turn();
         assertThat(dataPlane.phase(PARTITION)).containsInstanceOf(FetchPartition.Fetching.class);
     }
@@ -69,7 +69,7 @@ class DataPlaneCommandsTest {
     void aPartitionAddedJustBeforeTheDataPlaneDiedShouldFailAndNeverBeTakenUp() {
         // Given a partition added, not taken up yet
         turn();
-        dataPlane.add(PARTITION, 0, -1);
+        dataPlane.add(PARTITION, 0, -1, -1);
 
         // When the data plane is found dead before the fetcher turns again
         listener.failures.clear();
@@ -81,7 +81,7 @@ class DataPlaneCommandsTest {
         turn();
         assertThat(dataPlane.phase(PARTITION)).isEmpty();
         assertThat(fetched()).isEmpty();
-        assertThatThrownBy(() -> dataPlane.add(PARTITION, 0, -1))
+        assertThatThrownBy(() -> dataPlane.add(PARTITION, 0, -1, -1))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("takes no more partitions");
     }
@@ -90,7 +90,7 @@ class DataPlaneCommandsTest {
     void aPartitionStillEnteringWhenTheDataPlaneLeavesItsFetcherShouldBeLetGo() {
         // Given a partition added, not taken up yet
         turn();
-        dataPlane.add(PARTITION, 0, -1);
+        dataPlane.add(PARTITION, 0, -1, -1);
 
         // When the data plane leaves its fetcher before the fetcher turns (closed, or the fetcher stopped)
         dataPlane.detached();
@@ -100,7 +100,7 @@ class DataPlaneCommandsTest {
         assertThat(dataPlane.phase(PARTITION)).isEmpty();
         turn();
         assertThat(dataPlane.phase(PARTITION)).isEmpty();
-        assertThatThrownBy(() -> dataPlane.add(new MirrorPartition("orders", 1), 0, -1))
+        assertThatThrownBy(() -> dataPlane.add(new MirrorPartition("orders", 1), 0, -1, -1))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("takes no more partitions");
     }

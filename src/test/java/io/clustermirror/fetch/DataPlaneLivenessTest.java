@@ -61,7 +61,7 @@ class DataPlaneLivenessTest {
         };
         fetcher = start();
 
-        fetcher.add(PARTITION, 0, -1);
+        fetcher.add(PARTITION, 0, -1, -1);
 
         assertThat(fetcher.death())
                 .succeedsWithin(Duration.ofSeconds(10))
@@ -72,7 +72,7 @@ class DataPlaneLivenessTest {
                 .contains("OutOfMemoryError: simulated");
         assertThat(fetcher.deadReason()).contains("fetcher thread died");
         assertThat(fetcher.whenGone(PARTITION)).isDone();
-        assertThatThrownBy(() -> fetcher.add(new MirrorPartition("orders", 1), 0, -1))
+        assertThatThrownBy(() -> fetcher.add(new MirrorPartition("orders", 1), 0, -1, -1))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("takes no more partitions");
     }
@@ -88,7 +88,7 @@ class DataPlaneLivenessTest {
         sourceNetwork.prepareResponse(null, true); // the Fetch is answered by a disconnect
         fetcher = start();
 
-        fetcher.add(PARTITION, 0, -1);
+        fetcher.add(PARTITION, 0, -1, -1);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> listener.failures.containsKey(PARTITION));
         assertThat(listener.failures.get(PARTITION))
@@ -110,7 +110,7 @@ class DataPlaneLivenessTest {
             }
         };
         fetcher = start();
-        fetcher.add(PARTITION, 0, -1);
+        fetcher.add(PARTITION, 0, -1, -1);
         await().atMost(Duration.ofSeconds(10)).until(() -> listener.fetches.get() > 0);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> fetcher.checkLiveness(200));
@@ -142,7 +142,7 @@ class DataPlaneLivenessTest {
                     }
                     return CompletableFuture.completedFuture(ClusterView.empty());
                 });
-        fetcher.add(PARTITION, 0, -1);
+        fetcher.add(PARTITION, 0, -1, -1);
         await().atMost(Duration.ofSeconds(10)).until(() -> loads.get() > 0);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> fetcher.checkLiveness(200));
@@ -155,7 +155,7 @@ class DataPlaneLivenessTest {
     @Test
     void aLoopThatGoesRoundShouldNotBeReportedStuck() {
         fetcher = start();
-        fetcher.add(PARTITION, 0, -1);
+        fetcher.add(PARTITION, 0, -1, -1);
 
         // a limit well above what a loaded 2-core machine can stall a thread that goes round every 100 ms: at 400 ms
         // the check fired now and then at load average 15 (the loop was turning, the thread was not scheduled)

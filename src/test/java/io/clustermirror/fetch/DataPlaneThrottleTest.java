@@ -86,7 +86,7 @@ class DataPlaneThrottleTest {
         fetcher = dataPlane(pooled, throttle);
 
         // When the partition is in it before the fetcher's first turn (no idle polls move the clock first)
-        fetcher.add(PARTITION, 0, -1);
+        fetcher.add(PARTITION, 0, -1, -1);
         pooled.start();
 
         // Then the first Fetch asks for the grant (an empty bucket, not in debt: the least worth asking), not 16 MiB
@@ -132,13 +132,13 @@ class DataPlaneThrottleTest {
         network.prepareResponse(answer(MemoryRecords.EMPTY, 0));
         Fetcher pooled = new Fetcher(0, WireNetwork.over("test", network), threads, null);
         fetcher = dataPlane(pooled, source, listener, throttle);
-        fetcher.add(PARTITION, 0, -1);
+        fetcher.add(PARTITION, 0, -1, -1);
         pooled.start();
         await().atMost(Duration.ofSeconds(10)).until(() -> sent.size() == 2);
         assertThat(fetch(sent.get(1)).fetchData().keySet()).containsExactly(new TopicPartition("orders", 0));
 
         // When a partition with a backlog joins on broker 2
-        fetcher.add(behind, 0, -1);
+        fetcher.add(behind, 0, -1, -1);
 
         // Then its Fetch goes at once, granted the least worth asking for (the bucket is empty, not in debt): the long
         // poll in flight took none of it

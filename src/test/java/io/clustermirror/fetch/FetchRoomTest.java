@@ -159,8 +159,8 @@ class FetchRoomTest {
                 view,
                 new DataPlaneThrottleTest.NoListener(),
                 new ReplicationThrottle(ReplicationThrottle.UNLIMITED, time));
-        fetcher.add(new MirrorPartition(BEHIND.topic(), BEHIND.partition()), 0, -1);
-        fetcher.add(new MirrorPartition(OTHER.topic(), OTHER.partition()), 0, -1);
+        fetcher.add(new MirrorPartition(BEHIND.topic(), BEHIND.partition()), 0, -1, -1);
+        fetcher.add(new MirrorPartition(OTHER.topic(), OTHER.partition()), 0, -1, -1);
         beforeStart.run();
         pooled.start();
         await().atMost(Duration.ofSeconds(10)).until(() -> sent.size() == 2);

@@ -116,7 +116,7 @@ class FetcherPoolTest {
         DataPlaneLivenessTest.RecordingListener listener = new DataPlaneLivenessTest.RecordingListener();
         MirrorFetcher plane = dataPlane("m1", listener);
         MirrorPartition partition = new MirrorPartition("orders", 0);
-        plane.add(partition, 0, -1);
+        plane.add(partition, 0, -1, -1);
         Fetcher broken = pool.assign();
 
         networks.get(0).broken.set(true);
@@ -132,7 +132,7 @@ class FetcherPoolTest {
         assertThat(replacement.running()).isTrue();
         // and a new data plane runs on the new fetcher
         DataPlaneLivenessTest.RecordingListener again = new DataPlaneLivenessTest.RecordingListener();
-        dataPlane("m1", again).add(partition, 0, -1);
+        dataPlane("m1", again).add(partition, 0, -1, -1);
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> again.fetches.get() > 0);
         assertThat(again.failures).isEmpty();
     }

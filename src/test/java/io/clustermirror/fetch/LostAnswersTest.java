@@ -91,7 +91,7 @@ class LostAnswersTest {
 
         // When the data plane mirrors the partition
         fetcher = start();
-        fetcher.add(PARTITION, 0, -1);
+        fetcher.add(PARTITION, 0, -1, -1);
 
         // Then each batch is sent again with the same producer id, epoch and sequence, in order, one after the other
         await().atMost(Duration.ofSeconds(10)).until(() -> progress().destinationEnd() == 6);
@@ -132,7 +132,7 @@ class LostAnswersTest {
                 appendedAt(3));
 
         fetcher = start();
-        fetcher.add(PARTITION, 0, -1);
+        fetcher.add(PARTITION, 0, -1, -1);
 
         // Then both land in order under the same identity and sequences, without a reset
         await().atMost(Duration.ofSeconds(10)).until(() -> progress().destinationEnd() == 6);
@@ -150,7 +150,7 @@ class LostAnswersTest {
         destinationAnswers(null, appendedAt(3));
 
         fetcher = start();
-        fetcher.add(PARTITION, 0, -1);
+        fetcher.add(PARTITION, 0, -1, -1);
 
         // Then the partition fails, naming the offsets and the likely cause, instead of going on one batch late
         await().atMost(Duration.ofSeconds(10)).until(() -> listener.failures.containsKey(PARTITION));

@@ -163,7 +163,7 @@ class ShardedDataPlaneTest {
         assertThat(onLane(0)).isNotEmpty();
         assertThat(onLane(1)).isNotEmpty();
 
-        PARTITIONS.forEach(p -> plane.add(p, 0, -1));
+        PARTITIONS.forEach(p -> plane.add(p, 0, -1, -1));
 
         assertThat(plane.shardCount()).isEqualTo(2);
         assertThat(plane.fetcherOf(0)).isNotSameAs(plane.fetcherOf(1));
@@ -180,7 +180,7 @@ class ShardedDataPlaneTest {
         start();
         List<DataPlane.LoopDeath> deaths = new CopyOnWriteArrayList<>();
         plane.onDeath(deaths::add);
-        PARTITIONS.forEach(p -> plane.add(p, 0, -1));
+        PARTITIONS.forEach(p -> plane.add(p, 0, -1, -1));
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> !networkOf(0).fetched().isEmpty());
         Fetcher dead = plane.fetcherOf(0);
@@ -194,8 +194,8 @@ class ShardedDataPlaneTest {
 
         // When two partitions of the dead lane come back while builds are queued, not run
         queueBuilds = true;
-        plane.add(laneZero.get(0), 0, -1);
-        plane.add(laneZero.get(1), 0, -1);
+        plane.add(laneZero.get(0), 0, -1, -1);
+        plane.add(laneZero.get(1), 0, -1, -1);
 
         // Then the adds returned without building anything: one build is queued, the dead shard still placed
         assertThat(queuedBuilds).hasSize(1);
@@ -220,7 +220,7 @@ class ShardedDataPlaneTest {
         start();
         List<DataPlane.LoopDeath> deaths = new CopyOnWriteArrayList<>();
         plane.onDeath(deaths::add);
-        PARTITIONS.forEach(p -> plane.add(p, 0, -1));
+        PARTITIONS.forEach(p -> plane.add(p, 0, -1, -1));
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> !networkOf(1).fetched().isEmpty());
         Fetcher first = plane.fetcherOf(0);
@@ -245,7 +245,7 @@ class ShardedDataPlaneTest {
         // When a partition of lane 0 comes back (the coordinator's retry)
         MirrorPartition back = laneZero.iterator().next();
         assertThat(plane.whenGone(back)).isDone();
-        plane.add(back, 0, -1);
+        plane.add(back, 0, -1, -1);
 
         // Then shard 0 runs again, on a live fetcher (the pool replaced the dead one), and fetches it
         assertThat(plane.deadLanes()).isZero();
