@@ -7,9 +7,10 @@
 #                          [--service=key=value ...]
 #   records: default 1,000,000 records of 1 KiB, lz4, 8 partitions
 #   --two-mirrors: also two mirrors of one service, each mirroring a topic of 4 partitions (the same records)
-#   --warm[=N]: the bare loop and the service first copy N other records (default three times the backlog), then the
+#   --warm[=N]: the bare loop and the service first copy N other records (default: the backlog once per warm start), then the
 #     measured backlog: a copier that has been running (the others start cold)
-#   --warm-starts=N: those warm-up records in N copies one after the other, each started anew (default 3)
+#   --warm-starts=N: those warm-up records in N copies one after the other, each started anew (default 6: until
+#     neither copier's JIT compiler works during the measured copy; README, Catch-up)
 #   --repeat=N: the bare loop and the service N times, alternating which goes first; ratios per run, medians judged
 #   --copiers: run only these (default all; mm2 needs MirrorMaker 2's classpath, resolved below from Maven Central)
 set -euo pipefail
