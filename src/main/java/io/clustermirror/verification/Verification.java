@@ -42,7 +42,8 @@ import org.jboss.logging.Logger;
  * read at each round), so a verification alone reads no faster than the mirror may.
  *
  * <p>Thread-safe: the rounds run one after another (each schedules the next); {@link #report()} may be called from
- * any thread.
+ * any thread, an HTTP event loop included: it reads, and at most marks a stalled verification FAILED, whose clients
+ * then close on another thread.
  */
 public final class Verification {
 
@@ -367,7 +368,9 @@ public final class Verification {
                     state = State.DONE;
                 }
             }
-            finishedAt = clock.instant();
+            if (finishedAt == null) {
+                finishedAt = clock.instant();
+            }
             report = snapshot();
         }
         closeClients();
@@ -375,15 +378,21 @@ public final class Verification {
     }
 
     private void fail(String reason) {
-        synchronized (this) {
-            if (state != State.RUNNING) {
-                return;
-            }
-            state = State.FAILED;
-            failure = reason;
-            works.values().stream().filter(w -> w.result == null).forEach(w -> w.end(Result.INCOMPLETE, -1, reason));
+        if (failed(reason)) {
+            finish();
         }
-        finish();
+    }
+
+    /** Marks it FAILED, its open partitions INCOMPLETE; false when it had ended already. */
+    private synchronized boolean failed(String reason) {
+        if (state != State.RUNNING) {
+            return false;
+        }
+        state = State.FAILED;
+        failure = reason;
+        finishedAt = clock.instant();
+        works.values().stream().filter(w -> w.result == null).forEach(w -> w.end(Result.INCOMPLETE, -1, reason));
+        return true;
     }
 
     private void closeClients() {
@@ -404,9 +413,11 @@ public final class Verification {
         synchronized (this) {
             overdue = state == State.RUNNING && dueMillis != Long.MAX_VALUE ? clock.millis() - dueMillis : 0;
         }
-        if (overdue > STALLED_AFTER_MS) {
-            fail("its next round did not start within " + overdue / 1000
-                    + " s: its tasks were dropped (the mirror's runtime was closed or rebuilt); start it again");
+        if (overdue > STALLED_AFTER_MS
+                && failed("its next round did not start within " + overdue / 1000
+                        + " s: its tasks were dropped (the mirror's runtime was closed or rebuilt); start it again")) {
+            // the reader may be an HTTP event loop: its clients close and its owner hears of it on another thread
+            CompletableFuture.runAsync(this::finish);
         }
         return snapshot();
     }

@@ -1,10 +1,12 @@
 package io.clustermirror.verification;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.VerificationReport;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -41,7 +43,8 @@ class VerificationTest {
         // Given a verification whose first step the mirror's workers dropped (its runtime was closed)
         TestClock clock = new TestClock();
         List<Runnable> dropped = new ArrayList<>();
-        List<VerificationReport> finished = new ArrayList<>();
+        List<VerificationReport> finished = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Thread> toldOn = new java.util.concurrent.CopyOnWriteArrayList<>();
         Verification verification = new Verification(
                 "v1",
                 "m",
@@ -60,6 +63,7 @@ class VerificationTest {
                     @Override
                     public void finished(VerificationReport report) {
                         finished.add(report);
+                        toldOn.add(Thread.currentThread());
                     }
                 },
                 clock);
@@ -82,6 +86,10 @@ class VerificationTest {
                 .singleElement()
                 .satisfies(p -> assertThat(p.result()).isEqualTo(VerificationReport.Result.INCOMPLETE));
         assertThat(verification.report().state()).isEqualTo(VerificationReport.State.FAILED);
-        assertThat(finished).hasSize(1);
+        // told off the reader's thread (an HTTP event loop): its clients close there too
+        await().atMost(Duration.ofSeconds(10)).until(() -> finished.size() == 1);
+        assertThat(finished.get(0).state()).isEqualTo(VerificationReport.State.FAILED);
+        assertThat(finished.get(0).finishedAt()).isEqualTo(report.finishedAt());
+        assertThat(toldOn).doesNotContain(Thread.currentThread());
     }
 }
