@@ -87,7 +87,8 @@ public class MirrorResource {
     @APIResponse(responseCode = "409", description = "CLUSTER_MIRROR_ALREADY_EXISTS")
     @APIResponse(
             responseCode = "422",
-            description = "SOURCE_METADATA_NOT_AVAILABLE: the source cluster could not be reached in time")
+            description = "SOURCE_METADATA_NOT_AVAILABLE: the source cluster could not be described (reached, "
+                    + "authenticated) within mirror.source.request.timeout.ms")
     @ClusterMirrorAccess(ClusterMirrorOperation.CREATE)
     public Uni<Response> create(CreateMirrorRequest request, @jakarta.ws.rs.core.Context HttpServerRequest http) {
         requireBody(request);

@@ -31,7 +31,10 @@ public record PartitionDescription(
                 example = "0")
         int retryAttempt,
 
-        @Schema(description = "The last error", example = "transactional batches at offset 42 are not supported yet")
+        @Schema(
+                description = "The last error",
+                example = "source batch [40..42] was appended at destination offset 45 instead of 40: the destination "
+                        + "was written by another producer (or lost data); mirroring stopped")
         String error,
 
         @Schema(

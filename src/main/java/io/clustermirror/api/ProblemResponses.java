@@ -45,6 +45,8 @@ public class ProblemResponses implements OASFilter {
     private static final String API_PATHS = "/v1/";
     private static final String SERVICE_CONFIG_PATHS = "/v1/config";
 
+    private static final String INSTANCES_PATH = "/v1/instances";
+
     @Override
     public void filterOpenAPI(OpenAPI openAPI) {
         if (openAPI.getComponents() == null
@@ -115,9 +117,9 @@ public class ProblemResponses implements OASFilter {
         standard.put("401", "AUTHENTICATION_FAILED: no credentials, or none a configured mechanism accepts");
         standard.put(
                 "403",
-                path.startsWith(SERVICE_CONFIG_PATHS)
+                path.startsWith(SERVICE_CONFIG_PATHS) || path.startsWith(INSTANCES_PATH)
                         ? "CLUSTER_MIRROR_AUTHORIZATION_FAILED: the caller does not hold the mirror-admin role "
-                                + "(service-wide settings)"
+                                + "(service-wide: the service's settings and instances)"
                         : "CLUSTER_MIRROR_AUTHORIZATION_FAILED: the caller may not perform this operation on this "
                                 + "mirror");
         if (mirror) {
@@ -129,7 +131,10 @@ public class ProblemResponses implements OASFilter {
                             : "UNKNOWN_CLUSTER_MIRROR");
         }
         standard.put(
-                "503", "COORDINATOR_NOT_AVAILABLE: mirror state not loaded yet, or this instance was fenced (retry)");
+                "503",
+                "COORDINATOR_NOT_AVAILABLE: mirror state not loaded yet, this instance was fenced, a state write timed "
+                        + "out, or the instance that owns the mirror is changing or does not answer (retry after "
+                        + "Retry-After)");
         return standard;
     }
 

@@ -73,12 +73,13 @@ public class RequestCaller {
         return policy == null || policy.allows(caller, op, mirrorName);
     }
 
-    /** 403 CLUSTER_MIRROR_AUTHORIZATION_FAILED unless the caller may perform {@code op} on the service's own settings. */
+    /** 403 CLUSTER_MIRROR_AUTHORIZATION_FAILED unless the caller may perform {@code op} service-wide (settings, instances). */
     void requireServiceWide(ClusterMirrorOperation op) {
         if (policy != null && !policy.allowsServiceWide(caller)) {
             throw new MirrorException(
                     MirrorError.CLUSTER_MIRROR_AUTHORIZATION_FAILED,
-                    "'" + principal() + "' may not " + op + " the service's settings: only the "
+                    "'" + principal() + "' may not " + op + " the service-wide resources (its settings and "
+                            + "instances): only the "
                             + MirrorAccessPolicy.ADMIN + " role may");
         }
     }

@@ -93,9 +93,11 @@ class ThrottleIT extends ServiceIT {
                 "INVALID_REQUEST",
                 "a number where a string belongs");
 
-        // callers other than a mirror-admin: 403 (whatever they may do to mirrors), no credentials 401
+        // callers other than a mirror-admin: 403 on the service-wide resources (whatever they may do to mirrors), no
+        // credentials 401
         for (String user : List.of("viewer", "operator")) {
             for (String[] request : List.of(
+                    new String[] {"GET", "/v1/instances", null},
                     new String[] {"GET", "/v1/config", null},
                     new String[] {"PUT", "/v1/config/" + RATE, "{\"value\":\"1\"}"},
                     new String[] {"DELETE", "/v1/config/" + RATE, null})) {
