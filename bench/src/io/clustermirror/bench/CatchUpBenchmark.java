@@ -221,8 +221,7 @@ public final class CatchUpBenchmark {
         boolean warm = false;
         long warmRecords = 0; // with --warm: the backlog once per warm start; --warm=N: N
         // --warm-starts=N: the warm-up records in N copies, each started once the last one is done. Six: with three,
-        // the
-        // service's JIT compiler still took 0.1-0.8 CPU-s of its measured copy (README, Catch-up)
+        // the service's JIT compiler still took 0.1-0.8 CPU-s of its measured copy (README, Catch-up)
         int warmStarts = 6;
         int repeat = 1;
         Set<String> copiers = new LinkedHashSet<>(ALL_COPIERS);

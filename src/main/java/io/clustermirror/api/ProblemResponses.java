@@ -43,9 +43,8 @@ public class ProblemResponses implements OASFilter {
     static final String PROBLEM_SCHEMA = "Problem";
 
     private static final String API_PATHS = "/v1/";
-    private static final String SERVICE_CONFIG_PATHS = "/v1/config";
-
-    private static final String INSTANCES_PATH = "/v1/instances";
+    /** The service-wide resources: only the mirror-admin role reaches them ({@code ClusterMirrorAccess.serviceWide}). */
+    private static final List<String> SERVICE_WIDE_PATHS = List.of("/v1/config", "/v1/instances");
 
     @Override
     public void filterOpenAPI(OpenAPI openAPI) {
@@ -117,7 +116,7 @@ public class ProblemResponses implements OASFilter {
         standard.put("401", "AUTHENTICATION_FAILED: no credentials, or none a configured mechanism accepts");
         standard.put(
                 "403",
-                path.startsWith(SERVICE_CONFIG_PATHS) || path.startsWith(INSTANCES_PATH)
+                SERVICE_WIDE_PATHS.stream().anyMatch(path::startsWith)
                         ? "CLUSTER_MIRROR_AUTHORIZATION_FAILED: the caller does not hold the mirror-admin role "
                                 + "(service-wide: the service's settings and instances)"
                         : "CLUSTER_MIRROR_AUTHORIZATION_FAILED: the caller may not perform this operation on this "
