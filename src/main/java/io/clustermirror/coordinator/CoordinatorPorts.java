@@ -122,6 +122,11 @@ final class CoordinatorPorts {
         }
 
         @Override
+        public Map<String, Map<MirrorPartition, PartitionStatus>> othersPartitions() {
+            return coordinator.keeper().readOthersPartitions();
+        }
+
+        @Override
         public void persistMirror(Mirror updated) {
             coordinator.keeper().putMirror(updated);
         }

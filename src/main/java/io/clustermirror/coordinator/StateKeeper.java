@@ -261,6 +261,24 @@ final class StateKeeper {
         return current.readServiceConfigs();
     }
 
+    /**
+     * The partitions of the mirrors that other instances run, as their state partitions hold them committed now (read
+     * with a consumer of its own): empty, without a read, while this instance holds every state partition. Blocking, any
+     * thread.
+     */
+    Map<String, Map<MirrorPartition, PartitionStatus>> readOthersPartitions() {
+        MirrorStateStore current = store;
+        if (current == null) {
+            return Map.of();
+        }
+        Set<Integer> others = new TreeSet<>();
+        for (int p = 0; p < statePartitions; p++) {
+            others.add(p);
+        }
+        others.removeAll(held);
+        return others.isEmpty() ? Map.of() : current.readPartitions(others);
+    }
+
     /** Adopts the service settings another instance wrote; whether they changed. Coordinator thread. */
     boolean adoptServiceConfigs(Map<String, String> configs) {
         if (store == null

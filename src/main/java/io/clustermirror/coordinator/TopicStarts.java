@@ -55,6 +55,12 @@ final class TopicStarts {
 
         Map<String, Map<MirrorPartition, PartitionStatus>> allPartitions();
 
+        /**
+         * The partitions of the mirrors other instances run, as the state holds them committed now: empty while this
+         * instance runs every mirror. Blocking (a read of their state partitions).
+         */
+        Map<String, Map<MirrorPartition, PartitionStatus>> othersPartitions();
+
         /** Persists the mirror (its patterns grew), then makes it the state (coordinator thread). */
         void persistMirror(Mirror updated);
 
@@ -201,8 +207,29 @@ final class TopicStarts {
         List<Pattern> allExcludes = new ArrayList<>(excludes);
         allExcludes.addAll(RegexList.compile(
                 mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE)));
-        StartPlan plan = StartPlan.plan(
-                mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic, host.allPartitions());
+        Map<String, Map<MirrorPartition, PartitionStatus>> partitions = host.allPartitions();
+        StartPlan plan =
+                StartPlan.plan(mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic, partitions);
+        Set<String> othersUnread = Set.of();
+        if (!plan.candidates().isEmpty()) {
+            // a destination topic has one writer, whichever instance runs the mirror that writes it
+            try {
+                Map<String, Map<MirrorPartition, PartitionStatus>> others = host.othersPartitions();
+                if (!others.isEmpty()) {
+                    Map<String, Map<MirrorPartition, PartitionStatus>> every = new HashMap<>(others);
+                    every.putAll(partitions);
+                    plan = StartPlan.plan(
+                            mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic, every);
+                }
+            } catch (RuntimeException e) {
+                LOGGER.warnf(
+                        "Mirror %s: could not read the state of the mirrors other instances run: %s", mirror.name(), e);
+                othersUnread = Set.copyOf(plan.candidates().stream()
+                        .filter(StartPlan.Candidate::mayAdopt)
+                        .map(StartPlan.Candidate::topic)
+                        .toList());
+            }
+        }
         List<String> excludedProps = mirror.config()
                 .list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
         List<TopicOutcome> failed = new ArrayList<>(plan.refusals().stream()
@@ -219,6 +246,16 @@ final class TopicStarts {
                         topic,
                         MirrorError.INVALID_TOPIC_EXCEPTION,
                         TopicNames.stateTopicReason(topic) + " (its records are state records)"));
+                continue;
+            }
+            if (othersUnread.contains(topic)) {
+                // a topic that must not be created is safe without the read (the destination refuses to create it
+                // twice); one to adopt is not
+                failed.add(TopicOutcome.error(
+                        topic,
+                        MirrorError.REQUEST_TIMED_OUT,
+                        "could not read the state of the mirrors that other instances run, to check that none of them "
+                                + "mirrors this topic; nothing was changed, try again"));
                 continue;
             }
             if (verdict == ForeignStateTopics.Verdict.UNREAD) {

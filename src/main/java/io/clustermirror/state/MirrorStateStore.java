@@ -291,6 +291,29 @@ public final class MirrorStateStore implements AutoCloseable {
         return serviceConfigs.read();
     }
 
+    /**
+     * The partitions of the mirrors these state partitions hold, as committed now, for partitions another instance
+     * writes: a start's check that no mirror of another instance mirrors its topics. Only mirrors that exist (their
+     * mirror record) are answered. Blocking; safe off the coordinator thread (its own consumer, none of the writers).
+     */
+    public Map<String, Map<MirrorPartition, PartitionStatus>> readPartitions(java.util.Set<Integer> partitions) {
+        Map<String, MirrorRecord> mirrors = new HashMap<>();
+        Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
+        read(
+                partitions,
+                record -> apply(
+                        mirrors,
+                        statuses,
+                        new HashMap<>(),
+                        new HashMap<>(),
+                        new HashMap<>(),
+                        new HashMap<>(),
+                        new HashMap<>(),
+                        record));
+        statuses.keySet().retainAll(mirrors.keySet());
+        return statuses;
+    }
+
     /** Takes up one record of the service settings' partition into {@code configs} (the partition's others pass). */
     static void applyServiceConfig(Map<String, String> configs, ConsumerRecord<byte[], byte[]> record) {
         apply(

@@ -127,6 +127,11 @@ class TopicStartsTest {
         }
 
         @Override
+        public Map<String, Map<MirrorPartition, PartitionStatus>> othersPartitions() {
+            throw new AssertionError("never reached: the coordinator step does not answer");
+        }
+
+        @Override
         public void persistMirror(Mirror updated) {}
 
         @Override

@@ -480,6 +480,48 @@ class SeveralInstancesIT extends ServiceIT {
         }
     }
 
+    @Test
+    @Order(8)
+    void aTopicThatAMirrorOfAnotherInstanceMirrorsShouldBeRefusedToAnotherMirrorAlsoWithAdoptExisting()
+            throws Exception {
+        // Given a topic mirrored by a mirror of the first instance
+        String first = nameOwnedBy(instances.get(0));
+        String topic = uniqueName("one-writer");
+        createMirrorAndTopic(first, topic, 2);
+        call(instances.get(0))
+                .body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + first + "/topics:start")
+                .then()
+                .statusCode(200)
+                .body("topics[0].result", org.hamcrest.Matchers.equalTo("STARTED"));
+        awaitMirroringVia(instances.get(0), first, topic, 2, Duration.ofSeconds(60));
+
+        // When a mirror of the second instance is asked to start it, without and with adoptExisting (through the third)
+        String second = nameOwnedBy(instances.get(1));
+        createVia(instances.get(2), second);
+        for (boolean adopt : List.of(false, true)) {
+            call(instances.get(2))
+                    .body(Map.of("topics", List.of(topic), "adoptExisting", adopt))
+                    .post("/v1/mirrors/" + second + "/topics:start")
+                    .then()
+                    .statusCode(200)
+                    // Then it is refused as the topic of another mirror, named, whichever instance runs that one
+                    .body("topics[0].errorCode", org.hamcrest.Matchers.equalTo("TOPIC_ALREADY_IN_CLUSTER_MIRROR"))
+                    .body(
+                            "topics[0].error",
+                            org.hamcrest.Matchers.equalTo("topic is already mirrored by mirror '" + first + "'"));
+        }
+        // and the second mirror holds none of it, while the first still mirrors it
+        call(instances.get(2))
+                .get("/v1/mirrors/" + second + "/topics/" + topic)
+                .then()
+                .statusCode(404)
+                .body("errorCode", org.hamcrest.Matchers.equalTo("TOPIC_NOT_IN_CLUSTER_MIRROR"));
+        awaitMirroringVia(instances.get(1), first, topic, 2, Duration.ofSeconds(5));
+        call(instances.get(0)).delete("/v1/mirrors/" + second);
+        call(instances.get(0)).delete("/v1/mirrors/" + first);
+    }
+
     /** The last batch of each partition of the live topic on the destination. */
     private static Map<Integer, Kafka.Stamp> lastStamps(LiveTopic live) throws java.io.IOException {
         Map<Integer, Kafka.Stamp> last = new HashMap<>();
