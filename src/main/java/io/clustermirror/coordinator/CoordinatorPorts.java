@@ -122,8 +122,8 @@ final class CoordinatorPorts {
         }
 
         @Override
-        public Map<String, Map<MirrorPartition, PartitionStatus>> othersPartitions() {
-            return coordinator.keeper().readOthersPartitions();
+        public Optional<Map<String, Map<MirrorPartition, PartitionStatus>>> everyMirrorsPartitions() {
+            return coordinator.keeper().readEveryMirrorsPartitions();
         }
 
         @Override

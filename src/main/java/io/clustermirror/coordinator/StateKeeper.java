@@ -262,21 +262,28 @@ final class StateKeeper {
     }
 
     /**
-     * The partitions of the mirrors that other instances run, as their state partitions hold them committed now (read
-     * with a consumer of its own): empty, without a read, while this instance holds every state partition. Blocking, any
-     * thread.
+     * The partitions of every mirror, whichever instance runs it: this instance's from its state, the others' as their
+     * state partitions hold them committed now (read with a consumer of its own). Empty, without a read, while this
+     * instance holds every state partition. A partition taken over or given up meanwhile is in one of the two: it is
+     * read from the topic unless it was held both before and after the state was looked at (a take merges its mirrors
+     * before it holds the partition, a give-up stops holding before it drops them). Blocking, any thread.
      */
-    Map<String, Map<MirrorPartition, PartitionStatus>> readOthersPartitions() {
+    Optional<Map<String, Map<MirrorPartition, PartitionStatus>>> readEveryMirrorsPartitions() {
         MirrorStateStore current = store;
-        if (current == null) {
-            return Map.of();
-        }
-        Set<Integer> others = new TreeSet<>();
+        Set<Integer> before = held;
+        Map<String, Map<MirrorPartition, PartitionStatus>> local = state().partitions();
+        Set<Integer> unread = new TreeSet<>();
         for (int p = 0; p < statePartitions; p++) {
-            others.add(p);
+            if (!before.contains(p) || !held.contains(p)) {
+                unread.add(p);
+            }
         }
-        others.removeAll(held);
-        return others.isEmpty() ? Map.of() : current.readPartitions(others);
+        if (current == null || unread.isEmpty()) {
+            return Optional.empty();
+        }
+        Map<String, Map<MirrorPartition, PartitionStatus>> every = new HashMap<>(current.readPartitions(unread));
+        every.putAll(local);
+        return Optional.of(every);
     }
 
     /** Adopts the service settings another instance wrote; whether they changed. Coordinator thread. */

@@ -25,6 +25,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -56,10 +57,11 @@ final class TopicStarts {
         Map<String, Map<MirrorPartition, PartitionStatus>> allPartitions();
 
         /**
-         * The partitions of the mirrors other instances run, as the state holds them committed now: empty while this
-         * instance runs every mirror. Blocking (a read of their state partitions).
+         * Every mirror's partitions, also of the mirrors other instances run, as the state holds them committed now:
+         * empty while this instance runs every mirror ({@link #allPartitions} is all). Blocking (a read of the state
+         * partitions this instance does not hold).
          */
-        Map<String, Map<MirrorPartition, PartitionStatus>> othersPartitions();
+        Optional<Map<String, Map<MirrorPartition, PartitionStatus>>> everyMirrorsPartitions();
 
         /** Persists the mirror (its patterns grew), then makes it the state (coordinator thread). */
         void persistMirror(Mirror updated);
@@ -207,19 +209,16 @@ final class TopicStarts {
         List<Pattern> allExcludes = new ArrayList<>(excludes);
         allExcludes.addAll(RegexList.compile(
                 mirror.config().list(MirrorConfig.TOPICS_EXCLUDE, MirrorConfig.DEFAULT_TOPICS_EXCLUDE)));
-        Map<String, Map<MirrorPartition, PartitionStatus>> partitions = host.allPartitions();
-        StartPlan plan =
-                StartPlan.plan(mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic, partitions);
+        StartPlan plan = StartPlan.plan(
+                mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic, host.allPartitions());
         Set<String> othersUnread = Set.of();
         if (!plan.candidates().isEmpty()) {
             // a destination topic has one writer, whichever instance runs the mirror that writes it
             try {
-                Map<String, Map<MirrorPartition, PartitionStatus>> others = host.othersPartitions();
-                if (!others.isEmpty()) {
-                    Map<String, Map<MirrorPartition, PartitionStatus>> every = new HashMap<>(others);
-                    every.putAll(partitions);
+                Optional<Map<String, Map<MirrorPartition, PartitionStatus>>> every = host.everyMirrorsPartitions();
+                if (every.isPresent()) {
                     plan = StartPlan.plan(
-                            mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic, every);
+                            mirror.name(), selection, includes, allExcludes, sourceTopics, stateTopic, every.get());
                 }
             } catch (RuntimeException e) {
                 LOGGER.warnf(

@@ -127,7 +127,7 @@ class TopicStartsTest {
         }
 
         @Override
-        public Map<String, Map<MirrorPartition, PartitionStatus>> othersPartitions() {
+        public java.util.Optional<Map<String, Map<MirrorPartition, PartitionStatus>>> everyMirrorsPartitions() {
             throw new AssertionError("never reached: the coordinator step does not answer");
         }
 
