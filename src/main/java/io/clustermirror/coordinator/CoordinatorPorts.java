@@ -157,6 +157,16 @@ final class CoordinatorPorts {
         }
 
         @Override
+        public boolean holds(String mirror) {
+            return coordinator.holdsStatePartitionOf(mirror);
+        }
+
+        @Override
+        public boolean leaseValid() {
+            return coordinator.leaseValid();
+        }
+
+        @Override
         public Admin destinationAdmin() {
             return coordinator.destinationAdmin();
         }

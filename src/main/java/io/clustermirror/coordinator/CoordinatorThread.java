@@ -1,9 +1,8 @@
 package io.clustermirror.coordinator;
 
 import io.smallrye.mutiny.Uni;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
@@ -18,7 +17,7 @@ final class CoordinatorThread {
     private static final Logger LOGGER = Logger.getLogger(CoordinatorThread.class);
 
     private volatile Thread current;
-    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
+    private final ScheduledThreadPoolExecutor thread = new ScheduledThreadPoolExecutor(1, r -> {
         Thread t = new Thread(r, "mirror-coordinator");
         t.setDaemon(true);
         current = t;
@@ -51,6 +50,11 @@ final class CoordinatorThread {
         } catch (RejectedExecutionException e) {
             LOGGER.debugf("Coordinator is shut down; dropped: %s", what);
         }
+    }
+
+    /** Tasks waiting to run, scheduled ones included (any thread). */
+    int waiting() {
+        return thread.getQueue().size();
     }
 
     boolean isShutdown() {

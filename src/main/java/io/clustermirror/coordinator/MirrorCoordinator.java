@@ -454,7 +454,12 @@ public class MirrorCoordinator {
         }
     }
 
-    private boolean holdsStatePartitionOf(String name) {
+    /** Whether this instance's lease in the state group is valid: it may act for the mirrors it holds (any thread). */
+    boolean leaseValid() {
+        return group.leaseValid();
+    }
+
+    boolean holdsStatePartitionOf(String name) {
         int partition = statePartitionOf(name);
         return partition < 0 || keeper.holds(partition);
     }

@@ -119,6 +119,14 @@ final class PromotionFences {
                                 mirror, topics);
                         return null;
                     }
+                    if (!host.holds(mirror)) {
+                        // its next owner rolls back what the state records (on taking it over), this one no more
+                        LOGGER.warnf(
+                                "Mirror %s moved to another instance before the promotion of %s was %s: that instance "
+                                        + "lifts the source fence the promote recorded and forgets it",
+                                mirror, topics, why);
+                        return null;
+                    }
                     LOGGER.errorf(
                             "Mirror %s: lifting the source fence of %s (%s) failed: %s; retrying in %d s, the source "
                                     + "stays fenced until it succeeds",

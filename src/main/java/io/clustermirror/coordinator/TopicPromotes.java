@@ -71,6 +71,18 @@ public final class TopicPromotes {
         void stopPartitions(String mirror, Collection<MirrorPartition> partitions);
 
         Uni<SyncReport> syncGroupOffsets(Mirror mirror, Set<MirrorPartition> partitions);
+
+        /**
+         * Whether this instance holds the mirror's state partition now (always, while it holds them all): only then is
+         * a promote of it this instance's to roll back (any thread).
+         */
+        boolean holds(String mirror);
+
+        /**
+         * Whether this instance may still act for the mirrors it holds: its lease in the state group (what appends
+         * wait for) is valid, so no other instance can have taken them over yet (any thread).
+         */
+        boolean leaseValid();
     }
 
     /** What the operator asked: topics by name and/or pattern (among the mirror's), how long to wait, whether to fence. */
@@ -148,8 +160,7 @@ public final class TopicPromotes {
                 .chain(() -> host.onCoordinator(() -> begin(a)))
                 .chain(() -> blocking(() -> {
                     if (request.fenceSource()) {
-                        fence(a).fence(without(a.topics, a.preFenced));
-                        LOGGER.infof("Mirror %s: source topics %s fenced against writes for a promote", name, a.topics);
+                        fenceSource(a);
                     }
                     a.proof = drain(a);
                     return null;
@@ -379,6 +390,25 @@ public final class TopicPromotes {
     /** The fences promotes put on the source, after the promote. */
     PromotionFences fences() {
         return fences;
+    }
+
+    /**
+     * Fences the source topics that are not fenced already, while this instance still runs the mirror: one that lost
+     * it (paused past its session, cut off) since the promote began must not fence, since the new owner has rolled the
+     * promote back (lifting what it recorded) and would never know of a fence put up after that. The lease bounds the
+     * window as it does for appends (decisions §48).
+     */
+    void fenceSource(Attempt a) throws Exception {
+        if (!host.holds(a.mirror) || !host.leaseValid()) {
+            throw new MirrorException(
+                    MirrorError.COORDINATOR_NOT_AVAILABLE,
+                    "Mirror '" + a.mirror + "' may have moved to another instance during the promote (this instance "
+                            + "no longer holds its state partition, or its lease in the state group lapsed), before the "
+                            + "source was fenced: nothing was fenced, the instance that runs the mirror rolls the "
+                            + "promote back; try again");
+        }
+        fence(a).fence(without(a.topics, a.preFenced));
+        LOGGER.infof("Mirror %s: source topics %s fenced against writes for a promote", a.mirror, a.topics);
     }
 
     private SourceFence fence(Attempt a) {

@@ -105,5 +105,15 @@ class TopicPromoteDeadlineTest {
         public Uni<SyncReport> syncGroupOffsets(Mirror mirror, Set<MirrorPartition> partitions) {
             throw new AssertionError("not reached");
         }
+
+        @Override
+        public boolean holds(String mirror) {
+            return true;
+        }
+
+        @Override
+        public boolean leaseValid() {
+            return true;
+        }
     }
 }

@@ -76,6 +76,35 @@ class TopicPromotesTest {
                         e -> assertThat(e.error()).isEqualTo(MirrorError.UNKNOWN_CLUSTER_MIRROR));
     }
 
+    @Test
+    void aPromoteWhoseInstanceLostTheMirrorBeforeItFencedShouldFenceNothingAndSaySo() {
+        TopicPromotes.Attempt a = drainedAttempt(); // no runtime: a fence would fail on it, not with the refusal
+        host.holds = false;
+
+        assertThatThrownBy(() -> promotes.fenceSource(a)).isInstanceOfSatisfying(MirrorException.class, e -> {
+            assertThat(e.error()).isEqualTo(MirrorError.COORDINATOR_NOT_AVAILABLE);
+            assertThat(e.getMessage())
+                    .contains("before the source was fenced: nothing was fenced")
+                    .contains("rolls the promote back");
+        });
+    }
+
+    @Test
+    void aRollBackOnAnInstanceThatLostTheMirrorShouldLeaveItToTheNewOwnerNotRetry() {
+        host.promotions.put("orders", TopicPromotion.promoting("orders", true, true, NOW));
+        host.holds = false;
+
+        promotes.fences()
+                .rollBack("m", Set.of("orders"), "the drain failed")
+                .await()
+                .atMost(Duration.ofSeconds(5));
+
+        // what the state records is the new owner's to lift and forget: this instance asked for the mirror once
+        assertThat(host.runtimeAsked).hasValue(1);
+        assertThat(host.promotions).containsKey("orders");
+        assertThat(thread.waiting()).isZero();
+    }
+
     private TopicPromotes.Attempt drainedAttempt() {
         host.partitions.put(
                 ORDERS_0,
@@ -111,8 +140,15 @@ class TopicPromotesTest {
             return Uni.createFrom().item(action);
         }
 
+        final java.util.concurrent.atomic.AtomicInteger runtimeAsked = new java.util.concurrent.atomic.AtomicInteger();
+
         @Override
         public Uni<MirrorRuntime> runtime(String name) {
+            runtimeAsked.incrementAndGet();
+            if (!holds) { // as the coordinator refuses a mirror of a state partition it does not hold
+                return Uni.createFrom()
+                        .failure(new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, "not held here"));
+            }
             throw new UnsupportedOperationException();
         }
 
@@ -153,6 +189,18 @@ class TopicPromotesTest {
         @Override
         public Uni<SyncReport> syncGroupOffsets(Mirror mirror, Set<MirrorPartition> partitions) {
             throw new UnsupportedOperationException();
+        }
+
+        volatile boolean holds = true;
+
+        @Override
+        public boolean holds(String mirror) {
+            return holds;
+        }
+
+        @Override
+        public boolean leaseValid() {
+            return true;
         }
     }
 }
