@@ -127,8 +127,11 @@ public class MirrorResource {
             content = @Content(schema = @Schema(implementation = MirrorList.class)))
     @ClusterMirrorAccess(ClusterMirrorOperation.DESCRIBE)
     public Uni<Response> list(@jakarta.ws.rs.core.Context HttpServerRequest http) {
+        // a partition counts as this instance's part only when held both before and after the list was made (a take
+        // merges its mirrors before it holds the partition, a give-up stops holding it before it drops them)
+        Set<Integer> held = new java.util.TreeSet<>(coordinator.heldStatePartitions());
         MirrorList mine = localList();
-        Set<Integer> held = coordinator.heldStatePartitions();
+        held.retainAll(coordinator.heldStatePartitions());
         var others = instance.members().stream()
                 .filter(m -> !m.id().equals(instance.id()))
                 .toList();
@@ -177,8 +180,10 @@ public class MirrorResource {
                         (partitions - covered.size())
                                 + " state partition(s) are moving between instances right now; retry for the whole list");
             }
-            all.sort(java.util.Comparator.comparing(MirrorSummary::name));
-            return Response.ok(new MirrorList(all)).build();
+            // a mirror whose partition moved while the members answered may be on two of their lists
+            Map<String, MirrorSummary> byName = new java.util.TreeMap<>();
+            all.forEach(m -> byName.putIfAbsent(m.name(), m));
+            return Response.ok(new MirrorList(List.copyOf(byName.values()))).build();
         });
     }
 
