@@ -97,8 +97,8 @@ public interface MirrorServiceConfig {
 
     interface Flow {
         /**
-         * Deadline of a topics:start, of a topic verb's coordinator step, of a stop's release of its partitions, and of a
-         * promote beyond its own {@code timeoutMs}: past it the flow is cancelled with a reason and counted in
+         * Deadline of a topics:start, of a topic verb's coordinator step, of a stop's release of its partitions, of a
+         * verification's start, and of a promote beyond its own {@code timeoutMs}: past it the flow is cancelled with a reason and counted in
          * {@code cluster_mirror_flow_deadline_exceeded_total{flow}}.
          */
         @WithName("timeout.ms")

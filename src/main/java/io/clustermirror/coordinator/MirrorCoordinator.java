@@ -459,6 +459,11 @@ public class MirrorCoordinator {
         return group.leaseValid();
     }
 
+    /** The deadlines of the flows (start, stop, promote, verification), counted when missed. */
+    FlowDeadlines flows() {
+        return flows;
+    }
+
     boolean holdsStatePartitionOf(String name) {
         int partition = statePartitionOf(name);
         return partition < 0 || keeper.holds(partition);

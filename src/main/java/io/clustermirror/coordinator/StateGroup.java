@@ -61,6 +61,8 @@ final class StateGroup implements MirrorStateAssignor.Member {
     private volatile long leaseUntil;
     /** When the lease was last renewed (nanoTime), for the log line after a lapse. */
     private long renewedAt;
+    /** Whether the lapse under way was logged (once, when a renewal failed past the lease's end). Membership thread. */
+    private boolean lapseLogged;
 
     private volatile boolean closing;
     private volatile KafkaConsumer<byte[], byte[]> consumer;
@@ -83,6 +85,7 @@ final class StateGroup implements MirrorStateAssignor.Member {
         this.keeper = keeper;
         this.coordinator = thread;
         this.metrics = metrics;
+        metrics.registerAppendLease(() -> leaseValid() ? 1 : 0);
     }
 
     synchronized void start() {
@@ -223,10 +226,20 @@ final class StateGroup implements MirrorStateAssignor.Member {
             throw e;
         } catch (RuntimeException e) {
             // not a member of the current generation (dropped, or a rebalance is completing), or no answer: the lease
-            // runs out, and the next poll rejoins (and gives the partitions up when they were lost)
-            LOGGER.debugf("State group %s: the append lease was not renewed: %s", groupId, e.toString());
+            // runs out, and the next poll rejoins (and gives the partitions up when they were lost); a lapse that lasts
+            // (the group's offsets partition cannot take commits) stops every append of this instance, so it is told
+            if (renewedAt != 0 && !leaseValid() && !lapseLogged) {
+                lapseLogged = true;
+                LOGGER.warnf(
+                        "State group %s: the append lease lapsed: this instance appends nothing until a commit to the "
+                                + "group is accepted again (cluster_mirror_state_group_lease_valid 0); the commit failed: %s",
+                        groupId, e.toString());
+            } else {
+                LOGGER.debugf("State group %s: the append lease was not renewed: %s", groupId, e.toString());
+            }
             return;
         }
+        lapseLogged = false;
         if (lapsed && renewedAt != 0) {
             metrics.appendLeaseLapsed();
             LOGGER.warnf(

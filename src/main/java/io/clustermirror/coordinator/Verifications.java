@@ -83,9 +83,13 @@ final class Verifications {
         return selected;
     }
 
-    /** Starts a verification; answered with its first report once it is queued on the mirror's workers. */
+    /**
+     * Starts a verification; answered with its first report once it is queued on the mirror's workers, or 503 at the
+     * flow deadline when the mirror's clients were closed while they were built for it (the mirror moved, was read
+     * again or deleted), which answers neither way.
+     */
     Uni<VerificationReport> start(String name, List<String> topics, List<String> include, boolean fromLast) {
-        return coordinator
+        Uni<VerificationReport> start = coordinator
                 .onCoordinator(() -> {
                     coordinator.require(name);
                     Set<MirrorPartition> partitions =
@@ -105,6 +109,15 @@ final class Verifications {
                     return started;
                 })
                 .chain(started -> Uni.createFrom().completionStage(started));
+        return coordinator
+                .flows()
+                .bound(
+                        start,
+                        "verification",
+                        name,
+                        MirrorError.COORDINATOR_NOT_AVAILABLE,
+                        "the mirror's clients were closed while it started (the mirror moved, was read again or "
+                                + "deleted); start it again");
     }
 
     /** Coordinator thread. */

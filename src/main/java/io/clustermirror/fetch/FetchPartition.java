@@ -151,6 +151,18 @@ final class FetchPartition {
     long identityNotBefore = System.nanoTime();
     /** InitProducerId attempts in a row that failed, for the back-off between them. */
     int identityAttempts;
+    /**
+     * Whether the look-ups for {@link #identity} have failed since it was last given (FindCoordinator answers between
+     * them do not count as given), and since when (the pipeline's clock): past a bound the partition fails
+     * ({@link ProducerIds}).
+     */
+    boolean identityFailing;
+
+    long identityFailingSince;
+    /** Whether the destination view showed no leader of the partition when it last looked ({@link Pipeline#leaderless}). */
+    boolean leaderless;
+    /** Since when (the pipeline's clock) it has shown none, while {@link #leaderless}. */
+    long leaderlessSince;
 
     final ArrayDeque<Sent> inFlight = new ArrayDeque<>();
     /** The aborts of the destination transactions left open by a stop, once started ({@link TransactionReplay}). */

@@ -191,6 +191,26 @@ final class Pipeline {
         LOGGER.infof("Mirror %s: %s pipeline reset (%s)", mirror, state.partition, reason);
     }
 
+    /**
+     * The destination's view shows no leader of the partition, or no id of its topic, when it has something to send:
+     * a new view is asked for, and past four request timeouts of that the partition fails with the reason instead of
+     * staying MIRRORING without appending (its destination topic deleted, the partition offline). Fetcher thread.
+     */
+    void leaderless(FetchPartition state) {
+        destinationRefresh = true;
+        long now = nanoClock.getAsLong();
+        if (!state.leaderless) {
+            state.leaderless = true;
+            state.leaderlessSince = now;
+        } else if (now - state.leaderlessSince > TimeUnit.MILLISECONDS.toNanos(4 * timeoutMs)) {
+            fail(
+                    state,
+                    "the destination has shown no leader of the partition for " + (4 * timeoutMs)
+                            + " ms: its topic was deleted or is not known to the destination, or the partition is "
+                            + "offline");
+        }
+    }
+
     /** The partition stops here; its owner is told, moves it to FAILED and logs it (once, there). */
     void fail(FetchPartition state, String error) {
         if (state.fail(error, nextGeneration()) && state.tellOwnerOnce()) {

@@ -58,9 +58,10 @@ final class ProduceRounds {
             }
             Node leader = view.leaders().get(state.tp);
             if (leader == null || !view.topicIds().containsKey(state.tp.topic())) {
-                pipeline.destinationRefresh = true;
+                pipeline.leaderless(state);
                 continue;
             }
+            state.leaderless = false;
             // each partition pinned to one of the fetcher's connections to its leader
             // (AppendLoop.CONNECTIONS_PER_BROKER)
             byNode.computeIfAbsent(pipeline.pinned(leader, state.tp), n -> new ArrayList<>())

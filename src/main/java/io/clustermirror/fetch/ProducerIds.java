@@ -111,8 +111,9 @@ final class ProducerIds {
                 // one InitProducerId away when its first batch comes (measured: 40 ms of a start)
                 Node leader = view.leaders().get(state.tp);
                 if (leader == null) {
-                    pipeline.destinationRefresh = true;
+                    pipeline.leaderless(state);
                 } else {
+                    state.leaderless = false;
                     List<FetchPartition> batch = finds.computeIfAbsent(leader, l -> new ArrayList<>());
                     if (batch.size() < MAX_KEYS_PER_FIND) {
                         batch.add(state);
@@ -260,6 +261,7 @@ final class ProducerIds {
                         answer.data().producerId(), answer.data().producerEpoch());
                 state.nextSequence = 0;
                 state.identityAttempts = 0;
+                state.identityFailing = false;
                 state.identitySince = pipeline.nanoClock.getAsLong();
                 pipeline.destination.wakeup(); // its batches can go now
             } else if (error == Errors.NOT_COORDINATOR || error == Errors.COORDINATOR_NOT_AVAILABLE) {
@@ -297,9 +299,28 @@ final class ProducerIds {
         }
     }
 
+    /**
+     * Asks again after a back-off; past four request timeouts of failures since the last producer id (a destination whose transaction
+     * coordinator for the name stays unavailable: its {@code __transaction_state} partition without a leader or below
+     * min.insync.replicas) the partition fails with the last reason, instead of staying MIRRORING without appending.
+     */
     private void retryLater(FetchPartition state, String reason) {
+        long now = pipeline.nanoClock.getAsLong();
+        if (!state.identityFailing) {
+            state.identityFailing = true;
+            state.identityFailingSince = now;
+        } else if (now - state.identityFailingSince > TimeUnit.MILLISECONDS.toNanos(4 * pipeline.timeoutMs)) {
+            pipeline.fail(
+                    state,
+                    "the destination gave the partition no producer id for " + (4 * pipeline.timeoutMs)
+                            + " ms (FindCoordinator and InitProducerId for transactional id "
+                            + transactionalId(pipeline.mirror, state.tp)
+                            + "; are the destination's __transaction_state partitions available?); the last attempt: "
+                            + reason);
+            return;
+        }
         long backoffMs = BACKOFF.backoff(state.identityAttempts++);
-        state.identityNotBefore = pipeline.nanoClock.getAsLong() + TimeUnit.MILLISECONDS.toNanos(backoffMs);
+        state.identityNotBefore = now + TimeUnit.MILLISECONDS.toNanos(backoffMs);
         LOGGER.debugf("Mirror %s: %s: %s; asked again in %d ms", pipeline.mirror, state.partition, reason, backoffMs);
     }
 }

@@ -538,6 +538,18 @@ public class MirrorMetrics {
     }
 
     /**
+     * {@code cluster_mirror_state_group_lease_valid}: 1 while this instance's append lease holds, 0 while it does not
+     * (its data planes append nothing: it was paused, or its commits to the state group are refused or unanswered).
+     */
+    public void registerAppendLease(Supplier<Number> valid) {
+        Gauge.builder("cluster.mirror.state.group.lease.valid", valid)
+                .description(
+                        "1 while this instance's append lease holds, 0 while it appends nothing (its commits to the"
+                                + " state group are not accepted)")
+                .register(registry);
+    }
+
+    /**
      * The instance's append lease lapsed and was renewed later: for that while its data planes sent nothing (a pause
      * of the process, or the group coordinator out of reach).
      */

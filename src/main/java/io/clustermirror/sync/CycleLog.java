@@ -37,7 +37,11 @@ public final class CycleLog {
 
     /** An item failed: counted under {@code kind} and shown in describe. */
     public void error(String kind, String item, Throwable e) {
-        String message = item + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+        failed(kind, item + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+    }
+
+    /** An item failed, told as "item: reason" (a topic a start refused): counted, shown, logged as {@link #error}. */
+    void failed(String kind, String message) {
         errors.add(message);
         metrics.syncError(mirror, kind);
         LOGGER.logf(

@@ -83,7 +83,7 @@ final class SyncCycle {
                 .iterable(actions)
                 .onItem()
                 .transformToUniAndConcatenate(action -> host.apply(name, action)
-                        .invoke(failures -> failures.forEach(log::note))
+                        .invoke(failures -> failures.forEach(f -> log.failed(REFRESH_ERROR, f)))
                         .onFailure()
                         .recoverWithItem(e -> {
                             log.error(REFRESH_ERROR, describe(action), e);

@@ -72,8 +72,9 @@ public final class SourceFence {
     }
 
     /**
-     * Lifts the fence of the topics (only ever the fences this mirror created). A source without an authorizer, or
-     * that refuses this mirror ACL changes, cannot hold a fence of this mirror's: nothing to lift then.
+     * Lifts the fence of the topics (only ever the fences this mirror created). A source without an authorizer cannot
+     * hold a fence: nothing to lift then. One that refuses this mirror ACL changes may: its credentials may have lost
+     * ALTER since it fenced, so it is refused unless none of the fences is there (a promote refused before it fenced).
      */
     public void lift(Collection<String> topics) throws Exception {
         if (topics.isEmpty()) {
@@ -84,10 +85,14 @@ public final class SourceFence {
                     .all()
                     .get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof SecurityDisabledException)
-                    && !(e.getCause() instanceof ClusterAuthorizationException)) {
-                throw e;
+            if (e.getCause() instanceof SecurityDisabledException) {
+                return;
             }
+            if (e.getCause() instanceof ClusterAuthorizationException
+                    && fenced(topics).isEmpty()) {
+                return;
+            }
+            throw e;
         }
     }
 

@@ -99,6 +99,9 @@ class ControlStepsTest {
     private final Map<MirrorPartition, String> failures = new ConcurrentHashMap<>();
     /** The instance's append lease, as the test sets it. */
     private volatile boolean leaseHeld = true;
+    /** Partitions the destination's view shows without a leader. */
+    private final java.util.Set<TopicPartition> offlineOnDestination = new java.util.HashSet<>();
+
     /** How far the data planes' clock is ahead of System.nanoTime, as the test moves it. */
     private final AtomicLong clockAhead = new AtomicLong();
 
@@ -228,6 +231,73 @@ class ControlStepsTest {
         // (the coordinator is found again: a lost answer may mean it moved)
         assertThat(sent(ApiKeys.FIND_COORDINATOR)).hasSize(2);
         assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void aPartitionGivenNoProducerIdForFourRequestTimeoutsShouldFailWithTheLastReason() {
+        // Given a destination whose transaction coordinator for the partition's name is never available
+        List<TopicPartition> tps = partitions(1);
+        sourceFetchAnswer(sourceNetwork, tps);
+        MirrorPartition partition = new MirrorPartition("orders", 0);
+        MirrorFetcher fetcher = start(tps);
+        java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
+        Function<ClientRequest, AbstractResponse> unavailable = request -> switch (request.apiKey()) {
+            case FIND_COORDINATOR -> coordinatorOf(request);
+            case INIT_PRODUCER_ID -> {
+                refused.incrementAndGet();
+                yield new InitProducerIdResponse(
+                        new InitProducerIdResponseData().setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()));
+            }
+            default -> null;
+        };
+        fetcher.add(partition, 0, -1, -1);
+        // (a second refusal: the first was taken up by the fetcher before the clock moves, and the partition asked
+        // again)
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            answer(unavailable);
+            return refused.get() >= 2;
+        });
+        assertThat(failures).isEmpty();
+
+        // When it has been refused for longer than four request timeouts
+        clockAhead.addAndGet(TimeUnit.MILLISECONDS.toNanos(4L * TIMEOUT_MS + 1_000));
+
+        // Then the next refusal fails it, naming the name and the last reason
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            answer(unavailable);
+            return failures.containsKey(partition);
+        });
+        assertThat(failures.get(partition))
+                .contains("no producer id for 120000 ms")
+                .contains("cluster-mirror/m1/orders/0")
+                .contains("InitProducerId: COORDINATOR_NOT_AVAILABLE");
+    }
+
+    @Test
+    void aPartitionWhoseDestinationShowsNoLeaderForFourRequestTimeoutsShouldFailSayingSo() {
+        // Given a partition whose destination partition has no leader (its topic deleted, or offline)
+        List<TopicPartition> tps = partitions(1);
+        offlineOnDestination.add(tps.get(0));
+        sourceFetchAnswer(sourceNetwork, tps);
+        MirrorPartition partition = new MirrorPartition("orders", 0);
+        MirrorFetcher fetcher = start(tps);
+
+        // When it is in the data plane while time goes on (ten seconds a look)
+        fetcher.add(partition, 0, -1, -1);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> sourceNetwork.requests().stream().anyMatch(r -> r.apiKey() == ApiKeys.FETCH));
+        assertThat(failures).isEmpty();
+        await().atMost(Duration.ofSeconds(20)).until(() -> {
+            clockAhead.addAndGet(TimeUnit.SECONDS.toNanos(10));
+            return failures.containsKey(partition);
+        });
+
+        // Then it fails with the reason, after four request timeouts (120 s) of the clock at the least
+        assertThat(failures.get(partition))
+                .isEqualTo("the destination has shown no leader of the partition for 120000 ms: its topic was deleted "
+                        + "or is not known to the destination, or the partition is offline");
+        assertThat(clockAhead.get()).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(4L * TIMEOUT_MS));
+        assertThat(sent(ApiKeys.PRODUCE)).isEmpty();
     }
 
     @Test
@@ -615,7 +685,9 @@ class ControlStepsTest {
         Map<TopicPartition, Node> destinationLeaders = new HashMap<>();
         tps.forEach(tp -> {
             sourceLeaders.put(tp, sourceBroker);
-            destinationLeaders.put(tp, DESTINATION_BROKER);
+            if (!offlineOnDestination.contains(tp)) {
+                destinationLeaders.put(tp, DESTINATION_BROKER);
+            }
         });
         ClusterView source = new ClusterView(
                 "source-cluster",
