@@ -730,6 +730,19 @@ public class MirrorCoordinator {
      * restarts every flow from the state; a deleted mirror has none).
      */
     void withRuntime(String name, Consumer<? super MirrorRuntime> then, Consumer<RuntimeException> failed) {
+        withRuntime(name, then, failed, false);
+    }
+
+    /**
+     * Like {@link #withRuntime(String, Consumer, Consumer)} for a request that waits for its answer: a close that
+     * overtook the build is {@code failed} too (COORDINATOR_NOT_AVAILABLE, to try again), as no reload answers it.
+     */
+    void withRuntimeAnswered(String name, Consumer<? super MirrorRuntime> then, Consumer<RuntimeException> failed) {
+        withRuntime(name, then, failed, true);
+    }
+
+    private void withRuntime(
+            String name, Consumer<? super MirrorRuntime> then, Consumer<RuntimeException> failed, boolean answered) {
         CompletableFuture<MirrorRuntime> built;
         try {
             built = whenBuilt(name);
@@ -745,7 +758,14 @@ public class MirrorCoordinator {
             try {
                 if (error == null) {
                     then.accept(runtime);
-                } else if (!(error instanceof RuntimeBuilds.ClosedMeanwhile)) {
+                } else if (error instanceof RuntimeBuilds.ClosedMeanwhile) {
+                    if (answered) {
+                        failed.accept(new MirrorException(
+                                MirrorError.COORDINATOR_NOT_AVAILABLE,
+                                "the clients of mirror '" + name + "' were closed while they were built (it moved to "
+                                        + "another instance, its state was read again, or it was deleted); try again"));
+                    }
+                } else {
                     failed.accept(
                             error instanceof RuntimeException e
                                     ? e

@@ -34,14 +34,24 @@ final class PromotionFences {
         this.flows = flows;
     }
 
-    /** After a restart: a promote that was under way never committed; it is rolled back (coordinator thread). */
+    /**
+     * After a restart or a takeover: a promote that was under way never committed, and is rolled back; a promoted topic
+     * this mirror started again (switch back) whose fence was not lifted yet has it lifted (coordinator thread).
+     */
     void recover(String mirror) {
         Set<String> under = new TreeSet<>();
+        Set<String> mirroredAgain = new TreeSet<>();
+        host.partitions(mirror).forEach((partition, status) -> {
+            if (status.state() != io.clustermirror.mirror.MirrorPartitionState.STOPPED) {
+                mirroredAgain.add(partition.topic());
+            }
+        });
         host.promotions(mirror).forEach((topic, p) -> {
             if (p.phase() == TopicPromotion.Phase.PROMOTING) {
                 under.add(topic);
             }
         });
+        restarted(mirror, mirroredAgain);
         if (!under.isEmpty()) {
             LOGGER.warnf(
                     "Mirror %s: a promote of %s was under way when the service stopped; rolling it back",
@@ -120,10 +130,10 @@ final class PromotionFences {
                         return null;
                     }
                     if (!host.holds(mirror)) {
-                        // its next owner rolls back what the state records (on taking it over), this one no more
+                        // its next owner lifts what the state records, on taking it over (recover), this one no more
                         LOGGER.warnf(
                                 "Mirror %s moved to another instance before the promotion of %s was %s: that instance "
-                                        + "lifts the source fence the promote recorded and forgets it",
+                                        + "lifts the source fence the state records and forgets the promotion",
                                 mirror, topics, why);
                         return null;
                     }

@@ -61,8 +61,13 @@ final class StateGroup implements MirrorStateAssignor.Member {
     private volatile long leaseUntil;
     /** When the lease was last renewed (nanoTime), for the log line after a lapse. */
     private long renewedAt;
-    /** Whether the lapse under way was logged (once, when a renewal failed past the lease's end). Membership thread. */
+    /**
+     * Whether the lapse under way was logged (once, when a renewal failed a session timeout past the lease's end, or
+     * past this member's creation when no commit was ever accepted). Membership thread.
+     */
     private boolean lapseLogged;
+
+    private final long createdAt = System.nanoTime();
 
     private volatile boolean closing;
     private volatile KafkaConsumer<byte[], byte[]> consumer;
@@ -228,7 +233,8 @@ final class StateGroup implements MirrorStateAssignor.Member {
             // not a member of the current generation (dropped, or a rebalance is completing), or no answer: the lease
             // runs out, and the next poll rejoins (and gives the partitions up when they were lost); a lapse that lasts
             // (the group's offsets partition cannot take commits) stops every append of this instance, so it is told
-            if (renewedAt != 0 && !leaseValid() && !lapseLogged) {
+            long lapsedSince = leaseUntil != 0 ? leaseUntil : createdAt;
+            if (!leaseValid() && !lapseLogged && now - lapsedSince > TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs)) {
                 lapseLogged = true;
                 LOGGER.warnf(
                         "State group %s: the append lease lapsed: this instance appends nothing until a commit to the "

@@ -84,9 +84,9 @@ final class Verifications {
     }
 
     /**
-     * Starts a verification; answered with its first report once it is queued on the mirror's workers, or 503 at the
-     * flow deadline when the mirror's clients were closed while they were built for it (the mirror moved, was read
-     * again or deleted), which answers neither way.
+     * Starts a verification; answered with its first report once it is queued on the mirror's workers, 503 when the
+     * mirror's clients were closed while they were built for it (the mirror moved, was read again or deleted), and at
+     * the flow deadline whatever else kept it from starting.
      */
     Uni<VerificationReport> start(String name, List<String> topics, List<String> include, boolean fromLast) {
         Uni<VerificationReport> start = coordinator
@@ -96,7 +96,7 @@ final class Verifications {
                             select(coordinator.partitions(name).keySet(), topics, include);
                     Map<MirrorPartition, Long> resume = fromLast ? verifiedUpTo(name) : Map.of();
                     CompletableFuture<VerificationReport> started = new CompletableFuture<>();
-                    coordinator.withRuntime(
+                    coordinator.withRuntimeAnswered(
                             name,
                             runtime -> {
                                 try {
@@ -111,13 +111,7 @@ final class Verifications {
                 .chain(started -> Uni.createFrom().completionStage(started));
         return coordinator
                 .flows()
-                .bound(
-                        start,
-                        "verification",
-                        name,
-                        MirrorError.COORDINATOR_NOT_AVAILABLE,
-                        "the mirror's clients were closed while it started (the mirror moved, was read again or "
-                                + "deleted); start it again");
+                .bound(start, "verification", name, MirrorError.COORDINATOR_NOT_AVAILABLE, "start it again");
     }
 
     /** Coordinator thread. */

@@ -152,13 +152,15 @@ final class FetchPartition {
     /** InitProducerId attempts in a row that failed, for the back-off between them. */
     int identityAttempts;
     /**
-     * Whether the look-ups for {@link #identity} have failed since it was last given (FindCoordinator answers between
-     * them do not count as given), and since when (the pipeline's clock): past a bound the partition fails
-     * ({@link ProducerIds}).
+     * Whether the look-ups for {@link #identity} of a partition with records waiting have failed since it was last given
+     * (FindCoordinator answers between them do not count as given), and since when (the pipeline's clock): past a bound
+     * the partition fails ({@link ProducerIds}).
      */
     boolean identityFailing;
 
     long identityFailingSince;
+    /** When the last of those failures was (the pipeline's clock). */
+    long identityLastFailure;
     /** Whether the destination view showed no leader of the partition when it last looked ({@link Pipeline#leaderless}). */
     boolean leaderless;
     /** Since when (the pipeline's clock) it has shown none, while {@link #leaderless}. */

@@ -192,7 +192,8 @@ final class Pipeline {
     }
 
     /**
-     * The destination's view shows no leader of the partition, or no id of its topic, when it has something to send:
+     * The destination's view shows no leader of the partition, or no id of its topic, when it has records to append or
+     * to fetch:
      * a new view is asked for, and past four request timeouts of that the partition fails with the reason instead of
      * staying MIRRORING without appending (its destination topic deleted, the partition offline). Fetcher thread.
      */

@@ -111,7 +111,11 @@ final class ProducerIds {
                 // one InitProducerId away when its first batch comes (measured: 40 ms of a start)
                 Node leader = view.leaders().get(state.tp);
                 if (leader == null) {
-                    pipeline.leaderless(state);
+                    if (state.sendable() || state.behind()) {
+                        pipeline.leaderless(state);
+                    } else {
+                        pipeline.destinationRefresh = true; // idle: nothing waits on it
+                    }
                 } else {
                     state.leaderless = false;
                     List<FetchPartition> batch = finds.computeIfAbsent(leader, l -> new ArrayList<>());
@@ -300,16 +304,20 @@ final class ProducerIds {
     }
 
     /**
-     * Asks again after a back-off; past four request timeouts of failures since the last producer id (a destination whose transaction
-     * coordinator for the name stays unavailable: its {@code __transaction_state} partition without a leader or below
-     * min.insync.replicas) the partition fails with the last reason, instead of staying MIRRORING without appending.
+     * Asks again after a back-off. A partition with records to append or to fetch that has been refused its producer
+     * id for four request timeouts (failures no further apart than two: a destination whose transaction coordinator
+     * for the name stays unavailable, its {@code __transaction_state} partition without a leader or below
+     * min.insync.replicas) fails with the last reason, instead of staying MIRRORING without appending; an idle one's
+     * failures start no such count.
      */
     private void retryLater(FetchPartition state, String reason) {
         long now = pipeline.nanoClock.getAsLong();
-        if (!state.identityFailing) {
-            state.identityFailing = true;
+        long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(pipeline.timeoutMs);
+        boolean waiting = state.sendable() || state.behind();
+        if (!waiting || !state.identityFailing || now - state.identityLastFailure > 2 * timeoutNanos) {
+            state.identityFailing = waiting;
             state.identityFailingSince = now;
-        } else if (now - state.identityFailingSince > TimeUnit.MILLISECONDS.toNanos(4 * pipeline.timeoutMs)) {
+        } else if (now - state.identityFailingSince > 4 * timeoutNanos) {
             pipeline.fail(
                     state,
                     "the destination gave the partition no producer id for " + (4 * pipeline.timeoutMs)
@@ -319,6 +327,7 @@ final class ProducerIds {
                             + reason);
             return;
         }
+        state.identityLastFailure = now;
         long backoffMs = BACKOFF.backoff(state.identityAttempts++);
         state.identityNotBefore = now + TimeUnit.MILLISECONDS.toNanos(backoffMs);
         LOGGER.debugf("Mirror %s: %s: %s; asked again in %d ms", pipeline.mirror, state.partition, reason, backoffMs);

@@ -105,6 +105,51 @@ class TopicPromotesTest {
         assertThat(thread.waiting()).isZero();
     }
 
+    @Test
+    void aTakeoverShouldLiftTheFenceOfAPromotedTopicMirroredAgainThatItsFormerOwnerDidNotLift() {
+        // a switch back started "orders" again (MIRRORING), and its fence lift had not succeeded when the mirror moved
+        host.promotions.put("orders", promoted());
+        host.partitions.put(ORDERS_0, mirroring());
+        host.runtimeRefusal = MirrorException.unknownMirror("m"); // ends the lift here, without a source to call
+
+        thread.run("take over", () -> promotes.fences().recover("m"));
+
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(host.runtimeAsked).hasValue(1));
+    }
+
+    @Test
+    void aTakeoverShouldLeaveTheFenceOfAPromotedTopicThatIsStillStopped() {
+        host.promotions.put("orders", promoted());
+        host.partitions.put(
+                ORDERS_0,
+                mirroring()
+                        .moveTo(MirrorPartitionState.STOPPING, null, NOW)
+                        .moveTo(MirrorPartitionState.STOPPED, null, NOW));
+
+        thread.call(() -> {
+                    promotes.fences().recover("m");
+                    return null;
+                })
+                .await()
+                .atMost(Duration.ofSeconds(5));
+        thread.call(() -> null).await().atMost(Duration.ofSeconds(5)); // what recover handed on, run
+
+        assertThat(host.runtimeAsked).hasValue(0);
+        assertThat(host.promotions).containsKey("orders");
+    }
+
+    private static PartitionStatus mirroring() {
+        return PartitionStatus.initial(NOW)
+                .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, NOW)
+                .moveTo(MirrorPartitionState.MIRRORING, null, NOW);
+    }
+
+    private static TopicPromotion promoted() {
+        return TopicPromotion.promoting("orders", true, true, NOW).promoted(List.of(), NOW);
+    }
+
     private TopicPromotes.Attempt drainedAttempt() {
         host.partitions.put(
                 ORDERS_0,
@@ -142,12 +187,18 @@ class TopicPromotesTest {
 
         final java.util.concurrent.atomic.AtomicInteger runtimeAsked = new java.util.concurrent.atomic.AtomicInteger();
 
+        /** When set, what asking for the mirror's runtime answers (a deleted mirror: nothing is retried). */
+        volatile MirrorException runtimeRefusal;
+
         @Override
         public Uni<MirrorRuntime> runtime(String name) {
             runtimeAsked.incrementAndGet();
             if (!holds) { // as the coordinator refuses a mirror of a state partition it does not hold
                 return Uni.createFrom()
                         .failure(new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, "not held here"));
+            }
+            if (runtimeRefusal != null) {
+                return Uni.createFrom().failure(runtimeRefusal);
             }
             throw new UnsupportedOperationException();
         }
