@@ -81,9 +81,9 @@ final class BenchSupport {
             KafkaBrokerProcess destination, Path root, String name, String heap, List<String> properties)
             throws Exception {
         int port = free();
-        List<String> command = new ArrayList<>(List.of(
-                java(),
-                heap,
+        List<String> command = new ArrayList<>(List.of(java()));
+        command.addAll(List.of(heap.split("\\s+"))); // one or several flags
+        command.addAll(List.of(
                 "-Dquarkus.http.port=" + port,
                 "-Dmirror.http.auth.disabled=true",
                 "-Dkafka.bootstrap.servers=" + destination.bootstrapServers(),
@@ -191,12 +191,11 @@ final class BenchSupport {
                         KafkaBrokerProcess.classpathFrom(Path.of("target", "kafka-broker.classpath")))
                 + File.pathSeparator
                 + Path.of("target", "test-classes").toAbsolutePath();
-        List<String> command = new ArrayList<>(List.of(
-                java(),
-                heap,
-                // its clients log WARN and above to its log, and format nothing below
-                "-Dlog4j2.configurationFile="
-                        + Path.of("bench", "log4j2.properties").toAbsolutePath()));
+        List<String> command = new ArrayList<>(List.of(java()));
+        command.addAll(List.of(heap.split("\\s+"))); // one or several flags
+        // its clients log WARN and above to its log, and format nothing below
+        command.add("-Dlog4j2.configurationFile="
+                + Path.of("bench", "log4j2.properties").toAbsolutePath());
         // the copiers' counterpart of bench.service.jvm
         String jvm = System.getProperty("bench.copier.jvm", "").strip();
         if (!jvm.isEmpty()) {

@@ -47,6 +47,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class CatchUpBenchmark {
 
+    /**
+     * Every copier's heap, the same for all: 1 GiB, committed and touched at start. A heap that grows during the
+     * measured copy touches memory this VM may have handed back to its host, which costs the kernel ~7 CPU-s per GiB and
+     * stalled the machine for 0.2-0.35 s in most of the service's copies of a 9-run file (decisions §13).
+     */
+    static final String HEAP = "-Xmx1g -Xms1g -XX:+AlwaysPreTouch";
+
     private static final int PARTITIONS = 8;
     private static final int RECORD_BYTES = 1024;
     private static final long SAMPLE_MS = 50;
@@ -397,7 +404,7 @@ public final class CatchUpBenchmark {
             BenchSupport.syncPageCache(); // and the loop syncs again after its warm-up
             Process copier = BenchSupport.launchCopier(
                     root.resolve("bare-loop" + suffix(run) + ".log"),
-                    "-Xmx1g",
+                    HEAP,
                     BareCopyLoop.class.getName(),
                     args.toArray(String[]::new));
             return measureProcess(
@@ -413,7 +420,7 @@ public final class CatchUpBenchmark {
             BenchSupport.syncPageCache();
             Process copier = BenchSupport.launchCopier(
                     root.resolve(target + ".log"),
-                    "-Xmx1g",
+                    HEAP,
                     ConsumerProducerCopy.class.getName(),
                     source.bootstrapServers(),
                     destination.bootstrapServers(),
@@ -461,6 +468,8 @@ public final class CatchUpBenchmark {
             List<String> command = List.of(
                     BenchSupport.java(),
                     "-Xmx1g",
+                    "-Xms1g",
+                    "-XX:+AlwaysPreTouch",
                     "-Dorg.apache.logging.log4j.level=INFO",
                     "-cp",
                     Files.readString(MM2_CLASSPATH).trim(),
@@ -480,7 +489,7 @@ public final class CatchUpBenchmark {
                     destination,
                     root,
                     "service" + suffix(run),
-                    "-Xmx1g",
+                    HEAP,
                     Stream.concat(
                                     Stream.of("mirror.state.topic.name=__mirror_state" + suffix(run)),
                                     SERVICE_PROPERTIES.stream())
@@ -520,7 +529,7 @@ public final class CatchUpBenchmark {
                     destination,
                     root,
                     "service-pair" + suffix(run),
-                    "-Xmx1g",
+                    HEAP,
                     Stream.concat(
                                     Stream.of("mirror.state.topic.name=__mirror_state_pair" + suffix(run)),
                                     SERVICE_PROPERTIES.stream())
