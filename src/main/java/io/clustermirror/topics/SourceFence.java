@@ -85,15 +85,27 @@ public final class SourceFence {
                     .all()
                     .get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof SecurityDisabledException) {
-                return;
+            if (!nothingToLift(e.getCause(), () -> !fenced(topics).isEmpty())) {
+                throw e;
             }
-            if (e.getCause() instanceof ClusterAuthorizationException
-                    && fenced(topics).isEmpty()) {
-                return;
-            }
-            throw e;
         }
+    }
+
+    /** What a fence is read with when its lift was refused: whether any of them is still there. */
+    interface StillFenced {
+        boolean any() throws Exception;
+    }
+
+    /**
+     * Whether a refused lift leaves nothing to lift: a source without an authorizer holds no fence; one that refuses
+     * this mirror ACL changes may hold one put up before its credentials lost ALTER, so only if none is there (read
+     * then, and only then).
+     */
+    static boolean nothingToLift(Throwable refusal, StillFenced stillFenced) throws Exception {
+        if (refusal instanceof SecurityDisabledException) {
+            return true;
+        }
+        return refusal instanceof ClusterAuthorizationException && !stillFenced.any();
     }
 
     private static Exception refusal(Throwable cause) {
