@@ -69,6 +69,8 @@ final class Fetcher {
     private final List<Rounds> attached = new ArrayList<>();
     /** The data planes attached here, for the pool's placement (read from any thread). */
     private final AtomicInteger load = new AtomicInteger();
+    /** Of the load: places reserved for data planes being built, not attached yet. */
+    private final AtomicInteger reserved = new AtomicInteger();
 
     private volatile boolean running = true;
     /** Turns so far (fetcher thread only), for rotating which data plane goes first. */
@@ -146,8 +148,27 @@ final class Fetcher {
         network.wakeup();
     }
 
-    void attach(Rounds rounds) {
+    /**
+     * Counts a data plane about to be built for this fetcher in its load at once (the pool's placement, under its lock):
+     * data planes placed at the same moment, before any has attached, spread over the fetchers instead of all
+     * choosing the one that was least loaded. Its {@link #attach} takes the place; {@link #release} gives it back.
+     */
+    void reserve() {
+        reserved.incrementAndGet();
         load.incrementAndGet();
+    }
+
+    /** A reserved place whose data plane was not built. */
+    void release() {
+        if (reserved.getAndUpdate(r -> Math.max(0, r - 1)) > 0) {
+            load.decrementAndGet();
+        }
+    }
+
+    void attach(Rounds rounds) {
+        if (reserved.getAndUpdate(r -> Math.max(0, r - 1)) == 0) {
+            load.incrementAndGet(); // not placed by the pool (unit tests)
+        }
         execute(() -> attached.add(rounds));
     }
 
@@ -237,6 +258,7 @@ final class Fetcher {
             }
         }
         attached.clear();
+        reserved.set(0);
         load.set(0);
         closeNow();
     }

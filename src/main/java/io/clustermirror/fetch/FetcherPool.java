@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -65,6 +66,19 @@ public final class FetcherPool implements AutoCloseable {
     /** The fetcher for a new data plane: the least loaded, a dead one replaced first. */
     synchronized Fetcher assign() {
         return byLoad().get(0);
+    }
+
+    /**
+     * The fetcher for a data plane about to be built, reserved for it at once ({@link Fetcher#reserve}): the least
+     * loaded one not in {@code avoid} (the fetchers of the mirror's other shards), or the least loaded one when every
+     * fetcher is in it. The caller attaches a data plane to it, or {@link Fetcher#release releases} it.
+     */
+    synchronized Fetcher reserve(Set<Fetcher> avoid) {
+        List<Fetcher> fetchers = byLoad();
+        Fetcher chosen =
+                fetchers.stream().filter(f -> !avoid.contains(f)).findFirst().orElse(fetchers.get(0));
+        chosen.reserve();
+        return chosen;
     }
 
     /**

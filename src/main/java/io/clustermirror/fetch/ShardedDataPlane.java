@@ -14,7 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
 import org.jboss.logging.Logger;
@@ -54,7 +54,8 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
 
     private final int fetchersPerBroker;
     private final ShardFactory factory;
-    private final Supplier<List<Fetcher>> placement;
+    /** Reserves the least loaded fetcher not in the given set (the pool's {@link FetcherPool#reserve}). */
+    private final Function<Set<Fetcher>, Fetcher> placement;
     /** Guarded by this: the current shard of each group of lanes (a replaced one leaves). */
     private final MirrorFetcher[] shards;
     /** Guarded by this: the fetcher each shard runs on. */
@@ -98,7 +99,7 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         return new ShardedDataPlane(
                 Math.min(fetchersPerBroker, pool.size()),
                 fetchersPerBroker,
-                pool::byLoad,
+                pool::reserve,
                 fetcher -> new MirrorFetcher(
                         mirror,
                         sourceClusterId,
@@ -119,14 +120,14 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
 
     /**
      * @param shardCount how many shards (at least 1, at most {@code fetchersPerBroker})
-     * @param placement the pool's fetchers, the least loaded first
+     * @param placement reserves the least loaded fetcher not among those given
      * @param builds where a dead shard's replacement is built
      * @param listener told of a partition that could not enter a shard being replaced
      */
     ShardedDataPlane(
             int shardCount,
             int fetchersPerBroker,
-            Supplier<List<Fetcher>> placement,
+            Function<Set<Fetcher>, Fetcher> placement,
             ShardFactory factory,
             Executor builds,
             Listener listener) {
@@ -146,11 +147,12 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         this.replacing = new CompletableFuture<?>[shardCount];
         this.builds = builds;
         this.listener = listener;
-        List<Fetcher> fetchers = placement.get();
         synchronized (this) {
             try {
+                Set<Fetcher> taken = new HashSet<>();
                 for (int i = 0; i < shardCount; i++) {
-                    Fetcher fetcher = fetchers.get(i % fetchers.size());
+                    Fetcher fetcher = placement.apply(taken);
+                    taken.add(fetcher);
                     start(i, fetcher);
                 }
             } catch (RuntimeException e) {
@@ -166,7 +168,17 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
     }
 
     private void start(int index, Fetcher fetcher) {
-        install(index, fetcher, factory.on(fetcher));
+        install(index, fetcher, built(fetcher));
+    }
+
+    /** A shard on the fetcher reserved for it; the reservation is given back when it cannot be built. */
+    private MirrorFetcher built(Fetcher fetcher) {
+        try {
+            return factory.on(fetcher);
+        } catch (RuntimeException e) {
+            fetcher.release();
+            throw e;
+        }
     }
 
     private void install(int index, Fetcher fetcher, MirrorFetcher shard) {
@@ -216,14 +228,13 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
                 taken.add(placedOn[i]);
             }
         }
-        List<Fetcher> fetchers = placement.get();
-        Fetcher fetcher =
-                fetchers.stream().filter(f -> !taken.contains(f)).findFirst().orElse(fetchers.get(0));
+        Fetcher fetcher = placement.apply(taken);
         CompletableFuture<MirrorFetcher> built = new CompletableFuture<>();
         replacing[index] = built;
         try {
             builds.execute(() -> replace(index, fetcher, built));
         } catch (RejectedExecutionException e) {
+            fetcher.release();
             replacing[index] = null; // the mirror's runtime is closing: the dead shard answers
             return CompletableFuture.completedFuture(shard);
         }
@@ -234,7 +245,7 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
     private void replace(int index, Fetcher fetcher, CompletableFuture<MirrorFetcher> built) {
         MirrorFetcher replacement = null;
         try {
-            replacement = factory.on(fetcher);
+            replacement = built(fetcher);
         } catch (RuntimeException e) {
             // its clients could not be built (a SASL login, a key store): the dead shard answers with its reason, and
             // the next partition routed to it tries again

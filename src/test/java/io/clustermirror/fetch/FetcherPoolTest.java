@@ -10,8 +10,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.MockClient;
@@ -41,6 +43,7 @@ class FetcherPoolTest {
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final List<ThrowingClient> networks = new ArrayList<>();
     private final List<MirrorFetcher> planes = new ArrayList<>();
+    private final List<ShardedDataPlane> sharded = new java.util.concurrent.CopyOnWriteArrayList<>();
     private FetcherPool pool;
 
     /** A MockClient whose poll throws once told to, as a network client in an unknown state does. */
@@ -62,6 +65,7 @@ class FetcherPoolTest {
 
     @AfterEach
     void close() {
+        sharded.forEach(ShardedDataPlane::close);
         planes.forEach(MirrorFetcher::close);
         pool.close();
         threads.shutdownNow();
@@ -76,7 +80,10 @@ class FetcherPoolTest {
     }
 
     private MirrorFetcher dataPlane(String mirror, DataPlaneLivenessTest.RecordingListener listener) {
-        Fetcher fetcher = pool.assign();
+        return dataPlane(mirror, pool.assign(), listener);
+    }
+
+    private MirrorFetcher dataPlane(String mirror, Fetcher fetcher, DataPlaneLivenessTest.RecordingListener listener) {
         MirrorFetcher plane = new MirrorFetcher(
                 mirror,
                 "source-cluster",
@@ -108,6 +115,59 @@ class FetcherPoolTest {
         assertThat(first.load()).isEqualTo(2);
         assertThat(next.load()).isEqualTo(1);
         assertThat(pool.size()).isEqualTo(2);
+    }
+
+    @Test
+    void dataPlanesBuiltAtTheSameMomentShouldGoToDifferentFetchers() throws Exception {
+        // two mirrors' first starts posted at once build their data planes on two workers: the second is placed while
+        // the first is still being built (its clients: DNS, a SASL login), before it has attached
+        startPool(2);
+        CountDownLatch firstPlaced = new CountDownLatch(1);
+        CountDownLatch secondPlaced = new CountDownLatch(1);
+        CompletableFuture<ShardedDataPlane> first = CompletableFuture.supplyAsync(
+                () -> sharded(fetcher -> {
+                    firstPlaced.countDown();
+                    await(secondPlaced);
+                    return dataPlane("m1", fetcher, new DataPlaneLivenessTest.RecordingListener());
+                }),
+                threads);
+        await(firstPlaced);
+        ShardedDataPlane second = sharded(fetcher -> {
+            secondPlaced.countDown();
+            return dataPlane("m2", fetcher, new DataPlaneLivenessTest.RecordingListener());
+        });
+
+        assertThat(first.get(10, TimeUnit.SECONDS).fetcherOf(0)).isNotSameAs(second.fetcherOf(0));
+        assertThat(pool.byLoad()).extracting(Fetcher::load).containsExactly(1, 1);
+    }
+
+    @Test
+    void aFetcherReservedForADataPlaneThatCouldNotBeBuiltShouldBeGivenBack() {
+        startPool(2);
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> sharded(fetcher -> {
+                    throw new IllegalStateException("simulated: the SASL login failed");
+                }))
+                .hasMessageContaining("SASL login");
+
+        assertThat(pool.byLoad()).extracting(Fetcher::load).containsExactly(0, 0);
+    }
+
+    /** A one-shard data plane over the pool, its shard built by {@code factory}. */
+    private ShardedDataPlane sharded(ShardedDataPlane.ShardFactory factory) {
+        ShardedDataPlane plane = new ShardedDataPlane(
+                1, 1, pool::reserve, factory, Runnable::run, new DataPlaneLivenessTest.RecordingListener());
+        sharded.add(plane);
+        return plane;
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            assertThat(latch.await(10, TimeUnit.SECONDS)).isTrue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test

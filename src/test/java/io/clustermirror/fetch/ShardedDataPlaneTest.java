@@ -118,7 +118,7 @@ class ShardedDataPlaneTest {
         plane = new ShardedDataPlane(
                 Math.min(LANES, pool.size()),
                 LANES,
-                pool::byLoad,
+                pool::reserve,
                 fetcher -> new MirrorFetcher(
                         "m1",
                         "source-cluster",
