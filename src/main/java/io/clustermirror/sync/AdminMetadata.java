@@ -35,6 +35,7 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /** {@link ClusterMetadata} over an Admin client: every call is asynchronous, completing on the Admin's network thread. */
@@ -139,16 +140,28 @@ public final class AdminMetadata implements ClusterMetadata {
                         listings.stream().map(GroupListing::groupId).collect(Collectors.toCollection(TreeSet::new)));
     }
 
+    /**
+     * Read group by group: a group this cluster does not know (a share group not yet on the destination) has no
+     * offsets; any other failure fails the read.
+     */
     @Override
     public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(
             GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
-        return KafkaUni.of(
-                        continuations,
-                        listOffsets(
-                                kind,
-                                groups,
-                                partitions.stream().map(AdminMetadata::tp).toList()))
-                .map(AdminMetadata::offsets);
+        if (groups.isEmpty()) {
+            return Uni.createFrom().item(Map.of());
+        }
+        Map<String, KafkaFuture<Map<TopicPartition, OffsetAndMetadata>>> byGroup = listOffsetsByGroup(
+                kind, groups, partitions.stream().map(AdminMetadata::tp).toList());
+        List<Uni<Map.Entry<String, Map<TopicPartition, OffsetAndMetadata>>>> reads = new ArrayList<>();
+        byGroup.forEach((group, future) -> reads.add(KafkaUni.of(continuations, future)
+                .onFailure(GroupIdNotFoundException.class)
+                .recoverWithItem(Map.of())
+                .map(offsets -> Map.entry(group, offsets))));
+        return Uni.join().all(reads).andFailFast().map(entries -> {
+            Map<String, Map<TopicPartition, OffsetAndMetadata>> listed = new HashMap<>();
+            entries.forEach(e -> listed.put(e.getKey(), e.getValue()));
+            return offsets(listed);
+        });
     }
 
     /** A share group's offsets are written, then read back: a 4.1.x broker answers success and applies nothing (ShareOffsetReadBack). */
@@ -210,14 +223,39 @@ public final class AdminMetadata implements ClusterMetadata {
     private KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> listOffsets(
             GroupKind kind, Set<String> groups, Collection<TopicPartition> partitions) {
         if (kind == GroupKind.CONSUMER) {
-            Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
-            groups.forEach(g -> specs.put(g, new ListConsumerGroupOffsetsSpec().topicPartitions(partitions)));
-            return admin.listConsumerGroupOffsets(specs).all();
+            return admin.listConsumerGroupOffsets(consumerSpecs(groups, partitions))
+                    .all();
         }
-        // the partitions are named: an empty spec lists only those the share group has initialised
+        return admin.listShareGroupOffsets(shareSpecs(groups, partitions)).all();
+    }
+
+    /** {@link #listOffsets}, one future per group. */
+    private Map<String, KafkaFuture<Map<TopicPartition, OffsetAndMetadata>>> listOffsetsByGroup(
+            GroupKind kind, Set<String> groups, Collection<TopicPartition> partitions) {
+        Map<String, KafkaFuture<Map<TopicPartition, OffsetAndMetadata>>> byGroup = new HashMap<>();
+        if (kind == GroupKind.CONSUMER) {
+            var listed = admin.listConsumerGroupOffsets(consumerSpecs(groups, partitions));
+            groups.forEach(g -> byGroup.put(g, listed.partitionsToOffsetAndMetadata(g)));
+        } else {
+            var listed = admin.listShareGroupOffsets(shareSpecs(groups, partitions));
+            groups.forEach(g -> byGroup.put(g, listed.partitionsToOffsetAndMetadata(g)));
+        }
+        return byGroup;
+    }
+
+    private static Map<String, ListConsumerGroupOffsetsSpec> consumerSpecs(
+            Set<String> groups, Collection<TopicPartition> partitions) {
+        Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
+        groups.forEach(g -> specs.put(g, new ListConsumerGroupOffsetsSpec().topicPartitions(partitions)));
+        return specs;
+    }
+
+    /** The partitions are named: an empty spec lists only those the share group has initialised. */
+    private static Map<String, ListShareGroupOffsetsSpec> shareSpecs(
+            Set<String> groups, Collection<TopicPartition> partitions) {
         Map<String, ListShareGroupOffsetsSpec> specs = new HashMap<>();
         groups.forEach(g -> specs.put(g, new ListShareGroupOffsetsSpec().topicPartitions(partitions)));
-        return admin.listShareGroupOffsets(specs).all();
+        return specs;
     }
 
     private static Map<String, Map<MirrorPartition, Long>> offsets(

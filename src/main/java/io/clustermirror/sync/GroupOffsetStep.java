@@ -76,8 +76,15 @@ final class GroupOffsetStep {
                             .chain(sourceOffsets -> destination
                                     .groupOffsets(kind, groups, mirrored)
                                     .onFailure()
-                                    .recoverWithItem(
-                                            e -> Map.of()) // groups unknown on the destination have nothing yet
+                                    .recoverWithItem(e -> {
+                                        // counted and shown; the writes go on as if the destination had nothing:
+                                        // each writes the source's offset, clamped to the destination's end
+                                        log.error(
+                                                kind.errorKind(),
+                                                "destination offsets of " + groups.size() + " group(s)",
+                                                e);
+                                        return Map.of();
+                                    })
                                     .chain(destinationOffsets -> ends.chain(end -> commit(
                                             kind,
                                             OffsetSyncPlan.plan(sourceOffsets, end, destinationOffsets, filter),

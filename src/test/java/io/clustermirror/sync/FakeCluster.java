@@ -43,6 +43,8 @@ final class FakeCluster implements ClusterMetadata {
 
     boolean noAuthorizer;
     boolean noShareGroups;
+    /** Group offsets cannot be read (a timeout, a lost connection). */
+    boolean groupOffsetsUnreadable;
     /** Every write, in order, e.g. "alter config t set {a=1} delete []". */
     final List<String> writes = Collections.synchronizedList(new ArrayList<>());
 
@@ -112,6 +114,9 @@ final class FakeCluster implements ClusterMetadata {
     @Override
     public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(
             GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
+        if (groupOffsetsUnreadable) {
+            return Uni.createFrom().failure(new org.apache.kafka.common.errors.TimeoutException("timed out"));
+        }
         Map<String, Map<MirrorPartition, Long>> result = new HashMap<>();
         groups.forEach(g -> {
             Map<MirrorPartition, Long> of = new HashMap<>();

@@ -78,4 +78,20 @@ class GroupOffsetStepTest {
         assertThat(destination.writes).containsExactly("commit CONSUMER billing {t-0=4}");
         assertThat(fixtures.report().errors()).isEmpty();
     }
+
+    @Test
+    void aDestinationWhoseOffsetsCannotBeReadShouldBeCountedAndStillGetTheSourcesOffsets() {
+        source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(T0, 4L));
+        destination.offsets.get(GroupKind.CONSUMER).put("billing", new java.util.HashMap<>(Map.of(T0, 4L)));
+        destination.ends.put(T0, 10L);
+        destination.groupOffsetsUnreadable = true;
+
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes)
+                .as("written as if the destination had nothing: the same offset again")
+                .containsExactly("commit CONSUMER billing {t-0=4}");
+        assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isEqualTo(1);
+        assertThat(fixtures.report().errors()).singleElement().asString().contains("destination offsets", "timed out");
+    }
 }
