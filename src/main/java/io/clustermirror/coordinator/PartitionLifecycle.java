@@ -252,7 +252,8 @@ final class PartitionLifecycle {
                                 mirroring.stateEpoch(),
                                 ready,
                                 e -> {
-                                    LOGGER.errorf(e, "Mirror %s: %s could not leave LOG_TRUNCATION", name, partition);
+                                    // the FAILED line says it (failPartition); the stack only at DEBUG
+                                    LOGGER.debugf(e, "Mirror %s: %s could not leave LOG_TRUNCATION", name, partition);
                                     return "could not leave LOG_TRUNCATION: " + e;
                                 },
                                 () -> LOGGER.infof(
