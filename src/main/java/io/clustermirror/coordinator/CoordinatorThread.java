@@ -24,6 +24,12 @@ final class CoordinatorThread {
         return t;
     });
 
+    {
+        // a retry scheduled for later (a partition's back-off, a fence lift) is dropped at shutdown, not run after the
+        // last task, with the shutdown waiting for it
+        thread.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    }
+
     /** Whether the caller runs on the coordinator thread. */
     boolean isCurrent() {
         return Thread.currentThread() == current;
