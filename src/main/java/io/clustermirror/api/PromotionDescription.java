@@ -28,15 +28,30 @@ public record PromotionDescription(
                                 + "starts the topic again)")
         String sourceFence,
 
+        @Schema(
+                description = "Why the last attempt to lift the source fence failed (after a rollback, or when this "
+                        + "mirror started the topic again), while it is retried; null otherwise",
+                nullable = true,
+                example = "lifting the source fence (started again by this mirror) failed: "
+                        + "org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment; "
+                        + "retried every 5 s, the source stays fenced until it succeeds")
+        String sourceFenceLiftError,
+
         List<PromotedPartitionDescription> partitions) {
 
+    /** A promote's answer: nothing to lift yet. */
     static PromotionDescription of(TopicPromotion p) {
+        return of(p, null);
+    }
+
+    static PromotionDescription of(TopicPromotion p, String sourceFenceLiftError) {
         return new PromotionDescription(
                 p.topic(),
                 p.phase().name(),
                 p.startedAt().toString(),
                 p.promotedAt() == null ? null : p.promotedAt().toString(),
                 p.sourceFence(),
+                sourceFenceLiftError,
                 p.partitions().stream()
                         .map(x -> new PromotedPartitionDescription(
                                 x.partition(), x.sourceEndOffset(), x.destinationEndOffset(), x.leaderEpoch()))

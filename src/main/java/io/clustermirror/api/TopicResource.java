@@ -313,7 +313,13 @@ public class TopicResource {
                             name,
                             topic,
                             partitions,
-                            promotion == null ? null : PromotionDescription.of(promotion),
+                            promotion == null
+                                    ? null
+                                    : PromotionDescription.of(
+                                            promotion,
+                                            coordinator
+                                                    .fenceLiftError(name, topic)
+                                                    .orElse(null)),
                             coordinator
                                     .divergence(name, topic)
                                     .map(DivergenceDescription::of)

@@ -658,6 +658,11 @@ public class MirrorCoordinator {
         return keeper.state().promotions(name);
     }
 
+    /** Why the last attempt to lift the source fence of the topic's promotion failed, while it is retried. */
+    public java.util.Optional<String> fenceLiftError(String name, String topic) {
+        return promotes.fences().liftError(name, topic);
+    }
+
     TopicPromotes promotes() {
         return promotes;
     }

@@ -1,5 +1,6 @@
 package io.clustermirror.coordinator;
 
+import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.TopicPromotion;
@@ -7,8 +8,10 @@ import io.clustermirror.topics.SourceFence;
 import io.smallrye.mutiny.Uni;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 
 /**
@@ -23,15 +26,37 @@ final class PromotionFences {
 
     private final TopicPromotes.Host host;
     private final CoordinatorThread thread;
+    private final MirrorMetrics metrics;
     private final long timeoutMs;
 
     private final FlowDeadlines flows;
+    /** By mirror and topic: why the last attempt to lift the topic's source fence failed, while it is retried. */
+    private final Map<String, Map<String, String>> liftErrors = new ConcurrentHashMap<>();
 
-    PromotionFences(TopicPromotes.Host host, CoordinatorThread thread, long timeoutMs, FlowDeadlines flows) {
+    PromotionFences(
+            TopicPromotes.Host host,
+            CoordinatorThread thread,
+            MirrorMetrics metrics,
+            long timeoutMs,
+            FlowDeadlines flows) {
         this.host = host;
         this.thread = thread;
+        this.metrics = metrics;
         this.timeoutMs = timeoutMs;
         this.flows = flows;
+    }
+
+    /** Why the last attempt to lift the topic's source fence failed, while it is retried (describe shows it). */
+    Optional<String> liftError(String mirror, String topic) {
+        return Optional.ofNullable(liftErrors.getOrDefault(mirror, Map.of()).get(topic));
+    }
+
+    /** The lift of these topics' fences is over (done, or no longer this instance's): no error stays shown. */
+    private void liftOver(String mirror, Set<String> topics) {
+        liftErrors.computeIfPresent(mirror, (m, byTopic) -> {
+            byTopic.keySet().removeAll(topics);
+            return byTopic.isEmpty() ? null : byTopic;
+        });
     }
 
     /**
@@ -113,6 +138,7 @@ final class PromotionFences {
                         }
                     });
                     host.persist(mirror, forget, Map.of());
+                    liftOver(mirror, topics);
                     LOGGER.infof("Mirror %s: promotion of %s %s: the source fence is lifted", mirror, topics, why);
                     return null;
                 }))
@@ -124,6 +150,7 @@ final class PromotionFences {
                 .onFailure()
                 .recoverWithItem(e -> {
                     if (e instanceof MirrorException m && m.error() == MirrorError.UNKNOWN_CLUSTER_MIRROR) {
+                        liftOver(mirror, topics);
                         LOGGER.warnf(
                                 "Mirror %s was deleted during the promote of %s: its source fence, if any, stays",
                                 mirror, topics);
@@ -131,16 +158,27 @@ final class PromotionFences {
                     }
                     if (!host.holds(mirror)) {
                         // its next owner lifts what the state records, on taking it over (recover), this one no more
+                        liftOver(mirror, topics);
                         LOGGER.warnf(
                                 "Mirror %s moved to another instance before the promotion of %s was %s: that instance "
                                         + "lifts the source fence the state records and forgets the promotion",
                                 mirror, topics, why);
                         return null;
                     }
-                    LOGGER.errorf(
-                            "Mirror %s: lifting the source fence of %s (%s) failed: %s; retrying in %d s, the source "
-                                    + "stays fenced until it succeeds",
-                            mirror, topics, why, e.toString(), ROLLBACK_RETRY_MS / 1000);
+                    metrics.fenceLiftFailed(mirror);
+                    String error = "lifting the source fence (" + why + ") failed: " + e
+                            + "; retried every " + ROLLBACK_RETRY_MS / 1000 + " s, the source stays fenced until it "
+                            + "succeeds";
+                    Map<String, String> byTopic = liftErrors.computeIfAbsent(mirror, m -> new ConcurrentHashMap<>());
+                    boolean again = topics.stream().allMatch(t -> error.equals(byTopic.get(t)));
+                    topics.forEach(t -> byTopic.put(t, error));
+                    // ERROR when it starts or its reason changes; every retry that fails the same way is counted
+                    LOGGER.logf(
+                            again ? Logger.Level.DEBUG : Logger.Level.ERROR,
+                            "Mirror %s: %s of %s",
+                            mirror,
+                            error,
+                            topics);
                     thread.schedule(
                             "lifting the source fence of " + mirror,
                             ROLLBACK_RETRY_MS,

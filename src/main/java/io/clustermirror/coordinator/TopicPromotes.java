@@ -136,7 +136,7 @@ public final class TopicPromotes {
             FlowDeadlines flows) {
         this.host = host;
         this.metrics = metrics;
-        this.fences = new PromotionFences(host, thread, timeoutMs, flows);
+        this.fences = new PromotionFences(host, thread, metrics, timeoutMs, flows);
         this.clock = clock;
         this.timeoutMs = timeoutMs;
         this.flows = flows;

@@ -355,6 +355,15 @@ public class MirrorMetrics {
                 .increment();
     }
 
+    /** An attempt to lift a promote's write fence on the source failed (it is retried until it succeeds). */
+    public void fenceLiftFailed(String mirror) {
+        Counter.builder("cluster.mirror.promotion.fence.lift.errors")
+                .description("Failed attempts to lift a promote's write fence on a source topic (each is retried)")
+                .tag("mirror", mirror)
+                .register(registry)
+                .increment();
+    }
+
     /** Group offsets not synced because the group has active members on the destination. */
     public void groupSkippedActive(String mirror) {
         Counter.builder("cluster.mirror.groups.skipped.active")

@@ -38,10 +38,11 @@ class TopicPromotesTest {
 
     private final CoordinatorThread thread = new CoordinatorThread();
     private final FakeHost host = new FakeHost();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final TopicPromotes promotes = new TopicPromotes(
             host,
             thread,
-            new MirrorMetrics(new SimpleMeterRegistry()),
+            new MirrorMetrics(registry),
             Clock.fixed(NOW, ZoneOffset.UTC),
             1000,
             new FlowDeadlines(new MirrorMetrics(new SimpleMeterRegistry()), Duration.ofSeconds(30)));
@@ -103,6 +104,40 @@ class TopicPromotesTest {
         assertThat(host.runtimeAsked).hasValue(1);
         assertThat(host.promotions).containsKey("orders");
         assertThat(thread.waiting()).isZero();
+    }
+
+    @Test
+    void aLiftThatFailsShouldBeShownCountedAndRetriedUntilTheMirrorIsNoLongerThisInstances() {
+        host.promotions.put("orders", TopicPromotion.promoting("orders", true, true, NOW));
+        host.runtimeRefusal =
+                new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, "simulated: source unreachable");
+
+        promotes.fences()
+                .rollBack("m", Set.of("orders"), "the drain failed")
+                .await()
+                .atMost(Duration.ofSeconds(5));
+
+        assertThat(promotes.fences().liftError("m", "orders"))
+                .hasValueSatisfying(error -> assertThat(error)
+                        .contains("lifting the source fence (rolled back (the drain failed)) failed")
+                        .contains("simulated: source unreachable")
+                        .contains("retried every 5 s"));
+        assertThat(registry.get("cluster.mirror.promotion.fence.lift.errors")
+                        .tag("mirror", "m")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(thread.waiting()).as("the retry").isEqualTo(1);
+        assertThat(host.promotions).containsKey("orders");
+
+        // the mirror moves on: the next owner lifts it, and this instance shows no error of its own any more
+        host.holds = false;
+        promotes.fences()
+                .rollBack("m", Set.of("orders"), "the drain failed")
+                .await()
+                .atMost(Duration.ofSeconds(5));
+
+        assertThat(promotes.fences().liftError("m", "orders")).isEmpty();
     }
 
     @Test
