@@ -51,7 +51,8 @@ class ObservabilityMetricsIT extends ServiceIT {
             "cluster_mirror_groups_skipped_active_total",
             "cluster_mirror_promotes_total",
             "cluster_mirror_requests_forwarded_total",
-            "cluster_mirror_state_group_lease_lapses_total");
+            "cluster_mirror_state_group_lease_lapses_total",
+            "cluster_mirror_promotion_fence_lift_errors_total");
 
     private static final Set<String> PROMQL_WORDS = Set.of(
             "and",
@@ -215,6 +216,7 @@ class ObservabilityMetricsIT extends ServiceIT {
             metrics.forwarded();
             metrics.appendLeaseLapsed();
             metrics.promote("m", "promoted");
+            metrics.fenceLiftFailed("m");
             metrics.apiError(MirrorError.UNKNOWN_CLUSTER_MIRROR);
             return exposedNames(registry.scrape());
         } finally {
