@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -337,6 +338,31 @@ final class BenchSupport {
                         // utime and stime: fields 14 and 15 of stat (12 and 13 after the name), in clock ticks
                         seconds[kind] += (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / CLOCK_TICKS;
                     }
+                } catch (IOException | RuntimeException e) {
+                    // the thread ended between the listing and the read
+                }
+            }
+        } catch (IOException e) {
+            return seconds;
+        }
+        return seconds;
+    }
+
+    /**
+     * The CPU-seconds so far of every thread of process {@code pid} (Linux; empty elsewhere), by thread name with its
+     * digits replaced by {@code #}, so that a pool's threads add up under one name.
+     */
+    static Map<String, Double> threadSeconds(long pid) {
+        Map<String, Double> seconds = new TreeMap<>();
+        try (var threads = Files.list(Path.of("/proc", String.valueOf(pid), "task"))) {
+            for (Path thread : threads.toList()) {
+                try {
+                    String name =
+                            Files.readString(thread.resolve("comm")).strip().replaceAll("[0-9]+", "#");
+                    String stat = Files.readString(thread.resolve("stat"));
+                    String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    seconds.merge(
+                            name, (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / CLOCK_TICKS, Double::sum);
                 } catch (IOException | RuntimeException e) {
                     // the thread ended between the listing and the read
                 }

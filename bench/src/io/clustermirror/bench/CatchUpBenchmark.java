@@ -611,6 +611,7 @@ public final class CatchUpBenchmark {
             long started = System.nanoTime();
             startAll(service, mirrors, topics);
             List<Sample> samples = track(
+                    label,
                     topics,
                     started,
                     () -> service.process().isAlive(),
@@ -631,6 +632,7 @@ public final class CatchUpBenchmark {
                 Bystanders bystandersBefore = bystanders();
                 long started = System.nanoTime();
                 List<Sample> samples = track(
+                        label,
                         targets,
                         started,
                         copier::isAlive,
@@ -649,13 +651,14 @@ public final class CatchUpBenchmark {
         }
 
         /**
-         * Samples the destination's end offsets of {@code topics}, and the copier's CPU, every 250 ms until they hold
-         * all the records.
+         * Samples the destination's end offsets of {@code topics}, and the copier's CPU, every 50 ms until they hold
+         * all the records; writes the copier's CPU per thread over the copy into the run's directory.
          */
         private List<Sample> track(
-                List<String> topics, long started, BooleanSupplier alive, DoubleSupplier cpu, long pid)
+                String label, List<String> topics, long started, BooleanSupplier alive, DoubleSupplier cpu, long pid)
                 throws Exception {
             double[] threadsBefore = BenchSupport.jitAndGcSeconds(pid);
+            Map<String, Double> perThreadBefore = BenchSupport.threadSeconds(pid);
             List<Sample> samples = new ArrayList<>();
             long deadline = started + 1_800_000_000_000L;
             long next = started;
@@ -671,6 +674,7 @@ public final class CatchUpBenchmark {
                         threads[1] - threadsBefore[1],
                         String.join(" ", LAST_END_OFFSETS)));
                 if (copied >= records) {
+                    writeThreads(label, perThreadBefore, BenchSupport.threadSeconds(pid));
                     return samples;
                 }
                 if (!alive.getAsBoolean()) {
@@ -685,6 +689,18 @@ public final class CatchUpBenchmark {
                     Thread.sleep(wait);
                 }
             }
+        }
+
+        /** Writes the copier's CPU-seconds per thread name over the copy, the most first, for a closer look. */
+        private void writeThreads(String label, Map<String, Double> before, Map<String, Double> after)
+                throws IOException {
+            StringBuilder out = new StringBuilder();
+            after.entrySet().stream()
+                    .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0.0)))
+                    .filter(e -> e.getValue() > 0.0)
+                    .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+                    .forEach(e -> out.append(String.format(Locale.ROOT, "%7.2f %s%n", e.getValue(), e.getKey())));
+            Files.writeString(root.resolve(label.replaceAll("[^A-Za-z0-9]+", "-") + ".threads.txt"), out);
         }
 
         /** Writes the copier's samples into the run's directory, for a closer look. */
