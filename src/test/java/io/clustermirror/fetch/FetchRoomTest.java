@@ -53,6 +53,8 @@ class FetchRoomTest {
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final List<Sent> sent = new CopyOnWriteArrayList<>();
     private MirrorFetcher fetcher;
+    /** Whether the clock stands still (the test moves it) instead of moving by each poll's timeout. */
+    private boolean clockStill;
 
     private record Sent(long atMs, Set<TopicPartition> partitions, int maxWaitMs, int maxBytes) {}
 
@@ -67,23 +69,29 @@ class FetchRoomTest {
     @Test
     void aLaneShouldNotLongPollItsCaughtUpPartitionsWhileAPartitionBehindWaitsForRoom() {
         // Given a first answer that fills orders-0's queue (3.5 of its 4 MiB: less than the 1 MiB a Fetch asks for at
-        // least) while its source has more, and finds orders-1 at its source's end
-        whenTheFirstAnswerIs(Map.of(BEHIND, answer(fullQueue(), 100), OTHER, answer(MemoryRecords.EMPTY, 0)));
+        // least) while its source has more, and finds orders-1 at its source's end; the clock stands still
+        clockStill = true;
+        whenTheFirstAnswerIs(
+                SOURCE, Map.of(BEHIND, answer(fullQueue(), 100), OTHER, answer(MemoryRecords.EMPTY, 0)), () -> {}, 1);
 
         // Then the next Fetch, of orders-1 alone, goes when the broker would have answered it empty anyway
         // (FETCH_MAX_WAIT_MS after the first answer), not at once to hold the lane for that long
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> sent.size() == 1);
+        time.sleep(FetchLoop.FETCH_MAX_WAIT_MS);
+        await().atMost(Duration.ofSeconds(10)).until(() -> sent.size() == 2);
         assertThat(sent.get(1).partitions()).containsExactly(OTHER);
-        assertThat(sent.get(1).atMs() - sent.get(0).atMs()).isGreaterThanOrEqualTo(250);
+        assertThat(sent.get(1).atMs() - sent.get(0).atMs()).isEqualTo(FetchLoop.FETCH_MAX_WAIT_MS);
     }
 
     @Test
     void aLaneShouldFetchAtOnceWhenAPartitionItAsksForIsBehindItsSource() {
-        // Given the same full queue, but orders-1 behind its source too (it has room)
+        // Given the same full queue, but orders-1 behind its source too (it has room); the clock stands still
+        clockStill = true;
         whenTheFirstAnswerIs(Map.of(BEHIND, answer(fullQueue(), 100), OTHER, answer(MemoryRecords.EMPTY, 50)));
 
         // Then the next Fetch goes at once: the broker answers it without waiting
         assertThat(sent.get(1).partitions()).containsExactly(OTHER);
-        assertThat(sent.get(1).atMs() - sent.get(0).atMs()).isLessThan(250);
+        assertThat(sent.get(1).atMs()).isEqualTo(sent.get(0).atMs());
     }
 
     @Test
@@ -93,8 +101,10 @@ class FetchRoomTest {
 
         // Then the next Fetch goes at once, and the broker holds it until data comes
         assertThat(sent.get(1).partitions()).containsExactlyInAnyOrder(BEHIND, OTHER);
-        assertThat(sent.get(1).atMs() - sent.get(0).atMs()).isLessThan(250);
-        assertThat(sent.get(1).maxWaitMs()).isEqualTo(250);
+        assertThat(sent.get(1).atMs() - sent.get(0).atMs())
+                .as("in the turn after the poll that brought the first answer")
+                .isEqualTo(Fetcher.POLL_MS);
+        assertThat(sent.get(1).maxWaitMs()).isEqualTo(FetchLoop.FETCH_MAX_WAIT_MS);
         // asking for one partition's fetch size, not the 16 MiB of a Fetch of partitions behind: it holds that much of
         // the instance's budget for queued batches while it waits, as every idle lane of every mirror does
         assertThat(sent.get(0).maxBytes()).isEqualTo(16 * 1024 * KiB);
@@ -121,7 +131,7 @@ class FetchRoomTest {
                 sourceView(Map.of(BEHIND, BROKER)), Map.of(BEHIND, answer(MemoryRecords.EMPTY, 0)), () -> {});
 
         // Then the lane's Fetch of orders-0 waits on the broker only briefly, so orders-1's first Fetch is not held
-        // for up to 250 ms behind it once the view names its leader
+        // for up to FETCH_MAX_WAIT_MS behind it once the view names its leader
         assertThat(sent.get(0).partitions()).containsExactly(BEHIND);
         assertThat(sent.get(1).maxWaitMs()).isEqualTo(FetchLoop.JOINING_WAIT_MS);
     }
@@ -134,7 +144,16 @@ class FetchRoomTest {
     /** {@link #whenTheFirstAnswerIs(Map)} with this source view, {@code beforeStart} run after the adds. */
     private void whenTheFirstAnswerIs(
             ClusterView view, Map<TopicPartition, FetchResponseData.PartitionData> first, Runnable beforeStart) {
-        sourceNetwork.advanceTimeDuringPoll(true);
+        whenTheFirstAnswerIs(view, first, beforeStart, 2);
+    }
+
+    /** Returns once {@code fetches} Fetches were sent. */
+    private void whenTheFirstAnswerIs(
+            ClusterView view,
+            Map<TopicPartition, FetchResponseData.PartitionData> first,
+            Runnable beforeStart,
+            int fetches) {
+        sourceNetwork.advanceTimeDuringPoll(!clockStill);
         MockClient.RequestMatcher record = body -> {
             FetchRequest fetch = (FetchRequest) body;
             sent.add(new Sent(
@@ -163,7 +182,7 @@ class FetchRoomTest {
         fetcher.add(new MirrorPartition(OTHER.topic(), OTHER.partition()), 0, -1, -1);
         beforeStart.run();
         pooled.start();
-        await().atMost(Duration.ofSeconds(10)).until(() -> sent.size() == 2);
+        await().atMost(Duration.ofSeconds(10)).until(() -> sent.size() >= fetches);
     }
 
     /** The source cluster with topic orders, its partitions led as {@code leaders} says. */
