@@ -6,12 +6,14 @@ import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.topics.SourceFence;
 import io.smallrye.mutiny.Uni;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jboss.logging.Logger;
 
 /**
@@ -30,6 +32,7 @@ final class PromotionFences {
     private final long timeoutMs;
 
     private final FlowDeadlines flows;
+    private final long retryMs;
     /** By mirror and topic: why the last attempt to lift the topic's source fence failed, while it is retried. */
     private final Map<String, Map<String, String>> liftErrors = new ConcurrentHashMap<>();
 
@@ -39,11 +42,23 @@ final class PromotionFences {
             MirrorMetrics metrics,
             long timeoutMs,
             FlowDeadlines flows) {
+        this(host, thread, metrics, timeoutMs, flows, ROLLBACK_RETRY_MS);
+    }
+
+    /** @param retryMs how long a failed lift waits before it is tried again ({@value #ROLLBACK_RETRY_MS} ms) */
+    PromotionFences(
+            TopicPromotes.Host host,
+            CoordinatorThread thread,
+            MirrorMetrics metrics,
+            long timeoutMs,
+            FlowDeadlines flows,
+            long retryMs) {
         this.host = host;
         this.thread = thread;
         this.metrics = metrics;
         this.timeoutMs = timeoutMs;
         this.flows = flows;
+        this.retryMs = retryMs;
     }
 
     /** Why the last attempt to lift the topic's source fence failed, while it is retried (describe shows it). */
@@ -51,11 +66,15 @@ final class PromotionFences {
         return Optional.ofNullable(liftErrors.getOrDefault(mirror, Map.of()).get(topic));
     }
 
-    /** The lift of these topics' fences is over (done, or no longer this instance's): no error stays shown. */
-    private void liftOver(String mirror, Set<String> topics) {
+    /**
+     * The lift of these topics' fences is over (done, no longer this instance's, or a new promote of the topic
+     * begins): no error of it stays shown.
+     */
+    void liftOver(String mirror, Set<String> topics) {
         liftErrors.computeIfPresent(mirror, (m, byTopic) -> {
-            byTopic.keySet().removeAll(topics);
-            return byTopic.isEmpty() ? null : byTopic;
+            Map<String, String> left = new HashMap<>(byTopic);
+            left.keySet().removeAll(topics);
+            return left.isEmpty() ? null : Map.copyOf(left);
         });
     }
 
@@ -116,30 +135,59 @@ final class PromotionFences {
      * pending meanwhile.
      */
     private Uni<Void> liftAndForget(String mirror, Set<String> topics, TopicPromotion.Phase phase, String why) {
+        return liftAndForget(mirror, topics, phase, why, null);
+    }
+
+    /**
+     * {@link #liftAndForget(String, Set, TopicPromotion.Phase, String)}, for the promotions that started at {@code
+     * which} (by topic; null on the first attempt, which takes those in {@code phase} now): a retry acts on the
+     * promotions it began with, never on a later promotion of the same topic (a switch back whose lift kept failing,
+     * then a new promote of the topic, PROMOTED again: forgetting it, or lifting its fence, would open the source
+     * while the destination is the primary).
+     */
+    private Uni<Void> liftAndForget(
+            String mirror, Set<String> topics, TopicPromotion.Phase phase, String why, Map<String, Instant> which) {
+        AtomicReference<Map<String, Instant>> began = new AtomicReference<>(which);
         return host.onCoordinator(() -> {
+                    if (began.get() == null) {
+                        Map<String, Instant> startedAt = new HashMap<>();
+                        host.promotions(mirror).forEach((t, p) -> {
+                            if (topics.contains(t) && p.phase() == phase) {
+                                startedAt.put(t, p.startedAt());
+                            }
+                        });
+                        began.set(Map.copyOf(startedAt));
+                    }
                     Set<String> fenced = new TreeSet<>();
-                    host.promotions(mirror).forEach((t, p) -> {
-                        if (topics.contains(t) && p.phase() == phase && p.fenceCreated()) {
+                    these(mirror, began.get(), phase).forEach((t, p) -> {
+                        if (p.fenceCreated()) {
                             fenced.add(t);
                         }
                     });
-                    return Map.entry(host.runtime(mirror), fenced);
+                    return fenced;
                 })
-                .chain(entry -> entry.getKey()
-                        .chain(runtime -> TopicPromotes.blocking(() -> {
-                            new SourceFence(runtime.sourceAdmin, timeoutMs).lift(entry.getValue());
-                            return null;
-                        })))
+                .chain(fenced -> fenced.isEmpty()
+                        ? Uni.createFrom().nullItem() // no fence of ours to lift: the source is not asked
+                        : host.runtime(mirror)
+                                .chain(runtime -> TopicPromotes.blocking(() -> {
+                                    new SourceFence(runtime.sourceAdmin, timeoutMs).lift(fenced);
+                                    return null;
+                                })))
                 .chain(() -> host.onCoordinator(() -> {
                     Map<String, TopicPromotion> forget = new HashMap<>();
-                    host.promotions(mirror).forEach((t, p) -> {
-                        if (topics.contains(t) && p.phase() == phase) {
-                            forget.put(t, null);
-                        }
-                    });
+                    these(mirror, began.get(), phase).keySet().forEach(t -> forget.put(t, null));
+                    if (forget.isEmpty()) {
+                        // forgotten meanwhile (by another lift, or promoted anew): nothing of it is left to do
+                        liftOver(mirror, topics);
+                        LOGGER.debugf(
+                                "Mirror %s: the promotion of %s is no longer recorded: nothing to lift",
+                                mirror, topics);
+                        return null;
+                    }
                     host.persist(mirror, forget, Map.of());
-                    liftOver(mirror, topics);
-                    LOGGER.infof("Mirror %s: promotion of %s %s: the source fence is lifted", mirror, topics, why);
+                    liftOver(mirror, forget.keySet());
+                    LOGGER.infof(
+                            "Mirror %s: promotion of %s %s: the source fence is lifted", mirror, forget.keySet(), why);
                     return null;
                 }))
                 .replaceWithVoid()
@@ -167,25 +215,47 @@ final class PromotionFences {
                     }
                     metrics.fenceLiftFailed(mirror);
                     String error = "lifting the source fence (" + why + ") failed: " + e
-                            + "; retried every " + ROLLBACK_RETRY_MS / 1000 + " s, the source stays fenced until it "
+                            + "; retried every " + retryMs / 1000 + " s, the source stays fenced until it "
                             + "succeeds";
-                    Map<String, String> byTopic = liftErrors.computeIfAbsent(mirror, m -> new ConcurrentHashMap<>());
-                    boolean again = topics.stream().allMatch(t -> error.equals(byTopic.get(t)));
-                    topics.forEach(t -> byTopic.put(t, error));
                     // ERROR when it starts or its reason changes; every retry that fails the same way is counted
                     LOGGER.logf(
-                            again ? Logger.Level.DEBUG : Logger.Level.ERROR,
+                            liftFailed(mirror, topics, error) ? Logger.Level.ERROR : Logger.Level.DEBUG,
                             "Mirror %s: %s of %s",
                             mirror,
                             error,
                             topics);
+                    Map<String, Instant> retried = began.get();
                     thread.schedule(
                             "lifting the source fence of " + mirror,
-                            ROLLBACK_RETRY_MS,
-                            () -> liftAndForget(mirror, topics, phase, why)
+                            retryMs,
+                            () -> liftAndForget(mirror, topics, phase, why, retried)
                                     .subscribe()
                                     .with(ok -> {}, x -> {}));
                     return null;
                 });
+    }
+
+    /** The mirror's promotions in {@code phase} that started when {@code which} says, by topic (coordinator thread). */
+    private Map<String, TopicPromotion> these(String mirror, Map<String, Instant> which, TopicPromotion.Phase phase) {
+        Map<String, TopicPromotion> these = new HashMap<>();
+        host.promotions(mirror).forEach((t, p) -> {
+            if (p.phase() == phase && p.startedAt().equals(which.get(t))) {
+                these.put(t, p);
+            }
+        });
+        return these;
+    }
+
+    /** Records why the topics' lift failed; whether that is news (not the reason already shown for every topic). */
+    private boolean liftFailed(String mirror, Set<String> topics, String error) {
+        boolean[] news = {false};
+        liftErrors.compute(mirror, (m, byTopic) -> {
+            Map<String, String> updated = byTopic == null ? new HashMap<>() : new HashMap<>(byTopic);
+            for (String topic : topics) {
+                news[0] |= !error.equals(updated.put(topic, error));
+            }
+            return Map.copyOf(updated);
+        });
+        return news[0];
     }
 }

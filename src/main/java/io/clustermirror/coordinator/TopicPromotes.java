@@ -255,6 +255,7 @@ public final class TopicPromotes {
             promoting.put(topic, TopicPromotion.promoting(topic, a.request.fenceSource(), fenceCreated, now));
         }
         host.persist(a.mirror, promoting, Map.of());
+        fences.liftOver(a.mirror, a.topics); // a failed lift of an earlier promotion of these topics is not this one's
         a.begun = true;
         return null;
     }

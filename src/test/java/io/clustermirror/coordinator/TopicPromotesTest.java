@@ -141,6 +141,45 @@ class TopicPromotesTest {
     }
 
     @Test
+    void aLiftRetriedAfterTheTopicWasPromotedAgainShouldLeaveTheNewPromotionAlone() {
+        // Given a switch back whose lift of its promotion's fence fails, tried again every 50 ms
+        PromotionFences fences = new PromotionFences(
+                host,
+                thread,
+                new MirrorMetrics(registry),
+                1000,
+                new FlowDeadlines(new MirrorMetrics(registry), Duration.ofSeconds(30)),
+                50);
+        host.promotions.put("orders", promoted());
+        host.runtimeRefusal =
+                new MirrorException(MirrorError.COORDINATOR_NOT_AVAILABLE, "simulated: source unreachable");
+        thread.run("switch back", () -> fences.restarted("m", Set.of("orders")));
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> fences.liftError("m", "orders").isPresent());
+
+        // When the topic is promoted again (the old fence still up: this promote did not create one)
+        TopicPromotion again = TopicPromotion.promoting("orders", true, false, NOW.plusSeconds(3600))
+                .promoted(List.of(), NOW.plusSeconds(3600));
+        synchronized (host) {
+            host.promotions.put("orders", again);
+        }
+
+        // Then the retries end without forgetting it (that would drop the proof, and lift a fence the new promote
+        // relies on when it created one), and no error of the old lift stays shown
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> fences.liftError("m", "orders").isEmpty() && thread.waiting() == 0);
+        org.awaitility.Awaitility.await()
+                .during(Duration.ofMillis(200))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> thread.waiting() == 0);
+        synchronized (host) {
+            assertThat(host.promotions.get("orders")).isEqualTo(again);
+        }
+    }
+
+    @Test
     void aTakeoverShouldLiftTheFenceOfAPromotedTopicMirroredAgainThatItsFormerOwnerDidNotLift() {
         // a switch back started "orders" again (MIRRORING), and its fence lift had not succeeded when the mirror moved
         host.promotions.put("orders", promoted());
