@@ -67,7 +67,7 @@ final class Fetcher {
     private final AtomicInteger sourceGroups = new AtomicInteger();
     private final Queue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private final List<Rounds> attached = new ArrayList<>();
-    /** The data planes attached here, for the pool's placement (read from any thread). */
+    /** The data planes attached here and those reserved a place, for the pool's placement (read from any thread). */
     private final AtomicInteger load = new AtomicInteger();
     /** Of the load: places reserved for data planes being built, not attached yet. */
     private final AtomicInteger reserved = new AtomicInteger();

@@ -82,8 +82,8 @@ public final class FetcherPool implements AutoCloseable {
     }
 
     /**
-     * Every fetcher, the least loaded first (ties in pool order), dead ones replaced first: where the shards of a
-     * mirror's data plane go, shard i on the i-th, so that a mirror's lanes run on different threads.
+     * Every fetcher, the least loaded first (ties in pool order), dead ones replaced first (placement uses {@link
+     * #reserve}, which chooses from this under the same lock).
      */
     synchronized List<Fetcher> byLoad() {
         for (int i = 0; i < fetchers.length; i++) {

@@ -178,9 +178,9 @@ public final class MirrorFetcher implements DataPlane, Fetcher.Rounds, AutoClose
     }
 
     /**
-     * A Fetch of caught-up partitions alone waits on its broker for up to 250 ms and holds its lane (one Fetch in
-     * flight) that long: a partition that joins then waits for it before its first Fetch (measured: 60-225 ms of a
-     * topic start on a mirror with caught-up partitions). From now until the next add, or for at most {@value
+     * A Fetch of caught-up partitions alone waits on its broker for up to {@value FetchLoop#FETCH_MAX_WAIT_MS} ms and
+     * holds its lane (one Fetch in flight) that long: a partition that joins then waits for it before its first Fetch
+     * (measured with 250 ms then: 60-225 ms of a topic start on a mirror with caught-up partitions). From now until the next add, or for at most {@value
      * #JOINING_MS} ms, such Fetches wait {@value FetchLoop#JOINING_WAIT_MS} ms at most, so that a lane is free within
      * that much once the new partitions come.
      */

@@ -69,6 +69,8 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
     private final Listener listener;
     /** Guarded by this: the replacement being built for each shard, or null. */
     private final CompletableFuture<?>[] replacing;
+    /** Guarded by this: the fetcher reserved for each shard's replacement until its build begins, or null. */
+    private final Fetcher[] reservedFor;
 
     private boolean closed;
 
@@ -145,6 +147,7 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         this.shards = new MirrorFetcher[shardCount];
         this.placedOn = new Fetcher[shardCount];
         this.replacing = new CompletableFuture<?>[shardCount];
+        this.reservedFor = new Fetcher[shardCount];
         this.builds = builds;
         this.listener = listener;
         synchronized (this) {
@@ -231,10 +234,12 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         Fetcher fetcher = placement.apply(taken);
         CompletableFuture<MirrorFetcher> built = new CompletableFuture<>();
         replacing[index] = built;
+        reservedFor[index] = fetcher;
         try {
             builds.execute(() -> replace(index, fetcher, built));
         } catch (RejectedExecutionException e) {
             fetcher.release();
+            reservedFor[index] = null;
             replacing[index] = null; // the mirror's runtime is closing: the dead shard answers
             return CompletableFuture.completedFuture(shard);
         }
@@ -243,6 +248,12 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
 
     /** Builds and installs shard {@code index}'s replacement (a worker thread); completes {@code built} either way. */
     private void replace(int index, Fetcher fetcher, CompletableFuture<MirrorFetcher> built) {
+        synchronized (this) {
+            if (reservedFor[index] != fetcher) {
+                return; // closed before this build began: close() gave the reservation back and answered
+            }
+            reservedFor[index] = null;
+        }
         MirrorFetcher replacement = null;
         try {
             replacement = built(fetcher);
@@ -408,10 +419,28 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
     @Override
     public void close() {
         List<MirrorFetcher> all;
+        List<Runnable> unbuilt = new ArrayList<>();
         synchronized (this) {
             closed = true;
             all = List.of(shards);
+            // a replacement queued on the mirror's workers that has not begun may never run (closing the runtime drops
+            // its queued tasks): its fetcher's reservation goes back, and who waits for it gets the dead shard
+            for (int i = 0; i < shards.length; i++) {
+                Fetcher reserved = reservedFor[i];
+                if (reserved != null) {
+                    reservedFor[i] = null;
+                    @SuppressWarnings("unchecked")
+                    CompletableFuture<MirrorFetcher> waiting = (CompletableFuture<MirrorFetcher>) replacing[i];
+                    replacing[i] = null;
+                    MirrorFetcher dead = shards[i];
+                    unbuilt.add(() -> {
+                        reserved.release();
+                        waiting.complete(dead);
+                    });
+                }
+            }
         }
+        unbuilt.forEach(Runnable::run);
         all.forEach(MirrorFetcher::close);
     }
 }

@@ -216,6 +216,35 @@ class ShardedDataPlaneTest {
     }
 
     @Test
+    void aReplacementStillQueuedWhenTheDataPlaneClosesShouldGiveItsFetcherBack() {
+        start();
+        List<DataPlane.LoopDeath> deaths = new CopyOnWriteArrayList<>();
+        plane.onDeath(deaths::add);
+        PARTITIONS.forEach(p -> plane.add(p, 0, -1, -1));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !networkOf(0).fetched().isEmpty());
+        networkOf(0).broken.set(true);
+        await().atMost(Duration.ofSeconds(10)).until(() -> deaths.size() == 1);
+        List<MirrorPartition> laneZero =
+                PARTITIONS.stream().filter(p -> lane(p) == 0).toList();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> laneZero.stream().allMatch(p -> plane.whenGone(p).isDone()));
+        queueBuilds = true;
+        plane.add(laneZero.get(0), 0, -1, -1);
+        assertThat(queuedBuilds).hasSize(1);
+
+        // When the data plane closes before the build ran (closing a runtime drops its workers' queued tasks)
+        plane.close();
+
+        // Then no fetcher keeps a place for it, and the build, should it still run, builds nothing
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() ->
+                        assertThat(pool.byLoad()).extracting(Fetcher::load).containsOnly(0));
+        queuedBuilds.poll().run();
+        assertThat(pool.byLoad()).extracting(Fetcher::load).containsOnly(0);
+    }
+
+    @Test
     void aShardThatDiesShouldFailOnlyItsPartitionsAndBeReplacedWhenOneComesBack() {
         start();
         List<DataPlane.LoopDeath> deaths = new CopyOnWriteArrayList<>();
