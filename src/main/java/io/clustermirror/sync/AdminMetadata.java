@@ -141,8 +141,9 @@ public final class AdminMetadata implements ClusterMetadata {
     }
 
     /**
-     * Read group by group: a group this cluster does not know (a share group not yet on the destination) has no
-     * offsets; any other failure fails the read.
+     * Read group by group: a group this cluster does not know has no offsets (a 4.1.2 broker answers it with none; a
+     * broker that answers GROUP_ID_NOT_FOUND instead fails only that group's read, taken as none); any other failure
+     * fails the read.
      */
     @Override
     public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(

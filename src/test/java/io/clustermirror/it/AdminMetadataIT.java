@@ -3,8 +3,10 @@ package io.clustermirror.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.sync.AdminMetadata;
 import io.clustermirror.sync.CycleLog;
+import io.clustermirror.sync.GroupKind;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
@@ -34,6 +36,40 @@ class AdminMetadataIT extends ServiceIT {
             assertThat(registry.find("cluster.mirror.sync.errors").counters())
                     .as("no sync error counted")
                     .allSatisfy(c -> assertThat(c.count()).isZero());
+        }
+    }
+
+    @Test
+    void groupsTheDestinationDoesNotKnowShouldHaveNoOffsetsNextToOnesItDoes() throws Exception {
+        String topic = uniqueName("group.offsets");
+        String committed = uniqueName("committed");
+        String unknownConsumers = uniqueName("unknown-consumers");
+        String unknownShares = uniqueName("unknown-shares");
+        try (Admin admin = bed.destinationAdmin()) {
+            Kafka.createTopic(admin, topic, 2, Map.of());
+            admin.alterConsumerGroupOffsets(
+                            committed,
+                            Map.of(
+                                    new org.apache.kafka.common.TopicPartition(topic, 0),
+                                    new org.apache.kafka.clients.consumer.OffsetAndMetadata(0)))
+                    .all()
+                    .get(30, java.util.concurrent.TimeUnit.SECONDS);
+            AdminMetadata destination = new AdminMetadata(admin, Runnable::run);
+            Set<MirrorPartition> partitions = Set.of(new MirrorPartition(topic, 0), new MirrorPartition(topic, 1));
+
+            Map<String, Map<MirrorPartition, Long>> consumers = destination
+                    .groupOffsets(GroupKind.CONSUMER, Set.of(committed, unknownConsumers), partitions)
+                    .await()
+                    .atMost(Duration.ofSeconds(30));
+            Map<String, Map<MirrorPartition, Long>> shares = destination
+                    .groupOffsets(GroupKind.SHARE, Set.of(unknownShares), partitions)
+                    .await()
+                    .atMost(Duration.ofSeconds(30));
+
+            assertThat(consumers.get(committed)).containsExactly(Map.entry(new MirrorPartition(topic, 0), 0L));
+            assertThat(consumers.get(unknownConsumers)).isEmpty();
+            assertThat(shares).containsOnlyKeys(unknownShares);
+            assertThat(shares.get(unknownShares)).isEmpty();
         }
     }
 }
