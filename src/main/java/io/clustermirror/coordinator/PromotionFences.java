@@ -149,6 +149,11 @@ final class PromotionFences {
             String mirror, Set<String> topics, TopicPromotion.Phase phase, String why, Map<String, Instant> which) {
         AtomicReference<Map<String, Instant>> began = new AtomicReference<>(which);
         return host.onCoordinator(() -> {
+                    if (!host.holds(mirror)) {
+                        // its state is another instance's to change now (recover there): nothing is lifted or forgotten
+                        throw new MirrorException(
+                                MirrorError.COORDINATOR_NOT_AVAILABLE, "mirror " + mirror + " is not held here");
+                    }
                     if (began.get() == null) {
                         Map<String, Instant> startedAt = new HashMap<>();
                         host.promotions(mirror).forEach((t, p) -> {

@@ -178,18 +178,8 @@ class ShardedDataPlaneTest {
     @Test
     void aDeadShardShouldBeReplacedOffTheRoutingThreadAndTakeThePartitionsRoutedMeanwhile() {
         start();
-        List<DataPlane.LoopDeath> deaths = new CopyOnWriteArrayList<>();
-        plane.onDeath(deaths::add);
-        PARTITIONS.forEach(p -> plane.add(p, 0, -1, -1));
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> !networkOf(0).fetched().isEmpty());
         Fetcher dead = plane.fetcherOf(0);
-        networkOf(0).broken.set(true);
-        await().atMost(Duration.ofSeconds(10)).until(() -> deaths.size() == 1);
-        List<MirrorPartition> laneZero =
-                PARTITIONS.stream().filter(p -> lane(p) == 0).toList();
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> laneZero.stream().allMatch(p -> plane.whenGone(p).isDone()));
+        List<MirrorPartition> laneZero = shardZeroDied();
         listener.failures.clear();
 
         // When two partitions of the dead lane come back while builds are queued, not run
@@ -218,17 +208,7 @@ class ShardedDataPlaneTest {
     @Test
     void aReplacementStillQueuedWhenTheDataPlaneClosesShouldGiveItsFetcherBack() {
         start();
-        List<DataPlane.LoopDeath> deaths = new CopyOnWriteArrayList<>();
-        plane.onDeath(deaths::add);
-        PARTITIONS.forEach(p -> plane.add(p, 0, -1, -1));
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> !networkOf(0).fetched().isEmpty());
-        networkOf(0).broken.set(true);
-        await().atMost(Duration.ofSeconds(10)).until(() -> deaths.size() == 1);
-        List<MirrorPartition> laneZero =
-                PARTITIONS.stream().filter(p -> lane(p) == 0).toList();
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> laneZero.stream().allMatch(p -> plane.whenGone(p).isDone()));
+        List<MirrorPartition> laneZero = shardZeroDied();
         queueBuilds = true;
         plane.add(laneZero.get(0), 0, -1, -1);
         assertThat(queuedBuilds).hasSize(1);
@@ -242,6 +222,25 @@ class ShardedDataPlaneTest {
                         assertThat(pool.byLoad()).extracting(Fetcher::load).containsOnly(0));
         queuedBuilds.poll().run();
         assertThat(pool.byLoad()).extracting(Fetcher::load).containsOnly(0);
+    }
+
+    /**
+     * Every partition added and fetched, then shard 0's fetcher network throws: returns the partitions of lane 0 once
+     * the dead shard has let each go.
+     */
+    private List<MirrorPartition> shardZeroDied() {
+        List<DataPlane.LoopDeath> deaths = new CopyOnWriteArrayList<>();
+        plane.onDeath(deaths::add);
+        PARTITIONS.forEach(p -> plane.add(p, 0, -1, -1));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !networkOf(0).fetched().isEmpty());
+        networkOf(0).broken.set(true);
+        await().atMost(Duration.ofSeconds(10)).until(() -> deaths.size() == 1);
+        List<MirrorPartition> laneZero =
+                PARTITIONS.stream().filter(p -> lane(p) == 0).toList();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> laneZero.stream().allMatch(p -> plane.whenGone(p).isDone()));
+        return laneZero;
     }
 
     @Test
