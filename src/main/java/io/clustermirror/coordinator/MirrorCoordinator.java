@@ -763,12 +763,9 @@ public class MirrorCoordinator {
             try {
                 if (error == null) {
                     then.accept(runtime);
-                } else if (error instanceof RuntimeBuilds.ClosedMeanwhile) {
+                } else if (error instanceof RuntimeBuilds.ClosedMeanwhile closed) {
                     if (answered) {
-                        failed.accept(new MirrorException(
-                                MirrorError.COORDINATOR_NOT_AVAILABLE,
-                                "the clients of mirror '" + name + "' were closed while they were built (it moved to "
-                                        + "another instance, its state was read again, or it was deleted); try again"));
+                        failed.accept(closed); // COORDINATOR_NOT_AVAILABLE: try again
                     }
                 } else {
                     failed.accept(

@@ -165,6 +165,8 @@ final class FetchPartition {
     boolean leaderless;
     /** Since when (the pipeline's clock) it has shown none, while {@link #leaderless}. */
     long leaderlessSince;
+    /** When it last showed none, while {@link #leaderless}. */
+    long leaderlessLastSeen;
 
     final ArrayDeque<Sent> inFlight = new ArrayDeque<>();
     /** The aborts of the destination transactions left open by a stop, once started ({@link TransactionReplay}). */

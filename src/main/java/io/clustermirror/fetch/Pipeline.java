@@ -200,7 +200,12 @@ final class Pipeline {
     void leaderless(FetchPartition state) {
         destinationRefresh = true;
         long now = nanoClock.getAsLong();
-        if (!state.leaderless) {
+        // a look more than two request timeouts after the last (the partition idle meanwhile) starts the count again,
+        // as ProducerIds' bound does: a stale start would fail a partition on its first look without a leader
+        boolean again =
+                state.leaderless && now - state.leaderlessLastSeen <= TimeUnit.MILLISECONDS.toNanos(2 * timeoutMs);
+        state.leaderlessLastSeen = now;
+        if (!again) {
             state.leaderless = true;
             state.leaderlessSince = now;
         } else if (now - state.leaderlessSince > TimeUnit.MILLISECONDS.toNanos(4 * timeoutMs)) {

@@ -179,11 +179,12 @@ public final class AdminMetadata implements ClusterMetadata {
         }
         return KafkaUni.of(
                         continuations, admin.alterShareGroupOffsets(group, byTp).all())
-                .chain(() -> KafkaUni.of(continuations, listOffsets(kind, Set.of(group), byTp.keySet())))
+                .chain(() -> KafkaUni.of(
+                        continuations,
+                        listOffsetsByGroup(kind, Set.of(group), byTp.keySet()).get(group)))
                 .invoke(readBack -> {
                     Map<TopicPartition, Long> read = new HashMap<>();
-                    readBack.getOrDefault(group, Map.of())
-                            .forEach((tp, om) -> read.put(tp, om == null ? null : om.offset()));
+                    readBack.forEach((tp, om) -> read.put(tp, om == null ? null : om.offset()));
                     ShareOffsetReadBack.verify(byTp, read);
                 })
                 .replaceWithVoid();
@@ -221,16 +222,7 @@ public final class AdminMetadata implements ClusterMetadata {
                         .replaceWithVoid();
     }
 
-    private KafkaFuture<Map<String, Map<TopicPartition, OffsetAndMetadata>>> listOffsets(
-            GroupKind kind, Set<String> groups, Collection<TopicPartition> partitions) {
-        if (kind == GroupKind.CONSUMER) {
-            return admin.listConsumerGroupOffsets(consumerSpecs(groups, partitions))
-                    .all();
-        }
-        return admin.listShareGroupOffsets(shareSpecs(groups, partitions)).all();
-    }
-
-    /** {@link #listOffsets}, one future per group. */
+    /** The groups' committed offsets of these partitions, one future per group. */
     private Map<String, KafkaFuture<Map<TopicPartition, OffsetAndMetadata>>> listOffsetsByGroup(
             GroupKind kind, Set<String> groups, Collection<TopicPartition> partitions) {
         Map<String, KafkaFuture<Map<TopicPartition, OffsetAndMetadata>>> byGroup = new HashMap<>();

@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.MockClient;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
@@ -86,8 +88,53 @@ class ProduceRoundsTest {
         assertThat(partitions.get(0).queue).hasSize(3);
     }
 
+    @Test
+    void aPartitionWithBatchesAndNoLeaderShouldFailAfterFourRequestTimeoutsOfLooksNotOnAStaleOne() {
+        // Given a partition with batches to append, on a clock the test moves, and a request timeout of 1 s
+        AtomicLong nanos = new AtomicLong();
+        DataPlaneLivenessTest.RecordingListener listener = new DataPlaneLivenessTest.RecordingListener();
+        Pipeline clocked = new Pipeline(
+                "m1",
+                listener,
+                null,
+                WireClient.over("destination", new MockClient(Time.SYSTEM), 1000),
+                1000,
+                FetchBudget.UNLIMITED,
+                AppendLease.ALWAYS,
+                nanos::get);
+        List<FetchPartition> partition = partitions(clocked, 1, 1, 100);
+        ProduceRounds rounds = new ProduceRounds(clocked, 1 << 20, 5, (node, sent, request) -> requests.add(sent));
+
+        // When the destination's view shows it without a leader, once, and again after an idle spell of 5 s
+        clocked.destinationView = ClusterView.empty();
+        rounds.send(partition);
+        nanos.set(TimeUnit.SECONDS.toNanos(5));
+        rounds.send(partition);
+
+        // Then the spell starts the count again: no failure on a start time 5 s old
+        assertThat(listener.failures).isEmpty();
+
+        // When it is looked at every half second from then on
+        for (int look = 1; look <= 8; look++) {
+            nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(500));
+            rounds.send(partition);
+            assertThat(listener.failures).as("after %d ms", look * 500).isEmpty();
+        }
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(500));
+        rounds.send(partition);
+
+        // Then it fails past four request timeouts of looks, saying why, and nothing was sent
+        assertThat(listener.failures.get(partition.get(0).partition))
+                .startsWith("the destination has shown no leader of the partition for 4000 ms");
+        assertThat(requests).isEmpty();
+    }
+
     /** {@code count} partitions led by one broker and pinned to the same one of its connections. */
     private List<FetchPartition> partitions(int count, int batchesEach, int recordBytes) {
+        return partitions(pipeline, count, batchesEach, recordBytes);
+    }
+
+    private static List<FetchPartition> partitions(Pipeline pipeline, int count, int batchesEach, int recordBytes) {
         List<FetchPartition> partitions = new ArrayList<>();
         Map<TopicPartition, Node> leaders = new HashMap<>();
         for (int p = 0; partitions.size() < count; p++) {
