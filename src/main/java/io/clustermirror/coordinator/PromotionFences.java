@@ -33,8 +33,10 @@ final class PromotionFences {
 
     private final FlowDeadlines flows;
     private final long retryMs;
-    /** By mirror and topic: why the last attempt to lift the topic's source fence failed, while it is retried. */
-    private final Map<String, Map<String, String>> liftErrors = new ConcurrentHashMap<>();
+    /** Why the last attempt to lift a topic's source fence failed, while it is retried. */
+    private final Map<MirroredTopic, String> liftErrors = new ConcurrentHashMap<>();
+
+    private record MirroredTopic(String mirror, String topic) {}
 
     PromotionFences(
             TopicPromotes.Host host,
@@ -63,7 +65,7 @@ final class PromotionFences {
 
     /** Why the last attempt to lift the topic's source fence failed, while it is retried (describe shows it). */
     Optional<String> liftError(String mirror, String topic) {
-        return Optional.ofNullable(liftErrors.getOrDefault(mirror, Map.of()).get(topic));
+        return Optional.ofNullable(liftErrors.get(new MirroredTopic(mirror, topic)));
     }
 
     /**
@@ -71,11 +73,7 @@ final class PromotionFences {
      * begins): no error of it stays shown.
      */
     void liftOver(String mirror, Set<String> topics) {
-        liftErrors.computeIfPresent(mirror, (m, byTopic) -> {
-            Map<String, String> left = new HashMap<>(byTopic);
-            left.keySet().removeAll(topics);
-            return left.isEmpty() ? null : Map.copyOf(left);
-        });
+        topics.forEach(topic -> liftErrors.remove(new MirroredTopic(mirror, topic)));
     }
 
     /**
@@ -253,14 +251,10 @@ final class PromotionFences {
 
     /** Records why the topics' lift failed; whether that is news (not the reason already shown for every topic). */
     private boolean liftFailed(String mirror, Set<String> topics, String error) {
-        boolean[] news = {false};
-        liftErrors.compute(mirror, (m, byTopic) -> {
-            Map<String, String> updated = byTopic == null ? new HashMap<>() : new HashMap<>(byTopic);
-            for (String topic : topics) {
-                news[0] |= !error.equals(updated.put(topic, error));
-            }
-            return Map.copyOf(updated);
-        });
-        return news[0];
+        boolean news = false;
+        for (String topic : topics) {
+            news |= !error.equals(liftErrors.put(new MirroredTopic(mirror, topic), error));
+        }
+        return news;
     }
 }

@@ -152,21 +152,13 @@ final class FetchPartition {
     /** InitProducerId attempts in a row that failed, for the back-off between them. */
     int identityAttempts;
     /**
-     * Whether the look-ups for {@link #identity} of a partition with records waiting have failed since it was last given
-     * (FindCoordinator answers between them do not count as given), and since when (the pipeline's clock): past a bound
-     * the partition fails ({@link ProducerIds}).
+     * The look-ups for {@link #identity} of a partition with records waiting that failed since it was last given
+     * (FindCoordinator answers between them do not count as given): past a bound the partition fails ({@link
+     * ProducerIds}).
      */
-    boolean identityFailing;
-
-    long identityFailingSince;
-    /** When the last of those failures was (the pipeline's clock). */
-    long identityLastFailure;
-    /** Whether the destination view showed no leader of the partition when it last looked ({@link Pipeline#leaderless}). */
-    boolean leaderless;
-    /** Since when (the pipeline's clock) it has shown none, while {@link #leaderless}. */
-    long leaderlessSince;
-    /** When it last showed none, while {@link #leaderless}. */
-    long leaderlessLastSeen;
+    final TroubleSpan identityFailing = new TroubleSpan();
+    /** The destination view's looks that showed no leader of the partition ({@link Pipeline#leaderless}). */
+    final TroubleSpan leaderless = new TroubleSpan();
 
     final ArrayDeque<Sent> inFlight = new ArrayDeque<>();
     /** The aborts of the destination transactions left open by a stop, once started ({@link TransactionReplay}). */

@@ -199,16 +199,9 @@ final class Pipeline {
      */
     void leaderless(FetchPartition state) {
         destinationRefresh = true;
-        long now = nanoClock.getAsLong();
-        // a look more than two request timeouts after the last (the partition idle meanwhile) starts the count again,
-        // as ProducerIds' bound does: a stale start would fail a partition on its first look without a leader
-        boolean again =
-                state.leaderless && now - state.leaderlessLastSeen <= TimeUnit.MILLISECONDS.toNanos(2 * timeoutMs);
-        state.leaderlessLastSeen = now;
-        if (!again) {
-            state.leaderless = true;
-            state.leaderlessSince = now;
-        } else if (now - state.leaderlessSince > TimeUnit.MILLISECONDS.toNanos(4 * timeoutMs)) {
+        // a look more than two request timeouts after the last (the partition idle meanwhile) starts the count again
+        long lasted = state.leaderless.seen(nanoClock.getAsLong(), TimeUnit.MILLISECONDS.toNanos(2 * timeoutMs), true);
+        if (lasted > TimeUnit.MILLISECONDS.toNanos(4 * timeoutMs)) {
             fail(
                     state,
                     "the destination has shown no leader of the partition for " + (4 * timeoutMs)

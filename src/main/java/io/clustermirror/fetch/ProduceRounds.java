@@ -61,7 +61,7 @@ final class ProduceRounds {
                 pipeline.leaderless(state);
                 continue;
             }
-            state.leaderless = false;
+            state.leaderless.clear();
             // each partition pinned to one of the fetcher's connections to its leader
             // (AppendLoop.CONNECTIONS_PER_BROKER)
             byNode.computeIfAbsent(pipeline.pinned(leader, state.tp), n -> new ArrayList<>())

@@ -117,7 +117,7 @@ final class ProducerIds {
                         pipeline.destinationRefresh = true; // idle: nothing waits on it
                     }
                 } else {
-                    state.leaderless = false;
+                    state.leaderless.clear();
                     List<FetchPartition> batch = finds.computeIfAbsent(leader, l -> new ArrayList<>());
                     if (batch.size() < MAX_KEYS_PER_FIND) {
                         batch.add(state);
@@ -265,7 +265,7 @@ final class ProducerIds {
                         answer.data().producerId(), answer.data().producerEpoch());
                 state.nextSequence = 0;
                 state.identityAttempts = 0;
-                state.identityFailing = false;
+                state.identityFailing.clear();
                 state.identitySince = pipeline.nanoClock.getAsLong();
                 pipeline.destination.wakeup(); // its batches can go now
             } else if (error == Errors.NOT_COORDINATOR || error == Errors.COORDINATOR_NOT_AVAILABLE) {
@@ -314,10 +314,7 @@ final class ProducerIds {
         long now = pipeline.nanoClock.getAsLong();
         long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(pipeline.timeoutMs);
         boolean waiting = state.sendable() || state.behind();
-        if (!waiting || !state.identityFailing || now - state.identityLastFailure > 2 * timeoutNanos) {
-            state.identityFailing = waiting;
-            state.identityFailingSince = now;
-        } else if (now - state.identityFailingSince > 4 * timeoutNanos) {
+        if (state.identityFailing.seen(now, 2 * timeoutNanos, waiting) > 4 * timeoutNanos) {
             pipeline.fail(
                     state,
                     "the destination gave the partition no producer id for " + (4 * pipeline.timeoutMs)
@@ -327,7 +324,6 @@ final class ProducerIds {
                             + reason);
             return;
         }
-        state.identityLastFailure = now;
         long backoffMs = BACKOFF.backoff(state.identityAttempts++);
         state.identityNotBefore = now + TimeUnit.MILLISECONDS.toNanos(backoffMs);
         LOGGER.debugf("Mirror %s: %s: %s; asked again in %d ms", pipeline.mirror, state.partition, reason, backoffMs);

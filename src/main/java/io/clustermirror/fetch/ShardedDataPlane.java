@@ -67,10 +67,8 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
     private final Executor builds;
     /** Told of a partition that could not enter a shard that was being replaced when it was routed. */
     private final Listener listener;
-    /** Guarded by this: the replacement being built for each shard, or null. */
-    private final CompletableFuture<?>[] replacing;
-    /** Guarded by this: the fetcher reserved for each shard's replacement until its build begins, or null. */
-    private final Fetcher[] reservedFor;
+    /** Guarded by this: the replacement under way for each shard, or null. */
+    private final Replacement[] replacing;
 
     private boolean closed;
 
@@ -146,8 +144,7 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         this.placement = placement;
         this.shards = new MirrorFetcher[shardCount];
         this.placedOn = new Fetcher[shardCount];
-        this.replacing = new CompletableFuture<?>[shardCount];
-        this.reservedFor = new Fetcher[shardCount];
+        this.replacing = new Replacement[shardCount];
         this.builds = builds;
         this.listener = listener;
         synchronized (this) {
@@ -220,10 +217,8 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         if (closed || shard.deadReason() == null || !shard.death().isDone() || allDead()) {
             return CompletableFuture.completedFuture(shard);
         }
-        @SuppressWarnings("unchecked")
-        CompletableFuture<MirrorFetcher> underway = (CompletableFuture<MirrorFetcher>) replacing[index];
-        if (underway != null) {
-            return underway;
+        if (replacing[index] != null) {
+            return replacing[index].built;
         }
         Set<Fetcher> taken = new HashSet<>();
         for (int i = 0; i < shards.length; i++) {
@@ -231,29 +226,39 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
                 taken.add(placedOn[i]);
             }
         }
-        Fetcher fetcher = placement.apply(taken);
-        CompletableFuture<MirrorFetcher> built = new CompletableFuture<>();
-        replacing[index] = built;
-        reservedFor[index] = fetcher;
+        Replacement replacement = new Replacement(placement.apply(taken));
+        replacing[index] = replacement;
         try {
-            builds.execute(() -> replace(index, fetcher, built));
+            builds.execute(() -> replace(index, replacement));
         } catch (RejectedExecutionException e) {
-            fetcher.release();
-            reservedFor[index] = null;
+            replacement.fetcher.release();
             replacing[index] = null; // the mirror's runtime is closing: the dead shard answers
             return CompletableFuture.completedFuture(shard);
         }
-        return built;
+        return replacement.built;
     }
 
-    /** Builds and installs shard {@code index}'s replacement (a worker thread); completes {@code built} either way. */
-    private void replace(int index, Fetcher fetcher, CompletableFuture<MirrorFetcher> built) {
+    /** A dead shard's replacement: queued on {@link #builds} with its fetcher reserved, then built. */
+    private static final class Replacement {
+        final Fetcher fetcher;
+        final CompletableFuture<MirrorFetcher> built = new CompletableFuture<>();
+        /** Guarded by the data plane: its build began (the reservation is no longer close()'s to give back). */
+        boolean begun;
+
+        Replacement(Fetcher fetcher) {
+            this.fetcher = fetcher;
+        }
+    }
+
+    /** Builds and installs shard {@code index}'s replacement (a worker thread); completes it either way. */
+    private void replace(int index, Replacement underway) {
         synchronized (this) {
-            if (reservedFor[index] != fetcher) {
+            if (replacing[index] != underway) {
                 return; // closed before this build began: close() gave the reservation back and answered
             }
-            reservedFor[index] = null;
+            underway.begun = true;
         }
+        Fetcher fetcher = underway.fetcher;
         MirrorFetcher replacement = null;
         try {
             replacement = built(fetcher);
@@ -275,7 +280,7 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         if (unwanted) {
             replacement.close(); // the data plane was closed while it was built
         }
-        built.complete(answering);
+        underway.built.complete(answering);
     }
 
     private boolean allDead() {
@@ -426,16 +431,13 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
             // a replacement queued on the mirror's workers that has not begun may never run (closing the runtime drops
             // its queued tasks): its fetcher's reservation goes back, and who waits for it gets the dead shard
             for (int i = 0; i < shards.length; i++) {
-                Fetcher reserved = reservedFor[i];
-                if (reserved != null) {
-                    reservedFor[i] = null;
-                    @SuppressWarnings("unchecked")
-                    CompletableFuture<MirrorFetcher> waiting = (CompletableFuture<MirrorFetcher>) replacing[i];
+                Replacement queued = replacing[i];
+                if (queued != null && !queued.begun) {
                     replacing[i] = null;
                     MirrorFetcher dead = shards[i];
                     unbuilt.add(() -> {
-                        reserved.release();
-                        waiting.complete(dead);
+                        queued.fetcher.release();
+                        queued.built.complete(dead);
                     });
                 }
             }

@@ -7,6 +7,7 @@ import io.clustermirror.mirror.MirrorException;
 import java.util.Collection;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
@@ -91,21 +92,16 @@ public final class SourceFence {
         }
     }
 
-    /** What a fence is read with when its lift was refused: whether any of them is still there. */
-    interface StillFenced {
-        boolean any() throws Exception;
-    }
-
     /**
      * Whether a refused lift leaves nothing to lift: a source without an authorizer holds no fence; one that refuses
      * this mirror ACL changes may hold one put up before its credentials lost ALTER, so only if none is there (read
-     * then, and only then).
+     * then, and only then: {@code stillFenced} reads whether any of the fences is still there).
      */
-    static boolean nothingToLift(Throwable refusal, StillFenced stillFenced) throws Exception {
+    static boolean nothingToLift(Throwable refusal, Callable<Boolean> stillFenced) throws Exception {
         if (refusal instanceof SecurityDisabledException) {
             return true;
         }
-        return refusal instanceof ClusterAuthorizationException && !stillFenced.any();
+        return refusal instanceof ClusterAuthorizationException && !stillFenced.call();
     }
 
     private static Exception refusal(Throwable cause) {
