@@ -3,6 +3,7 @@ package io.clustermirror.fetch;
 import io.clustermirror.batches.SourceBatch;
 import io.clustermirror.kafka.ClusterView;
 import io.clustermirror.kafka.WireClient;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -367,8 +368,15 @@ final class AppendLoop {
 
     /** Whether a batch sent before {@code batch} is still unanswered or waits for its retry. */
     private static boolean earlierUnsettled(FetchPartition state, SourceBatch batch) {
-        return state.unconfirmed.lowerKey(batch.baseOffset()) != null
-                || state.inFlight.stream().anyMatch(s -> s.batch().baseOffset() < batch.baseOffset());
+        if (state.unconfirmed.lowerKey(batch.baseOffset()) != null) {
+            return true;
+        }
+        for (FetchPartition.Sent sent : state.inFlight) {
+            if (sent.batch().baseOffset() < batch.baseOffset()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void confirmed(FetchPartition state, SourceBatch batch) {
@@ -407,10 +415,15 @@ final class AppendLoop {
      * source has none. Transactions still writing their markers are waited for.
      */
     private void recoverTransactions() {
-        List<FetchPartition> recovering = partitions.values().stream()
-                .filter(s ->
-                        s.transactions.recoveryNeeded && s.inFlight.isEmpty() && !TransactionReplay.stepInFlight(s))
-                .toList();
+        List<FetchPartition> recovering = new ArrayList<>(0);
+        for (FetchPartition s : partitions.values()) {
+            if (s.transactions.recoveryNeeded && s.inFlight.isEmpty() && !TransactionReplay.stepInFlight(s)) {
+                recovering.add(s);
+            }
+        }
+        if (recovering.isEmpty() && !recovery.underWay()) {
+            return; // the common case, every round: nothing to recover, nothing under way
+        }
         try {
             // a listing that goes through does not end the failing streak while a description keeps failing
             if (recovery.takeUp(recovering, pipeline.destinationView) && !recovery.failing()) {
