@@ -20,6 +20,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
@@ -620,6 +621,14 @@ public final class CatchUpBenchmark {
             double seconds = samples.get(samples.size() - 1).seconds();
             double cpu = service.cpuSeconds() - cpuBefore;
             double brokers = brokerCpu() - brokersBefore;
+            // its request counts since its start (warm-up included), for a closer look at where a build's CPU goes
+            Files.writeString(
+                    root.resolve(label.replaceAll("[^A-Za-z0-9]+", "-") + ".requests.txt"),
+                    service.get("/q/metrics")
+                            .lines()
+                            .filter(line -> line.startsWith("cluster_mirror_requests_total")
+                                    || line.startsWith("cluster_mirror_fetcher_requests_total"))
+                            .collect(Collectors.joining("\n", "", "\n")));
             Bystanders bystanders = bystanders().minus(bystandersBefore);
             return sampled(new Result(label, run, seconds, cpu, records, logBytes, brokers, bystanders, samples));
         }
@@ -701,6 +710,14 @@ public final class CatchUpBenchmark {
                     .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
                     .forEach(e -> out.append(String.format(Locale.ROOT, "%7.2f %s%n", e.getValue(), e.getKey())));
             Files.writeString(root.resolve(label.replaceAll("[^A-Za-z0-9]+", "-") + ".threads.txt"), out);
+            // and since the copier's start (its warm-up copies too): the same bytes for every build of a copier, a
+            // sample many times the measured copy's, to compare builds with (threads that ended are not in it)
+            StringBuilder total = new StringBuilder();
+            after.entrySet().stream()
+                    .filter(e -> e.getValue() > 0.0)
+                    .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+                    .forEach(e -> total.append(String.format(Locale.ROOT, "%7.2f %s%n", e.getValue(), e.getKey())));
+            Files.writeString(root.resolve(label.replaceAll("[^A-Za-z0-9]+", "-") + ".threads-since-start.txt"), total);
         }
 
         /** Writes the copier's samples into the run's directory, for a closer look. */
