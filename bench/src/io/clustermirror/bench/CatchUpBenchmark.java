@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
@@ -621,15 +622,8 @@ public final class CatchUpBenchmark {
             double seconds = samples.get(samples.size() - 1).seconds();
             double cpu = service.cpuSeconds() - cpuBefore;
             double brokers = brokerCpu() - brokersBefore;
-            // its request counts since its start (warm-up included), for a closer look at where a build's CPU goes
-            Files.writeString(
-                    root.resolve(label.replaceAll("[^A-Za-z0-9]+", "-") + ".requests.txt"),
-                    service.get("/q/metrics")
-                            .lines()
-                            .filter(line -> line.startsWith("cluster_mirror_requests_total")
-                                    || line.startsWith("cluster_mirror_fetcher_requests_total"))
-                            .collect(Collectors.joining("\n", "", "\n")));
             Bystanders bystanders = bystanders().minus(bystandersBefore);
+            writeRequests(label, service);
             return sampled(new Result(label, run, seconds, cpu, records, logBytes, brokers, bystanders, samples));
         }
 
@@ -703,21 +697,45 @@ public final class CatchUpBenchmark {
         /** Writes the copier's CPU-seconds per thread name over the copy, the most first, for a closer look. */
         private void writeThreads(String label, Map<String, Double> before, Map<String, Double> after)
                 throws IOException {
+            Map<String, Double> copy = new TreeMap<>();
+            after.forEach((thread, seconds) -> copy.put(thread, seconds - before.getOrDefault(thread, 0.0)));
+            Files.writeString(runFile(label, ".threads.txt"), byCpu(copy));
+            // and since the copier's start (its warm-up copies too): the same bytes for every build of a copier, a
+            // sample many times the measured copy's, to compare builds with (threads that ended are not in it)
+            Files.writeString(runFile(label, ".threads-since-start.txt"), byCpu(after));
+        }
+
+        /** CPU-seconds per thread name, the most first, a line each. */
+        private static String byCpu(Map<String, Double> seconds) {
             StringBuilder out = new StringBuilder();
-            after.entrySet().stream()
-                    .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0.0)))
+            seconds.entrySet().stream()
                     .filter(e -> e.getValue() > 0.0)
                     .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
                     .forEach(e -> out.append(String.format(Locale.ROOT, "%7.2f %s%n", e.getValue(), e.getKey())));
-            Files.writeString(root.resolve(label.replaceAll("[^A-Za-z0-9]+", "-") + ".threads.txt"), out);
-            // and since the copier's start (its warm-up copies too): the same bytes for every build of a copier, a
-            // sample many times the measured copy's, to compare builds with (threads that ended are not in it)
-            StringBuilder total = new StringBuilder();
-            after.entrySet().stream()
-                    .filter(e -> e.getValue() > 0.0)
-                    .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
-                    .forEach(e -> total.append(String.format(Locale.ROOT, "%7.2f %s%n", e.getValue(), e.getKey())));
-            Files.writeString(root.resolve(label.replaceAll("[^A-Za-z0-9]+", "-") + ".threads-since-start.txt"), total);
+            return out.toString();
+        }
+
+        /**
+         * Writes the service's request counts since its start (warm-up included) into the run's directory, for a closer
+         * look at where a build's CPU goes: Fetch and Produce requests per mirror, Fetch requests per lane.
+         */
+        private void writeRequests(String label, BenchSupport.Service service) throws IOException {
+            String counts;
+            try {
+                counts = service.get("/q/metrics")
+                        .lines()
+                        .filter(line -> line.startsWith("cluster_mirror_requests_total")
+                                || line.startsWith("cluster_mirror_fetcher_requests_total"))
+                        .collect(Collectors.joining("\n", "", "\n"));
+            } catch (Exception e) {
+                counts = "its metrics could not be read: " + e + "\n"; // a diagnostic: the run's figures stand
+            }
+            Files.writeString(runFile(label, ".requests.txt"), counts);
+        }
+
+        /** A file of the run's directory named after a copier. */
+        private Path runFile(String copier, String suffix) {
+            return root.resolve(copier.replaceAll("[^A-Za-z0-9]+", "-") + suffix);
         }
 
         /** Writes the copier's samples into the run's directory, for a closer look. */
@@ -733,7 +751,7 @@ public final class CatchUpBenchmark {
                             s.jitSeconds(),
                             s.gcSeconds(),
                             s.partitions())));
-            Files.writeString(root.resolve(result.copier().replaceAll("[^A-Za-z0-9]+", "-") + ".samples.csv"), csv);
+            Files.writeString(runFile(result.copier(), ".samples.csv"), csv);
             return result;
         }
 

@@ -36,8 +36,6 @@ final class PromotionFences {
     /** Why the last attempt to lift a topic's source fence failed, while it is retried. */
     private final Map<MirroredTopic, String> liftErrors = new ConcurrentHashMap<>();
 
-    private record MirroredTopic(String mirror, String topic) {}
-
     PromotionFences(
             TopicPromotes.Host host,
             CoordinatorThread thread,
@@ -257,4 +255,7 @@ final class PromotionFences {
         }
         return news;
     }
+
+    /** A topic of a mirror: the key of what is shown per topic. */
+    private record MirroredTopic(String mirror, String topic) {}
 }

@@ -415,9 +415,12 @@ final class AppendLoop {
      * source has none. Transactions still writing their markers are waited for.
      */
     private void recoverTransactions() {
-        List<FetchPartition> recovering = new ArrayList<>(0);
+        List<FetchPartition> recovering = List.of();
         for (FetchPartition s : partitions.values()) {
             if (s.transactions.recoveryNeeded && s.inFlight.isEmpty() && !TransactionReplay.stepInFlight(s)) {
+                if (recovering.isEmpty()) {
+                    recovering = new ArrayList<>();
+                }
                 recovering.add(s);
             }
         }

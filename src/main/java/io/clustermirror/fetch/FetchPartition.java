@@ -156,7 +156,7 @@ final class FetchPartition {
      * (FindCoordinator answers between them do not count as given): past a bound the partition fails ({@link
      * ProducerIds}).
      */
-    final TroubleSpan identityFailing = new TroubleSpan();
+    final TroubleSpan identityRefusals = new TroubleSpan();
     /** The destination view's looks that showed no leader of the partition ({@link Pipeline#leaderless}). */
     final TroubleSpan leaderless = new TroubleSpan();
 

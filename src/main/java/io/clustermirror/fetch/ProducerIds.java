@@ -265,7 +265,7 @@ final class ProducerIds {
                         answer.data().producerId(), answer.data().producerEpoch());
                 state.nextSequence = 0;
                 state.identityAttempts = 0;
-                state.identityFailing.clear();
+                state.identityRefusals.clear();
                 state.identitySince = pipeline.nanoClock.getAsLong();
                 pipeline.destination.wakeup(); // its batches can go now
             } else if (error == Errors.NOT_COORDINATOR || error == Errors.COORDINATOR_NOT_AVAILABLE) {
@@ -314,7 +314,7 @@ final class ProducerIds {
         long now = pipeline.nanoClock.getAsLong();
         long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(pipeline.timeoutMs);
         boolean waiting = state.sendable() || state.behind();
-        if (state.identityFailing.seen(now, 2 * timeoutNanos, waiting) > 4 * timeoutNanos) {
+        if (state.identityRefusals.seen(now, 2 * timeoutNanos, waiting) > 4 * timeoutNanos) {
             pipeline.fail(
                     state,
                     "the destination gave the partition no producer id for " + (4 * pipeline.timeoutMs)
