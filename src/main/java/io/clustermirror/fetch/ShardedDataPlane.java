@@ -175,7 +175,7 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
     private MirrorFetcher built(Fetcher fetcher) {
         try {
             return factory.on(fetcher);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             fetcher.release();
             throw e;
         }
@@ -262,9 +262,9 @@ public final class ShardedDataPlane implements DataPlane, AutoCloseable {
         MirrorFetcher replacement = null;
         try {
             replacement = built(fetcher);
-        } catch (RuntimeException e) {
-            // its clients could not be built (a SASL login, a key store): the dead shard answers with its reason, and
-            // the next partition routed to it tries again
+        } catch (RuntimeException | Error e) {
+            // its clients could not be built (a SASL login, a key store, a class that cannot be loaded): the dead shard
+            // answers with its reason, and the next partition routed to it tries again; whoever waits is answered
             LOGGER.warnf("Mirror data plane: shard %d could not be replaced: %s", index, e.toString());
         }
         MirrorFetcher answering;

@@ -1,6 +1,7 @@
 package io.clustermirror.fetch;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.kafka.ClusterView;
@@ -108,6 +109,8 @@ class ShardedDataPlaneTest {
     private final java.util.Queue<Runnable> queuedBuilds = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     private volatile boolean queueBuilds;
+    /** What building a shard throws, while set. */
+    private volatile Error buildFails;
 
     private void start() {
         pool = new FetcherPool(2, id -> {
@@ -119,19 +122,24 @@ class ShardedDataPlaneTest {
                 Math.min(LANES, pool.size()),
                 LANES,
                 pool::reserve,
-                fetcher -> new MirrorFetcher(
-                        "m1",
-                        "source-cluster",
-                        fetcher,
-                        fetcher.sourceClient("m1", "cluster-mirror-m1-fetcher", null, 1000),
-                        fetcher.destinationClient("cluster-mirror-m1-appender", 1000),
-                        topics -> CompletableFuture.completedFuture(SOURCE),
-                        topics -> CompletableFuture.completedFuture(ClusterView.empty()),
-                        null,
-                        listener,
-                        LANES,
-                        1000,
-                        new ReplicationThrottle(ReplicationThrottle.UNLIMITED)),
+                fetcher -> {
+                    if (buildFails != null) {
+                        throw buildFails;
+                    }
+                    return new MirrorFetcher(
+                            "m1",
+                            "source-cluster",
+                            fetcher,
+                            fetcher.sourceClient("m1", "cluster-mirror-m1-fetcher", null, 1000),
+                            fetcher.destinationClient("cluster-mirror-m1-appender", 1000),
+                            topics -> CompletableFuture.completedFuture(SOURCE),
+                            topics -> CompletableFuture.completedFuture(ClusterView.empty()),
+                            null,
+                            listener,
+                            LANES,
+                            1000,
+                            new ReplicationThrottle(ReplicationThrottle.UNLIMITED));
+                },
                 build -> {
                     if (queueBuilds) {
                         queuedBuilds.add(build);
@@ -222,6 +230,31 @@ class ShardedDataPlaneTest {
                         assertThat(pool.byLoad()).extracting(Fetcher::load).containsOnly(0));
         queuedBuilds.poll().run();
         assertThat(pool.byLoad()).extracting(Fetcher::load).containsOnly(0);
+    }
+
+    @Test
+    void aReplacementWhoseBuildThrowsAnErrorShouldAnswerWithTheDeadShardAndBeTriedAgain() {
+        start();
+        Fetcher dead = plane.fetcherOf(0);
+        List<MirrorPartition> laneZero = shardZeroDied();
+        listener.failures.clear();
+
+        // When a partition of the dead lane comes back and its replacement's build throws an Error (a class of its
+        // clients that cannot be loaded)
+        buildFails = new NoClassDefFoundError("simulated: no class");
+
+        // Then the dead shard answers it with its reason, and no fetcher keeps a place for the build
+        assertThatThrownBy(() -> plane.add(laneZero.get(0), 0, -1, -1))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("simulated: correlation id mismatch");
+        assertThat(plane.fetcherOf(0)).isSameAs(dead);
+        assertThat(pool.byLoad()).extracting(Fetcher::load).containsExactlyInAnyOrder(0, 1);
+
+        // and the next partition routed there builds it again
+        buildFails = null;
+        plane.add(laneZero.get(1), 0, -1, -1);
+        assertThat(plane.fetcherOf(0)).isNotSameAs(dead);
+        assertThat(plane.deadLanes()).isZero();
     }
 
     /**
