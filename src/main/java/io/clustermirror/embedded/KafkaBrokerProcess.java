@@ -201,6 +201,19 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         process = null;
     }
 
+    /** Forcible stop (SIGKILL): a crash, or the end of a cluster whose data no one reads again. */
+    public synchronized void kill() {
+        if (process == null) {
+            return;
+        }
+        try {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        process = null;
+    }
+
     /** The broker's process id, while it runs. */
     public long pid() {
         return process == null ? -1 : process.pid();

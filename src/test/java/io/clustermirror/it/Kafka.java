@@ -256,6 +256,9 @@ final class Kafka {
     private static <K, V> void readAssignedToEnd(KafkaConsumer<K, V> consumer, Duration within, RecordSink<K, V> sink) {
         Set<TopicPartition> partitions = consumer.assignment();
         Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+        if (partitions.stream().allMatch(tp -> consumer.position(tp) >= ends.get(tp))) {
+            return; // nothing to read: a poll would wait out its time-out for nothing
+        }
         // on time-out the message names the positions reached
         pollUntil(
                 consumer,
