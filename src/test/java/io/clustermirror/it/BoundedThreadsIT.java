@@ -102,19 +102,20 @@ class BoundedThreadsIT extends ServiceIT {
 
     /** Creates {@code count} more mirrors, each of a new one-partition topic with a few records, and waits until mirrored. */
     private static void mirrorMore(List<String> mirrors, int count) throws Exception {
-        List<String> added = new ArrayList<>();
-        try (Admin admin = bed.sourceAdmin()) {
+        Map<String, String> added = new java.util.LinkedHashMap<>();
+        try (Admin admin = bed.sourceAdmin();
+                var producer = Kafka.producer(bed.source().bootstrapServers(), Map.of())) {
             for (int i = 0; i < count; i++) {
                 String name = uniqueName("threads");
                 Kafka.createTopic(admin, name, 1, Map.of());
-                Kafka.produce(bed.source().bootstrapServers(), name, 5, "none", "threads");
+                Kafka.produce(producer, name, 5, "threads");
                 createMirror(name); // the mirror is named after its one topic
                 startTopics(name, name);
-                added.add(name);
+                added.put(name, name);
             }
         }
-        added.forEach(name -> awaitConverged(name, name));
-        mirrors.addAll(added);
+        awaitConverged(added);
+        mirrors.addAll(added.keySet());
     }
 
     /**

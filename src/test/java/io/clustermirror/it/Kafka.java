@@ -126,10 +126,17 @@ final class Kafka {
 
     static void produce(
             String bootstrap, String topic, int count, String compression, String tag, Map<String, Object> overrides) {
-        List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
         Map<String, Object> config = new HashMap<>(overrides);
         config.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
         try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap, config)) {
+            produce(producer, topic, count, tag);
+        }
+    }
+
+    /** {@link #produce} with a producer of the caller's: one for many topics. */
+    static void produce(KafkaProducer<byte[], byte[]> producer, String topic, int count, String tag) {
+        List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
+        try {
             for (int i = 0; i < count; i++) {
                 ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(
                         topic,

@@ -200,18 +200,29 @@ abstract class ServiceIT {
         org.awaitility.Awaitility.await("mirror " + mirror + " topic " + topic + " converged")
                 .atMost(Duration.ofSeconds(120))
                 .pollInterval(Duration.ofMillis(500))
-                .untilAsserted(() -> {
-                    var partitions = describeTopic(mirror, topic).getList("partitions", Map.class);
-                    org.assertj.core.api.Assertions.assertThat(partitions)
-                            .isNotEmpty()
-                            .allSatisfy(p -> {
-                                org.assertj.core.api.Assertions.assertThat(p.get("state"))
-                                        .as(p.toString())
-                                        .isEqualTo("MIRRORING");
-                                org.assertj.core.api.Assertions.assertThat(p.get("lag"))
-                                        .as(p.toString())
-                                        .isEqualTo(0);
-                            });
+                .untilAsserted(() -> assertConverged(mirror, topic));
+    }
+
+    /** {@link #awaitConverged} of several mirrors, each of its one topic (mirror name to topic), in one wait. */
+    static void awaitConverged(Map<String, String> topicOfMirror) {
+        org.awaitility.Awaitility.await(topicOfMirror.size() + " mirrors converged")
+                .atMost(Duration.ofSeconds(120))
+                .pollInterval(Duration.ofMillis(500))
+                .untilAsserted(() -> topicOfMirror.forEach(ServiceIT::assertConverged));
+    }
+
+    private static void assertConverged(String mirror, String topic) {
+        var partitions = describeTopic(mirror, topic).getList("partitions", Map.class);
+        org.assertj.core.api.Assertions.assertThat(partitions)
+                .as("mirror %s topic %s", mirror, topic)
+                .isNotEmpty()
+                .allSatisfy(p -> {
+                    org.assertj.core.api.Assertions.assertThat(p.get("state"))
+                            .as(p.toString())
+                            .isEqualTo("MIRRORING");
+                    org.assertj.core.api.Assertions.assertThat(p.get("lag"))
+                            .as(p.toString())
+                            .isEqualTo(0);
                 });
     }
 
