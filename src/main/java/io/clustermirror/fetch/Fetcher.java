@@ -165,9 +165,10 @@ final class Fetcher {
         }
     }
 
+    /** Takes a place {@link #reserve reserved} for the data plane: every data plane is placed before it is built. */
     void attach(Rounds rounds) {
         if (reserved.getAndUpdate(r -> Math.max(0, r - 1)) == 0) {
-            load.incrementAndGet(); // not placed by the pool (unit tests)
+            throw new IllegalStateException(name + ": a data plane attached without a reserved place");
         }
         execute(() -> attached.add(rounds));
     }

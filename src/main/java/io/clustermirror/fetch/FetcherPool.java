@@ -63,11 +63,6 @@ public final class FetcherPool implements AutoCloseable {
         }
     }
 
-    /** The fetcher for a new data plane: the least loaded, a dead one replaced first. */
-    synchronized Fetcher assign() {
-        return byLoad().get(0);
-    }
-
     /**
      * The fetcher for a data plane about to be built, reserved for it at once ({@link Fetcher#reserve}): the least
      * loaded one not in {@code avoid} (the fetchers of the mirror's other shards), or the least loaded one when every

@@ -713,6 +713,7 @@ class ControlStepsTest {
                             () -> System.nanoTime() + clockAhead.get())
                     .start();
         }
+        pooled.reserve(); // the pool places a data plane before it is built
         MirrorFetcher dataPlane = new MirrorFetcher(
                 mirror,
                 "source-cluster",

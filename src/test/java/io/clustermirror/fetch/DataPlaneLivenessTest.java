@@ -184,6 +184,7 @@ class DataPlaneLivenessTest {
     /** The same, its destination's view loaded by {@code destinationViews} (in the append round, as tests' are). */
     private static MirrorFetcher dataPlane(
             Fetcher fetcher, DataPlane.Listener listener, int timeoutMs, Pipeline.Views destinationViews) {
+        fetcher.reserve(); // the pool places a data plane before it is built
         return new MirrorFetcher(
                 "m1",
                 "source-cluster",

@@ -179,6 +179,7 @@ class DataPlaneThrottleTest {
      */
     static MirrorFetcher dataPlane(
             Fetcher pooled, ClusterView source, DataPlane.Listener listener, ReplicationThrottle throttle) {
+        pooled.reserve(); // the pool places a data plane before it is built
         return new MirrorFetcher(
                 "m1",
                 "source-cluster",

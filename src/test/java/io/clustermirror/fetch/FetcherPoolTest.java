@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -80,7 +81,7 @@ class FetcherPoolTest {
     }
 
     private MirrorFetcher dataPlane(String mirror, DataPlaneLivenessTest.RecordingListener listener) {
-        return dataPlane(mirror, pool.assign(), listener);
+        return dataPlane(mirror, pool.reserve(Set.of()), listener);
     }
 
     private MirrorFetcher dataPlane(String mirror, Fetcher fetcher, DataPlaneLivenessTest.RecordingListener listener) {
@@ -104,13 +105,13 @@ class FetcherPoolTest {
     @Test
     void dataPlanesShouldGoToTheLeastLoadedFetcher() {
         startPool(2);
-        Fetcher first = pool.assign();
+        Fetcher first = pool.byLoad().get(0);
         dataPlane("m1", new DataPlaneLivenessTest.RecordingListener());
         dataPlane("m2", new DataPlaneLivenessTest.RecordingListener());
         dataPlane("m3", new DataPlaneLivenessTest.RecordingListener());
 
         // two fetchers for three data planes: 2 and 1 (ties go to the first)
-        Fetcher next = pool.assign();
+        Fetcher next = pool.byLoad().get(0);
         assertThat(next).isNotSameAs(first);
         assertThat(first.load()).isEqualTo(2);
         assertThat(next.load()).isEqualTo(1);
@@ -177,7 +178,7 @@ class FetcherPoolTest {
         MirrorFetcher plane = dataPlane("m1", listener);
         MirrorPartition partition = new MirrorPartition("orders", 0);
         plane.add(partition, 0, -1, -1);
-        Fetcher broken = pool.assign();
+        Fetcher broken = pool.byLoad().get(0);
 
         networks.get(0).broken.set(true);
 
@@ -187,7 +188,7 @@ class FetcherPoolTest {
                 .contains("network client failed")
                 .contains("simulated: correlation id mismatch");
         assertThat(broken.stopped).succeedsWithin(Duration.ofSeconds(10));
-        Fetcher replacement = pool.assign();
+        Fetcher replacement = pool.byLoad().get(0);
         assertThat(replacement).isNotSameAs(broken);
         assertThat(replacement.running()).isTrue();
         // and a new data plane runs on the new fetcher

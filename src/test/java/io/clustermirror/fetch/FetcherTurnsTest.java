@@ -72,6 +72,7 @@ class FetcherTurnsTest {
     @Test
     void aBusyFetcherShouldTurnManyTimesOnOneTaskAndStillGiveItsThreadBack() {
         // Given a fetcher with a data plane that wants a round at once, every time
+        fetcher.reserve();
         fetcher.attach(busy);
 
         // When it turns for a while (several slices)
@@ -87,6 +88,7 @@ class FetcherTurnsTest {
     @Test
     void aClosedFetcherShouldStopWithinASlice() throws Exception {
         // Given a busy fetcher
+        fetcher.reserve();
         fetcher.attach(busy);
         fetcher.start();
         await().atMost(Duration.ofSeconds(10)).until(() -> busy.rounds.get() > 1_000);

@@ -186,6 +186,7 @@ class LostAnswersTest {
                         threads,
                         null)
                 .start();
+        pooled.reserve(); // the pool places a data plane before it is built
         return new MirrorFetcher(
                 "m1",
                 "source-cluster",
