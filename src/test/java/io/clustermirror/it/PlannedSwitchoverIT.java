@@ -324,6 +324,44 @@ class PlannedSwitchoverIT extends ServiceIT {
         assertThat(describeTopic(mirror, topic).getList("partitions.state")).containsOnly("STOPPED");
     }
 
+    @Test
+    void aPromoteWhoseSourceCredentialsMayNotManageAclsShouldBeRefusedAndChangeNothing() throws Exception {
+        // Given a topic of alice's on A, mirrored with alice's own credentials: she may do anything to her topics, but
+        // not manage ACLs (no ALTER on the cluster), so the mirror cannot put up the source fence
+        String topic = uniqueName(PREFIX + "alice");
+        String mirror = uniqueName("alice");
+        try (Admin admin = admin(a)) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+        }
+        produce(a, topic, 100, "before");
+        api().body(createBody(mirror, TestBed.sasl(a, TestBed.ALICE_JAAS)))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
+        startTopics(mirror, topic);
+        awaitConverged(mirror, topic);
+
+        // When it is promoted with the fence, the source refuses the fence and the promote is refused, naming the way
+        // out
+        api().body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + mirror + "/topics:promote")
+                .then()
+                .statusCode(409)
+                .contentType("application/problem+json")
+                .body("errorCode", org.hamcrest.Matchers.equalTo("CLUSTER_AUTHORIZATION_FAILED"))
+                .body("field", org.hamcrest.Matchers.equalTo("fenceSource"))
+                .body("detail", org.hamcrest.Matchers.containsString("need ALTER on the source cluster"));
+
+        // Then nothing changed: the topic mirrors on, no fence is on the source, and what alice writes there is copied
+        assertThat(describeTopic(mirror, topic).getList("partitions.state")).containsOnly("MIRRORING");
+        assertThat(describeTopic(mirror, topic).getString("promotion")).isNull();
+        assertThat(fences(a, topic)).isEmpty();
+        produce(a, topic, 10, "after");
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> describeTopic(mirror, topic).getLong("partitions[0].destinationOffset") == 110);
+        assertThat(describeTopic(mirror, topic).getList("partitions.state")).containsOnly("MIRRORING");
+    }
+
     // ================================================================ helpers
 
     private static io.restassured.specification.RequestSpecification onA(ServiceProcess serviceA) {

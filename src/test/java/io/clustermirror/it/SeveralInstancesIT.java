@@ -194,7 +194,7 @@ class SeveralInstancesIT extends ServiceIT {
 
     @Test
     @Order(3)
-    void writesDuringARebalanceShouldBeAnsweredOr503WithRetryAfterNeverA500() throws Exception {
+    void writesAndListsDuringARebalanceShouldBeAnsweredOr503WithRetryAfterNeverA500() throws Exception {
         // Given mirrors on every instance
         List<String> names = new ArrayList<>();
         for (int i = 0; i < 9; i++) {
@@ -204,8 +204,10 @@ class SeveralInstancesIT extends ServiceIT {
         }
         ServiceProcess leaving = instances.get(2);
 
-        // When one instance stops while the others are asked to change every mirror, again and again
+        // When one instance stops while the others are asked to change every mirror, and to list them all, again and
+        // again
         Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
+        Map<Integer, AtomicInteger> listStatuses = new ConcurrentHashMap<>();
         List<String> bad = java.util.Collections.synchronizedList(new ArrayList<>());
         ScheduledExecutorService writers = Executors.newScheduledThreadPool(2);
         try {
@@ -215,15 +217,15 @@ class SeveralInstancesIT extends ServiceIT {
                             Response response = call(instances.get(names.indexOf(name) % 2))
                                     .body(Map.of("set", Map.of("mirror.truncation.policy", "recreate")))
                                     .patch("/v1/mirrors/" + name + "/config");
-                            statuses.computeIfAbsent(response.statusCode(), s -> new AtomicInteger())
-                                    .incrementAndGet();
-                            if (response.statusCode() == 503
-                                    && (response.header("Retry-After") == null
-                                            || !"COORDINATOR_NOT_AVAILABLE"
-                                                    .equals(response.jsonPath().getString("errorCode")))) {
-                                bad.add("503 without Retry-After or errorCode: " + response.asString());
-                            } else if (response.statusCode() != 200 && response.statusCode() != 503) {
-                                bad.add(response.statusCode() + ": " + response.asString());
+                            answeredOr503(response, statuses, bad);
+                        }
+                        for (ServiceProcess instance : instances.subList(0, 2)) {
+                            Response listed = call(instance).get("/v1/mirrors");
+                            if (answeredOr503(listed, listStatuses, bad)
+                                    && !listed.jsonPath()
+                                            .getList("mirrors.name")
+                                            .containsAll(names)) {
+                                bad.add("a list without every mirror: " + listed.asString());
                             }
                         }
                     },
@@ -248,10 +250,27 @@ class SeveralInstancesIT extends ServiceIT {
             writers.awaitTermination(30, TimeUnit.SECONDS);
         }
 
-        // Then every answer was the change applied, or a 503 to retry
+        // Then every answer was the change applied or the whole list, or a 503 to retry
         assertThat(bad).isEmpty();
         assertThat(statuses).containsKey(200);
+        assertThat(listStatuses).containsKey(200);
+        System.out.printf("answers during the rebalance: changes %s, lists %s%n", statuses, listStatuses);
         names.forEach(name -> call(instances.get(0)).delete("/v1/mirrors/" + name));
+    }
+
+    /** Counts the answer's status; true for a 200, false (and what is wrong in {@code bad}) otherwise. */
+    private static boolean answeredOr503(Response response, Map<Integer, AtomicInteger> statuses, List<String> bad) {
+        statuses.computeIfAbsent(response.statusCode(), s -> new AtomicInteger())
+                .incrementAndGet();
+        if (response.statusCode() == 503
+                && (response.header("Retry-After") == null
+                        || !"COORDINATOR_NOT_AVAILABLE"
+                                .equals(response.jsonPath().getString("errorCode")))) {
+            bad.add("503 without Retry-After or errorCode: " + response.asString());
+        } else if (response.statusCode() != 200 && response.statusCode() != 503) {
+            bad.add(response.statusCode() + ": " + response.asString());
+        }
+        return response.statusCode() == 200;
     }
 
     @Test
@@ -455,6 +474,10 @@ class SeveralInstancesIT extends ServiceIT {
                     .atMost(Duration.ofSeconds(60))
                     .until(() -> owner.log().substring(logBefore).contains("Gave up"));
             assertThat(owner.log().substring(logBefore)).contains(live.mirror);
+            // and its log says that it appended nothing without its lease (the lapse, or its end)
+            await("the zombie's log names its lapsed append lease")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> owner.log().substring(logBefore).contains("the append lease"));
             awaitMembers(3);
             live.stop();
 
