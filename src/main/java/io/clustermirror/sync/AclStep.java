@@ -107,11 +107,25 @@ final class AclStep {
                     LOGGER.debugf("Mirror %s: ACLs create %s, delete %s", name, plan.create(), plan.delete());
                     Set<AclEntry> owned = new TreeSet<>(ledger.created());
                     owned.addAll(plan.create());
+                    // a creation the destination refuses (an ACL its authorizer does not take) must not keep the
+                    // deletions from happening: they run all the same, and the refusal is the step's error after them
+                    Throwable[] refused = {null};
+                    Set<AclEntry> kept = new TreeSet<>(owned);
+                    kept.removeAll(plan.delete());
                     return ledger.record(owned)
-                            .chain(() -> destination.createAcls(plan.create()))
+                            .chain(() -> destination
+                                    .createAcls(plan.create())
+                                    .onFailure()
+                                    .recoverWithItem(e -> {
+                                        refused[0] = e;
+                                        return null;
+                                    }))
                             .chain(() -> destination.deleteAcls(plan.delete()))
-                            .chain(() -> ledger.record(plan.created()))
-                            .invoke(() -> log.acls(enforced(plan.created().size())));
+                            .chain(() -> ledger.record(refused[0] == null ? plan.created() : kept))
+                            .invoke(() -> log.acls(enforced(plan.created().size())))
+                            .chain(() -> refused[0] == null
+                                    ? Uni.createFrom().voidItem()
+                                    : Uni.createFrom().failure(refused[0]));
                 })
                 .onFailure(SecurityDisabledException.class)
                 .recoverWithItem(e -> {

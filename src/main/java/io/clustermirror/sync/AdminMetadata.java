@@ -112,23 +112,30 @@ public final class AdminMetadata implements ClusterMetadata {
     }
 
     @Override
-    public Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions) {
+    public Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions, CycleLog log) {
         Set<TopicPartition> tps = new HashSet<>();
         partitions.forEach(p -> tps.add(tp(p)));
-        // all or nothing: a group offset is only ever clamped to an end that was read
+        // each partition on its own: a group offset is only ever clamped to an end that was read, and a partition whose
+        // end was not (its leader down) leaves out its own offsets only
         return Uni.createFrom()
                 .completionStage(
                         () -> new OffsetLookup(admin).list(tps, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED))
                 .emitOn(continuations)
-                .chain(listed -> listed.firstFailure()
-                        .map(e -> Uni.createFrom().<Map<MirrorPartition, Long>>failure(e))
-                        .orElseGet(() -> {
-                            Map<MirrorPartition, Long> offsets = new HashMap<>();
-                            listed.found()
-                                    .forEach((tp, info) -> offsets.put(
-                                            new MirrorPartition(tp.topic(), tp.partition()), info.offset()));
-                            return Uni.createFrom().item(offsets);
-                        }));
+                .map(listed -> {
+                    listed.firstFailure()
+                            .ifPresent(e -> log.error(
+                                    GroupKind.CONSUMER.errorKind(),
+                                    "destination end offsets of "
+                                            + listed.failedPartitions().size()
+                                            + " partition(s) " + listed.failedPartitions()
+                                            + " (their group offsets are synced once they are read)",
+                                    e));
+                    Map<MirrorPartition, Long> offsets = new HashMap<>();
+                    listed.found()
+                            .forEach((tp, info) ->
+                                    offsets.put(new MirrorPartition(tp.topic(), tp.partition()), info.offset()));
+                    return offsets;
+                });
     }
 
     @Override

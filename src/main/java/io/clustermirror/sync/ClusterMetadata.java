@@ -27,8 +27,11 @@ public interface ClusterMetadata {
     /** Applies each topic's config plan; a topic whose alter failed is logged. */
     Uni<Void> alterTopicConfigs(Map<String, ConfigSyncPlan> plans, CycleLog log);
 
-    /** The log end offset of each partition. */
-    Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions);
+    /**
+     * The log end offset of each partition; a partition whose end could not be read is missing (its group offsets wait
+     * for a cycle that reads it), and what failed is logged.
+     */
+    Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions, CycleLog log);
 
     /** The groups of this kind; fails when the cluster cannot list them (share groups before Kafka 4.1). */
     Uni<Set<String>> groups(GroupKind kind);

@@ -41,12 +41,33 @@ final class GroupOffsetStep {
         // read once, and only when a group is to be synced: 10,000 partitions' ends cost the destination a ListOffsets
         // of each every cycle otherwise
         Uni<Map<MirrorPartition, Long>> ends =
-                destination.endOffsets(mirrored).memoize().indefinitely();
+                destination.endOffsets(mirrored, log).memoize().indefinitely();
         return sync(GroupKind.CONSUMER, mirror, filter, mirrored, ends, source, destination, log)
                 .chain(() -> sync(GroupKind.SHARE, mirror, filter, mirrored, ends, source, destination, log));
     }
 
+    /**
+     * One kind's groups. What fails the whole kind (its groups or their source offsets cannot be read) is counted and
+     * shown as the kind's error, and the cycle goes on: the other kind, then the ACLs.
+     */
     private Uni<Void> sync(
+            GroupKind kind,
+            Mirror mirror,
+            NameFilter filter,
+            Set<MirrorPartition> mirrored,
+            Uni<Map<MirrorPartition, Long>> ends,
+            ClusterMetadata source,
+            ClusterMetadata destination,
+            CycleLog log) {
+        return syncKind(kind, mirror, filter, mirrored, ends, source, destination, log)
+                .onFailure()
+                .recoverWithItem(e -> {
+                    log.error(kind.errorKind(), kind.name().toLowerCase(java.util.Locale.ROOT) + " group offsets", e);
+                    return null;
+                });
+    }
+
+    private Uni<Void> syncKind(
             GroupKind kind,
             Mirror mirror,
             NameFilter filter,

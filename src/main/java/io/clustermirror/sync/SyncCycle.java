@@ -152,13 +152,15 @@ final class SyncCycle {
     }
 
     /**
-     * Partitions being mirrored (started and not stopping), but not those of the topics this cycle started: their group
-     * offsets are synced.
+     * Partitions MIRRORING, but not those of the topics this cycle started: their group offsets are synced. Only there
+     * is the destination known to hold the source's records at the same offsets: a partition in LOG_TRUNCATION or
+     * EPOCH_FENCING may hold a divergent tail not dealt with yet, a FAILED one may hold one for good (a failback with
+     * {@code mirror.truncation.policy=fail}), and a PAUSED one has no metadata sync (KIP-1279).
      */
     private Set<MirrorPartition> mirroredPartitions(String name, Set<String> startedNow) {
         Set<MirrorPartition> mirrored = new TreeSet<>();
         host.partitions(name).forEach((p, s) -> {
-            if (s.state().isHeld() && s.state() != MirrorPartitionState.UNKNOWN && !startedNow.contains(p.topic())) {
+            if (s.state() == MirrorPartitionState.MIRRORING && !startedNow.contains(p.topic())) {
                 mirrored.add(p);
             }
         });

@@ -81,6 +81,33 @@ class AclStepTest {
     }
 
     @Test
+    void anAclTheDestinationRefusesShouldBeCountedAndNotKeepTheMirrorsStaleCopiesFromBeingDeleted() {
+        String include = "TOPIC;t;READ;ALLOW;*";
+        source.acls.add(BOB_READS_T);
+        destination.acls.add(AclEntry.readOnly("t"));
+        await(step.sync(
+                mirror(MirrorConfig.ACL_INCLUDE, include), Set.of("t"), source, destination, ledger, fixtures.log));
+        assertThat(destination.acls).contains(BOB_READS_T);
+
+        // the source drops bob's ACL and gains alice's, which the destination refuses
+        source.acls.remove(BOB_READS_T);
+        source.acls.add(ALICE_READS_T);
+        destination.refusedAcls.add(ALICE_READS_T);
+        await(step.sync(
+                mirror(MirrorConfig.ACL_INCLUDE, include), Set.of("t"), source, destination, ledger, fixtures.log));
+
+        assertThat(destination.writes)
+                .endsWith(
+                        "create ACLs [ALLOW READ TOPIC t for User:alice]",
+                        "delete ACLs [ALLOW READ TOPIC t for User:bob]");
+        assertThat(destination.acls).doesNotContain(BOB_READS_T, ALICE_READS_T);
+        assertThat(ledger.created)
+                .as("alice's stays recorded, to be created again")
+                .containsExactly(ALICE_READS_T);
+        assertThat(fixtures.errors("AclSyncError")).isEqualTo(1);
+    }
+
+    @Test
     void aDestinationWithoutAuthorizerShouldBeReportedOnceNotAsAnErrorEveryCycle() {
         destination.noAuthorizer = true;
 

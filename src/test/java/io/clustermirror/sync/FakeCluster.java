@@ -45,6 +45,12 @@ final class FakeCluster implements ClusterMetadata {
     boolean noShareGroups;
     /** Group offsets cannot be read (a timeout, a lost connection). */
     boolean groupOffsetsUnreadable;
+    /** Group offsets of these kinds only cannot be read. */
+    final Set<GroupKind> unreadableGroupKinds = new HashSet<>();
+    /** ACLs whose creation the cluster refuses (its authorizer does not take them); the others are created. */
+    final Set<AclEntry> refusedAcls = new HashSet<>();
+    /** Partitions whose end cannot be read (their leader is down). */
+    final Set<MirrorPartition> unreadableEnds = new HashSet<>();
     /** Every write, in order, e.g. "alter config t set {a=1} delete []". */
     final List<String> writes = Collections.synchronizedList(new ArrayList<>());
 
@@ -92,13 +98,22 @@ final class FakeCluster implements ClusterMetadata {
     }
 
     @Override
-    public Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions) {
+    public Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions, CycleLog log) {
         return Uni.createFrom()
                 .item(
                         () -> { // read when subscribed, as an Admin call is sent
                             endReads.incrementAndGet();
                             Map<MirrorPartition, Long> result = new HashMap<>();
-                            partitions.forEach(p -> result.put(p, ends.getOrDefault(p, 0L)));
+                            partitions.forEach(p -> {
+                                if (unreadableEnds.contains(p)) {
+                                    log.error(
+                                            GroupKind.CONSUMER.errorKind(),
+                                            "destination end offsets of 1 partition(s) [" + p + "]",
+                                            new org.apache.kafka.common.errors.TimeoutException("no leader"));
+                                } else {
+                                    result.put(p, ends.getOrDefault(p, 0L));
+                                }
+                            });
                             return result;
                         });
     }
@@ -114,7 +129,7 @@ final class FakeCluster implements ClusterMetadata {
     @Override
     public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(
             GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
-        if (groupOffsetsUnreadable) {
+        if (groupOffsetsUnreadable || unreadableGroupKinds.contains(kind)) {
             return Uni.createFrom().failure(new org.apache.kafka.common.errors.TimeoutException("timed out"));
         }
         Map<String, Map<MirrorPartition, Long>> result = new HashMap<>();
@@ -153,9 +168,11 @@ final class FakeCluster implements ClusterMetadata {
         if (!created.isEmpty()) {
             writes.add("create ACLs "
                     + new TreeSet<>(created).stream().map(FakeCluster::brief).toList());
-            acls.addAll(created);
+            created.stream().filter(acl -> !refusedAcls.contains(acl)).forEach(acls::add);
         }
-        return Uni.createFrom().voidItem();
+        return created.stream().anyMatch(refusedAcls::contains)
+                ? Uni.createFrom().failure(new org.apache.kafka.common.errors.InvalidRequestException("refused ACL"))
+                : Uni.createFrom().voidItem();
     }
 
     @Override

@@ -35,6 +35,11 @@ final class Fixtures {
         return switch (state) {
             case LOG_TRUNCATION -> status;
             case MIRRORING -> status.moveTo(MirrorPartitionState.MIRRORING, null, NOW);
+            case FAILED -> status.moveTo(MirrorPartitionState.FAILED, "offset 3 differs", NOW);
+            case EPOCH_FENCING ->
+                in(MirrorPartitionState.MIRRORING).moveTo(MirrorPartitionState.EPOCH_FENCING, null, NOW);
+            case PAUSING -> in(MirrorPartitionState.MIRRORING).moveTo(MirrorPartitionState.PAUSING, null, NOW);
+            case PAUSED -> in(MirrorPartitionState.PAUSING).moveTo(MirrorPartitionState.PAUSED, null, NOW);
             case STOPPING -> status.moveTo(MirrorPartitionState.STOPPING, null, NOW);
             case STOPPED ->
                 status.moveTo(MirrorPartitionState.STOPPING, null, NOW).moveTo(MirrorPartitionState.STOPPED, null, NOW);

@@ -94,4 +94,31 @@ class GroupOffsetStepTest {
         assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isEqualTo(1);
         assertThat(fixtures.report().errors()).singleElement().asString().contains("destination offsets", "timed out");
     }
+
+    @Test
+    void aPartitionWhoseEndCannotBeReadShouldLeaveOutItsOwnOffsetsOnlyAndBeCounted() {
+        source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(T0, 4L, T1, 5L));
+        destination.ends.putAll(Map.of(T0, 10L, T1, 10L));
+        destination.unreadableEnds.add(T1);
+
+        await(step.sync(mirror(), Set.of(T0, T1), source, destination, fixtures.log));
+
+        assertThat(destination.writes).containsExactly("commit CONSUMER billing {t-0=4}");
+        assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isEqualTo(1);
+        assertThat(fixtures.report().errors()).singleElement().asString().contains("end offsets", "t-1");
+    }
+
+    @Test
+    void consumerGroupOffsetsThatCannotBeReadOnTheSourceShouldBeCountedAndShareGroupsStillSynced() {
+        source.unreadableGroupKinds.add(GroupKind.CONSUMER);
+        source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(T0, 4L));
+        source.offsets.get(GroupKind.SHARE).put("workers", Map.of(T0, 3L));
+        destination.ends.put(T0, 10L);
+
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes).containsExactly("commit SHARE workers {t-0=3}");
+        assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isEqualTo(1);
+        assertThat(fixtures.report().errors()).singleElement().asString().contains("consumer group offsets");
+    }
 }

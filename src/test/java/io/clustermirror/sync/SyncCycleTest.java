@@ -72,6 +72,35 @@ class SyncCycleTest {
     }
 
     @Test
+    void groupOffsetsShouldBeSyncedOnlyForMirroringPartitions() {
+        // a FAILED partition may hold a divergent tail (a failback with truncation policy fail), one in LOG_TRUNCATION
+        // or EPOCH_FENCING one not dealt with yet, and a PAUSED one has no metadata sync (KIP-1279)
+        List<MirrorPartitionState> states = List.of(
+                MirrorPartitionState.MIRRORING,
+                MirrorPartitionState.FAILED,
+                MirrorPartitionState.LOG_TRUNCATION,
+                MirrorPartitionState.EPOCH_FENCING,
+                MirrorPartitionState.PAUSING,
+                MirrorPartitionState.PAUSED);
+        source.partitionCounts.put("t", states.size());
+        source.configs.put("t", Map.of());
+        destination.configs.put("t", new HashMap<>());
+        Map<MirrorPartition, Long> committed = new TreeMap<>();
+        for (int p = 0; p < states.size(); p++) {
+            host.partitions.put(new MirrorPartition("t", p), in(states.get(p)));
+            committed.put(new MirrorPartition("t", p), 3L);
+            destination.ends.put(new MirrorPartition("t", p), 10L);
+        }
+        source.offsets.get(GroupKind.CONSUMER).put("billing", committed);
+
+        await(cycle.run(mirror(MirrorConfig.TOPICS_INCLUDE, "t"), fixtures.log));
+
+        assertThat(destination.writes).contains("commit CONSUMER billing {t-0=3}");
+        assertThat(destination.writes.stream().filter(w -> w.startsWith("commit")))
+                .hasSize(1);
+    }
+
+    @Test
     void groupsAreLookedUpBeforeTheDestinationsEndsWhichAreNotReadWithoutAGroupToSync() {
         source.partitionCounts.put("t", 1);
         host.partitions.put(new MirrorPartition("t", 0), in(MirrorPartitionState.MIRRORING));
