@@ -51,14 +51,13 @@ final class CoordinatorPorts {
         }
 
         @Override
-        public void persistDivergence(
+        public void persistRecreated(
                 String mirror,
+                String topic,
                 TopicDivergence divergence,
                 Map<MirrorPartition, PartitionStatus> changed,
                 Runnable then) {
-            coordinator
-                    .keeper()
-                    .queueDivergence(mirror, divergence, changed, "after recreating " + divergence.topic(), then);
+            coordinator.keeper().queueRecreated(mirror, topic, divergence, changed, "after recreating " + topic, then);
         }
 
         @Override

@@ -188,6 +188,15 @@ record CoordinatorState(
         return verified.getOrDefault(mirror, Map.of());
     }
 
+    /** Without these partitions' verified-up-to offsets. */
+    CoordinatorState withoutVerified(String mirror, java.util.Collection<MirrorPartition> forgotten) {
+        Map<MirrorPartition, Long> ofMirror = new HashMap<>(verified(mirror));
+        forgotten.forEach(ofMirror::remove);
+        Map<String, Map<MirrorPartition, Long>> next = new HashMap<>(verified);
+        next.put(mirror, Frozen.map(ofMirror));
+        return new CoordinatorState(mirrors, partitions, createdAcls, promotions, divergences, serviceConfigs, next);
+    }
+
     /** With these partitions' verified-up-to offsets changed (or added). */
     CoordinatorState withVerified(String mirror, Map<MirrorPartition, Long> changed) {
         Map<MirrorPartition, Long> ofMirror = new HashMap<>(verified(mirror));

@@ -56,9 +56,10 @@ final class PartitionLifecycle {
             persistPartitions(mirror, changed, null);
         }
 
-        /** What a recreated topic held, with the changed statuses, in one write; {@code then} once it committed. */
-        void persistDivergence(
+        /** A recreated topic's statuses, what it held (null: nothing), the end of its verified offsets: one write. */
+        void persistRecreated(
                 String mirror,
+                String topic,
                 TopicDivergence divergence,
                 Map<MirrorPartition, PartitionStatus> changed,
                 Runnable then);
@@ -743,10 +744,11 @@ final class PartitionLifecycle {
                 restarted.keySet().forEach(p -> truncate(name, p));
             }
         };
-        if (preserved.isEmpty()) {
-            host.persistPartitions(name, restarted, then);
+        TopicDivergence held = preserved.isEmpty() ? null : new TopicDivergence(topic, clock.instant(), preserved);
+        if (error == null || held != null) {
+            host.persistRecreated(name, topic, held, restarted, then);
         } else {
-            host.persistDivergence(name, new TopicDivergence(topic, clock.instant(), preserved), restarted, then);
+            host.persistPartitions(name, restarted, then);
         }
     }
 

@@ -405,18 +405,31 @@ final class StateKeeper {
     }
 
     /**
-     * What a topic held when it was recreated for diverging, with the partition statuses, in one write, with the
-     * tick's others; {@code then} runs once it committed.
+     * A topic recreated for diverging: the partition statuses, what it held (null: nothing preserved), and the end of
+     * what verifications confirmed of it (its destination log is a new one: a verification {@code "from": "last"} of
+     * it starts from its log start again), in one write, with the tick's others; {@code then} runs once it committed.
      */
-    void queueDivergence(
+    void queueRecreated(
             String mirror,
+            String topic,
             TopicDivergence divergence,
             Map<MirrorPartition, PartitionStatus> changed,
             String what,
             Runnable then) {
+        List<MirrorPartition> rewritten = state().verified(mirror).keySet().stream()
+                .filter(p -> p.topic().equals(topic))
+                .toList();
         queue(
-                c -> c.partitions(mirror, changed).divergence(mirror, divergence),
-                s -> s.withPartitions(mirror, changed).withDivergence(mirror, divergence),
+                c -> {
+                    c.partitions(mirror, changed).forgetVerified(mirror, rewritten);
+                    if (divergence != null) {
+                        c.divergence(mirror, divergence);
+                    }
+                },
+                s -> {
+                    CoordinatorState next = s.withPartitions(mirror, changed).withoutVerified(mirror, rewritten);
+                    return divergence == null ? next : next.withDivergence(mirror, divergence);
+                },
                 what,
                 then);
     }

@@ -556,6 +556,12 @@ public final class MirrorStateStore implements AutoCloseable {
             return this;
         }
 
+        /** What verifications confirmed of these partitions no longer holds (their destination log was rewritten). */
+        public Changes forgetVerified(String mirror, Collection<MirrorPartition> partitions) {
+            partitions.forEach(p -> values.put(StateKey.verified(mirror, p.topic(), p.partition()), null));
+            return this;
+        }
+
         public Changes createdAcls(String mirror, java.util.Set<io.clustermirror.mirror.AclEntry> acls) {
             values.put(StateKey.acls(mirror), new AclsRecord(StateSerde.FORMAT_VERSION, List.copyOf(acls)));
             return this;

@@ -50,6 +50,11 @@ public final class Verification {
     private static final Logger LOGGER = Logger.getLogger(Verification.class);
     /** What one partition's answer may bring per cluster and round. */
     static final int PARTITION_MAX_BYTES = 1 << 20;
+    /**
+     * Open partitions a round reads, in turn: what one Fetch per cluster carries, so that a round holds at most this many
+     * times {@link #PARTITION_MAX_BYTES} of each cluster in memory, whatever the partition count.
+     */
+    static final int ROUND_PARTITIONS = VerificationReads.PARTITIONS_PER_FETCH;
     /** Rounds in a row without progress (or failing reads) after which a partition is INCOMPLETE. */
     static final int MAX_IDLE_ROUNDS = 3;
     /**
@@ -89,6 +94,8 @@ public final class Verification {
     private final Instant startedAt;
     /** Guarded by this. */
     private final Map<MirrorPartition, Work> works = new LinkedHashMap<>();
+    /** The last partition a round read ({@link #nextInTurn}); under the lock. */
+    private MirrorPartition lastRead;
 
     private State state = State.RUNNING;
     private String failure;
@@ -176,7 +183,9 @@ public final class Verification {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             fail("interrupted (the mirror's runtime was closed)");
-        } catch (Exception | LinkageError e) {
+        } catch (Exception | LinkageError | OutOfMemoryError e) {
+            // an OutOfMemoryError too: the verification's answers are what the heap held, so it ends and lets them go
+            // instead of staying RUNNING with its clients open
             LOGGER.warnf(e, "Verification %s of mirror %s failed", id, mirror);
             fail(e.toString());
         }
@@ -222,7 +231,9 @@ public final class Verification {
                         sourceCompacted.getOrDefault(w.tp.topic(), false),
                         destinationCompacted.getOrDefault(w.tp.topic(), false));
                 w.from = Math.max(ss.getAsLong(), ds.getAsLong());
-                if (w.resumeFrom != null) {
+                if (w.resumeFrom != null && w.resumeFrom <= de.getAsLong()) {
+                    // above the destination's end, the last verification's offset is of a log since truncated or
+                    // recreated (a recreated topic's record is forgotten too): from the log start again then
                     w.from = Math.max(w.from, w.resumeFrom);
                 }
                 w.to = Math.min(se.getAsLong(), de.getAsLong());
@@ -260,7 +271,7 @@ public final class Verification {
         long started = System.nanoTime();
         Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
         synchronized (this) {
-            works.values().stream().filter(w -> w.result == null).forEach(w -> offsets.put(w.tp, w.next));
+            nextInTurn().forEach(w -> offsets.put(w.tp, w.next));
         }
         var fromSource = VerificationReads.read(source, sourceView, offsets, PARTITION_MAX_BYTES);
         var fromDestination = VerificationReads.read(destination, destinationView, offsets, PARTITION_MAX_BYTES);
@@ -272,7 +283,7 @@ public final class Verification {
         List<MirrorPartition> differed = new ArrayList<>();
         synchronized (this) {
             for (Work w : works.values()) {
-                if (w.result != null) {
+                if (w.result != null || !offsets.containsKey(w.tp)) {
                     continue;
                 }
                 var s = fromSource.get(w.tp);
@@ -285,6 +296,18 @@ public final class Verification {
                                 -1,
                                 "reads failed: " + (s.failure() != null ? s.failure() : d.failure()).getMessage());
                     }
+                    continue;
+                }
+                if (!s.settles(w.next, w.to) || !d.settles(w.next, w.to)) {
+                    // a leader whose high watermark is below the range (a failover under way): ask again
+                    if (++w.idleRounds >= MAX_IDLE_ROUNDS) {
+                        w.end(
+                                Result.INCOMPLETE,
+                                -1,
+                                "a leader's high watermark stayed below offset " + w.to + " in " + MAX_IDLE_ROUNDS
+                                        + " reads");
+                    }
+                    failedReads = true; // the leaders are looked up again
                     continue;
                 }
                 LogComparison.Step step = LogComparison.compare(w.next, w.to, s.batches(), d.batches(), w.cleaning);
@@ -322,6 +345,28 @@ public final class Verification {
         long rate = bytesPerSecond.getAsLong();
         long budgetMs = rate <= 0 || rate == Long.MAX_VALUE ? 0 : sourceBytes * 1000 / rate;
         next(Math.max(0, budgetMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)));
+    }
+
+    /**
+     * The next {@link #ROUND_PARTITIONS} open partitions after those the last round read, in partition order, wrapping
+     * around: every open partition is read in turn. Under the lock.
+     */
+    private List<Work> nextInTurn() {
+        List<Work> open = works.values().stream().filter(w -> w.result == null).toList();
+        int start = 0;
+        if (lastRead != null) {
+            while (start < open.size() && open.get(start).partition.compareTo(lastRead) <= 0) {
+                start++;
+            }
+        }
+        List<Work> turn = new ArrayList<>();
+        for (int i = 0; i < Math.min(ROUND_PARTITIONS, open.size()); i++) {
+            turn.add(open.get((start + i) % open.size()));
+        }
+        if (!turn.isEmpty()) {
+            lastRead = turn.get(turn.size() - 1).partition;
+        }
+        return turn;
     }
 
     private synchronized long verifiedTo(MirrorPartition partition) {

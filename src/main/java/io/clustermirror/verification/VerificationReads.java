@@ -38,11 +38,24 @@ final class VerificationReads {
 
     private VerificationReads() {}
 
-    /** One partition's answer: its complete batches (from the offset asked, the first may start below), or a failure. */
-    record Answer(List<SourceBatch> batches, long bytes, IOException failure) {
+    /**
+     * One partition's answer: its complete batches (from the offset asked, the first may start below), the leader's high
+     * watermark when the answer said it (-1 otherwise), or a failure.
+     */
+    record Answer(List<SourceBatch> batches, long bytes, IOException failure, long highWatermark) {
 
         static Answer failed(IOException failure) {
-            return new Answer(List.of(), 0, failure);
+            return new Answer(List.of(), 0, failure, -1);
+        }
+
+        /**
+         * Whether the answer settles what this side holds in {@code [offset, to)}: it brought a batch there, or the
+         * leader's high watermark is at or above {@code to}, so that bringing none means the log holds none there (a
+         * cleaner removed them). A leader whose high watermark is below {@code to} (a new leader right after a
+         * failover, whose high watermark has not caught up yet) settles nothing: an empty answer from it is not "none".
+         */
+        boolean settles(long offset, long to) {
+            return highWatermark >= to || batches.stream().anyMatch(b -> b.lastOffset() >= offset);
         }
     }
 
@@ -101,7 +114,7 @@ final class VerificationReads {
             List<SourceBatch> batches = SourceBatch.slices(records);
             boolean complete = batches.stream().anyMatch(b -> b.lastOffset() >= offset);
             if (complete || (chunk.size() == 1 && records.sizeInBytes() == 0) || part.highWatermark() <= offset) {
-                answers.put(tp, new Answer(batches, records.sizeInBytes(), null));
+                answers.put(tp, new Answer(batches, records.sizeInBytes(), null, part.highWatermark()));
                 return;
             }
             try { // cut by the answer's caps: alone, the broker returns the first batch whole
@@ -113,7 +126,8 @@ final class VerificationReads {
                                 alone.stream()
                                         .mapToLong(SourceBatch::sizeInBytes)
                                         .sum(),
-                                null));
+                                null,
+                                -1));
             } catch (IOException e) {
                 answers.put(tp, Answer.failed(e));
             }

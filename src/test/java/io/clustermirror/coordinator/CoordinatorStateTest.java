@@ -9,6 +9,7 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -78,5 +79,6 @@ class CoordinatorStateTest {
         assertThat(state.verified("a")).containsEntry(T0, 10L).containsEntry(T1, 25L);
         assertThat(state.verified("b")).isEmpty();
         assertThat(state.without("a").verified("a")).isEmpty();
+        assertThat(state.withoutVerified("a", List.of(T1)).verified("a")).containsOnlyKeys(T0);
     }
 }

@@ -221,8 +221,16 @@ class GroupCommitTest {
         }
 
         @Override
-        public void persistDivergence(
-                String name, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed, Runnable then) {
+        public void persistRecreated(
+                String name,
+                String topic,
+                TopicDivergence divergence,
+                Map<MirrorPartition, PartitionStatus> changed,
+                Runnable then) {
+            if (divergence == null) {
+                persistPartitions(name, changed, then);
+                return;
+            }
             commit.change(
                     c -> c.partitions(name, changed).divergence(name, divergence),
                     s -> s.withPartitions(name, changed).withDivergence(name, divergence),

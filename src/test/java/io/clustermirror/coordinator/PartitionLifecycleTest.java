@@ -246,6 +246,9 @@ class PartitionLifecycleTest {
                 host.state(T0) == MirrorPartitionState.MIRRORING && host.state(T1) == MirrorPartitionState.MIRRORING);
 
         assertThat(parts.recreated).containsExactly("t");
+        // written as recreated, with nothing preserved: what verifications confirmed of its old log goes with it
+        assertThat(host.recreatedTopics).containsExactly("t");
+        assertThat(host.divergences).isEmpty();
         assertThat(parts.data.calls)
                 .contains(
                         "remove t-0 aborting", "remove t-1 aborting", "add t-0 at 0 epoch -1", "add t-1 at 0 epoch -1");
@@ -651,6 +654,8 @@ class PartitionLifecycleTest {
         private final Map<MirrorPartition, PartitionStatus> statuses = new ConcurrentHashMap<>();
         /** What the lifecycle persisted about recreated topics' divergent tails. */
         final List<TopicDivergence> divergences = Collections.synchronizedList(new ArrayList<>());
+        /** The topics the lifecycle persisted as recreated (what was verified of them forgotten). */
+        final List<String> recreatedTopics = Collections.synchronizedList(new ArrayList<>());
 
         private final Map<MirrorPartition, List<MirrorPartitionState>> history = new ConcurrentHashMap<>();
 
@@ -689,9 +694,16 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public void persistDivergence(
-                String name, TopicDivergence divergence, Map<MirrorPartition, PartitionStatus> changed, Runnable then) {
-            divergences.add(divergence);
+        public void persistRecreated(
+                String name,
+                String topic,
+                TopicDivergence divergence,
+                Map<MirrorPartition, PartitionStatus> changed,
+                Runnable then) {
+            recreatedTopics.add(topic);
+            if (divergence != null) {
+                divergences.add(divergence);
+            }
             persistPartitions(name, changed, then);
         }
 

@@ -93,6 +93,29 @@ class VerificationReadsTest {
                 .satisfies(b -> assertThat(b.baseOffset()).isEqualTo(5));
         assertThat(answers.get(P2).batches()).isEmpty();
         assertThat(answers.get(P2).failure()).isNull();
+        // the empty answer at the high watermark settles the range up to it, and no further
+        assertThat(answers.get(P2).highWatermark()).isEqualTo(4);
+        assertThat(answers.get(P2).settles(4, 4)).isTrue();
+        assertThat(answers.get(P2).settles(4, 9)).isFalse();
+    }
+
+    @Test
+    void anAnswerShouldSettleARangeWhenItBringsABatchThereOrItsLeaderHoldsTheRangeBelowItsHighWatermark() {
+        var none = new VerificationReads.Answer(List.of(), 0, null, 100);
+        assertThat(none.settles(50, 100))
+                .as("nothing there up to the high watermark")
+                .isTrue();
+        // a new leader right after a failover: its high watermark below the range, its empty answer proves nothing
+        var lagging = new VerificationReads.Answer(List.of(), 0, null, 40);
+        assertThat(lagging.settles(30, 100)).isFalse();
+        var unknown = new VerificationReads.Answer(List.of(), 0, null, -1);
+        assertThat(unknown.settles(30, 100)).isFalse();
+        var withBatch =
+                new VerificationReads.Answer(io.clustermirror.batches.SourceBatch.slices(batch(30)), 0, null, -1);
+        assertThat(withBatch.settles(31, 100)).isTrue();
+        assertThat(withBatch.settles(32, 100))
+                .as("its batch ends below the offset")
+                .isFalse();
     }
 
     @Test
