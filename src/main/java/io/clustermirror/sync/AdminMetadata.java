@@ -5,6 +5,7 @@ import io.clustermirror.kafka.KafkaUni;
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Failures;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.sync.plan.CommittedOffset;
 import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.clustermirror.sync.plan.ShareOffsetReadBack;
 import io.clustermirror.topics.OffsetLookup;
@@ -153,7 +154,7 @@ public final class AdminMetadata implements ClusterMetadata {
      * fails the read.
      */
     @Override
-    public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(
+    public Uni<Map<String, Map<MirrorPartition, CommittedOffset>>> groupOffsets(
             GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
         if (groups.isEmpty()) {
             return Uni.createFrom().item(Map.of());
@@ -174,12 +175,12 @@ public final class AdminMetadata implements ClusterMetadata {
 
     /** A share group's offsets are written, then read back: a 4.1.x broker answers success and applies nothing (ShareOffsetReadBack). */
     @Override
-    public Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, Long> offsets) {
+    public Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, CommittedOffset> offsets) {
         Map<TopicPartition, Long> byTp = new HashMap<>();
-        offsets.forEach((p, o) -> byTp.put(tp(p), o));
+        offsets.forEach((p, o) -> byTp.put(tp(p), o.offset()));
         if (kind == GroupKind.CONSUMER) {
             Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
-            byTp.forEach((tp, o) -> committed.put(tp, new OffsetAndMetadata(o)));
+            offsets.forEach((p, o) -> committed.put(tp(p), new OffsetAndMetadata(o.offset(), o.metadata())));
             return KafkaUni.of(
                     continuations,
                     admin.alterConsumerGroupOffsets(group, committed).all());
@@ -258,15 +259,17 @@ public final class AdminMetadata implements ClusterMetadata {
         return specs;
     }
 
-    private static Map<String, Map<MirrorPartition, Long>> offsets(
+    private static Map<String, Map<MirrorPartition, CommittedOffset>> offsets(
             Map<String, Map<TopicPartition, OffsetAndMetadata>> listed) {
-        Map<String, Map<MirrorPartition, Long>> result = new HashMap<>();
+        Map<String, Map<MirrorPartition, CommittedOffset>> result = new HashMap<>();
         listed.forEach((group, byPartition) -> {
-            Map<MirrorPartition, Long> converted = new HashMap<>();
+            Map<MirrorPartition, CommittedOffset> converted = new HashMap<>();
             if (byPartition != null) {
                 byPartition.forEach((tp, om) -> {
                     if (om != null) {
-                        converted.put(new MirrorPartition(tp.topic(), tp.partition()), om.offset());
+                        converted.put(
+                                new MirrorPartition(tp.topic(), tp.partition()),
+                                new CommittedOffset(om.offset(), om.metadata()));
                     }
                 });
             }

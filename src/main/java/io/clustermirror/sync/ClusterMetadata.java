@@ -2,6 +2,7 @@ package io.clustermirror.sync;
 
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.sync.plan.CommittedOffset;
 import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.smallrye.mutiny.Uni;
 import java.util.Collection;
@@ -36,12 +37,15 @@ public interface ClusterMetadata {
     /** The groups of this kind; fails when the cluster cannot list them (share groups before Kafka 4.1). */
     Uni<Set<String>> groups(GroupKind kind);
 
-    /** Each group's committed offsets on the given partitions (partitions without one are missing). */
-    Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(
+    /** Each group's committed offsets, with their metadata, on the given partitions (partitions without one are missing). */
+    Uni<Map<String, Map<MirrorPartition, CommittedOffset>>> groupOffsets(
             GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions);
 
-    /** Commits the offsets for the group; fails with GroupNotEmptyException or UnknownMemberIdException while it has members. */
-    Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, Long> offsets);
+    /**
+     * Commits the offsets, with their metadata (a share group's start offsets have none), for the group; fails with
+     * GroupNotEmptyException or UnknownMemberIdException while it has members.
+     */
+    Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, CommittedOffset> offsets);
 
     /** Every ACL; fails with SecurityDisabledException when the cluster has no authorizer. */
     Uni<Set<AclEntry>> acls();

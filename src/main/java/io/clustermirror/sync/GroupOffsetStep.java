@@ -3,6 +3,7 @@ package io.clustermirror.sync;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.sync.plan.CommittedOffset;
 import io.clustermirror.sync.plan.NameFilter;
 import io.clustermirror.sync.plan.OffsetSyncPlan;
 import io.smallrye.mutiny.Multi;
@@ -117,7 +118,7 @@ final class GroupOffsetStep {
     /** Writes the plan group by group: a group with members on the destination is skipped and counted, other failures logged. */
     private static Uni<Void> commit(
             GroupKind kind,
-            Map<String, Map<MirrorPartition, Long>> commits,
+            Map<String, Map<MirrorPartition, CommittedOffset>> commits,
             ClusterMetadata destination,
             CycleLog log) {
         return Multi.createFrom()

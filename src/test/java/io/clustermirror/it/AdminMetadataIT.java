@@ -7,6 +7,7 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.sync.AdminMetadata;
 import io.clustermirror.sync.CycleLog;
 import io.clustermirror.sync.GroupKind;
+import io.clustermirror.sync.plan.CommittedOffset;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
@@ -57,19 +58,47 @@ class AdminMetadataIT extends ServiceIT {
             AdminMetadata destination = new AdminMetadata(admin, Runnable::run);
             Set<MirrorPartition> partitions = Set.of(new MirrorPartition(topic, 0), new MirrorPartition(topic, 1));
 
-            Map<String, Map<MirrorPartition, Long>> consumers = destination
+            Map<String, Map<MirrorPartition, CommittedOffset>> consumers = destination
                     .groupOffsets(GroupKind.CONSUMER, Set.of(committed, unknownConsumers), partitions)
                     .await()
                     .atMost(Duration.ofSeconds(30));
-            Map<String, Map<MirrorPartition, Long>> shares = destination
+            Map<String, Map<MirrorPartition, CommittedOffset>> shares = destination
                     .groupOffsets(GroupKind.SHARE, Set.of(unknownShares), partitions)
                     .await()
                     .atMost(Duration.ofSeconds(30));
 
-            assertThat(consumers.get(committed)).containsExactly(Map.entry(new MirrorPartition(topic, 0), 0L));
+            assertThat(consumers.get(committed))
+                    .containsExactly(Map.entry(new MirrorPartition(topic, 0), CommittedOffset.of(0)));
             assertThat(consumers.get(unknownConsumers)).isEmpty();
             assertThat(shares).containsOnlyKeys(unknownShares);
             assertThat(shares.get(unknownShares)).isEmpty();
+        }
+    }
+
+    @Test
+    void aConsumerGroupsCommitMetadataShouldBeReadAndWrittenWithItsOffset() throws Exception {
+        // Kafka Streams keeps its partition time in the metadata string of its commits: a failover must not lose it
+        String topic = uniqueName("group.metadata");
+        String group = uniqueName("streams-app");
+        MirrorPartition p0 = new MirrorPartition(topic, 0);
+        try (Admin admin = bed.destinationAdmin()) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+            AdminMetadata cluster = new AdminMetadata(admin, Runnable::run);
+
+            cluster.alterGroupOffsets(GroupKind.CONSUMER, group, Map.of(p0, new CommittedOffset(0, "AQAAAZS-time")))
+                    .await()
+                    .atMost(Duration.ofSeconds(30));
+
+            assertThat(admin.listConsumerGroupOffsets(group)
+                            .partitionsToOffsetAndMetadata()
+                            .get(30, java.util.concurrent.TimeUnit.SECONDS)
+                            .get(new org.apache.kafka.common.TopicPartition(topic, 0))
+                            .metadata())
+                    .isEqualTo("AQAAAZS-time");
+            assertThat(cluster.groupOffsets(GroupKind.CONSUMER, Set.of(group), Set.of(p0))
+                            .await()
+                            .atMost(Duration.ofSeconds(30)))
+                    .containsEntry(group, Map.of(p0, new CommittedOffset(0, "AQAAAZS-time")));
         }
     }
 }

@@ -2,6 +2,7 @@ package io.clustermirror.sync;
 
 import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.sync.plan.CommittedOffset;
 import io.clustermirror.sync.plan.ConfigSyncPlan;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
@@ -35,6 +36,9 @@ final class FakeCluster implements ClusterMetadata {
     final java.util.concurrent.atomic.AtomicInteger endReads = new java.util.concurrent.atomic.AtomicInteger();
 
     final Map<GroupKind, Map<String, Map<MirrorPartition, Long>>> offsets = new EnumMap<>(GroupKind.class);
+    /** The metadata committed with a group's offsets (none: empty). */
+    final Map<String, Map<MirrorPartition, String>> commitMetadata = new HashMap<>();
+
     final Set<AclEntry> acls = new TreeSet<>();
     /** Topics whose configs the service may not describe. */
     final Set<String> unreadableConfigs = new HashSet<>();
@@ -127,17 +131,20 @@ final class FakeCluster implements ClusterMetadata {
     }
 
     @Override
-    public Uni<Map<String, Map<MirrorPartition, Long>>> groupOffsets(
+    public Uni<Map<String, Map<MirrorPartition, CommittedOffset>>> groupOffsets(
             GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
         if (groupOffsetsUnreadable || unreadableGroupKinds.contains(kind)) {
             return Uni.createFrom().failure(new org.apache.kafka.common.errors.TimeoutException("timed out"));
         }
-        Map<String, Map<MirrorPartition, Long>> result = new HashMap<>();
+        Map<String, Map<MirrorPartition, CommittedOffset>> result = new HashMap<>();
         groups.forEach(g -> {
-            Map<MirrorPartition, Long> of = new HashMap<>();
+            Map<MirrorPartition, CommittedOffset> of = new HashMap<>();
             offsets.get(kind).getOrDefault(g, Map.of()).forEach((p, o) -> {
                 if (partitions.contains(p)) {
-                    of.put(p, o);
+                    of.put(
+                            p,
+                            new CommittedOffset(
+                                    o, commitMetadata.getOrDefault(g, Map.of()).get(p)));
                 }
             });
             result.put(g, of);
@@ -146,12 +153,15 @@ final class FakeCluster implements ClusterMetadata {
     }
 
     @Override
-    public Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, Long> committed) {
+    public Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, CommittedOffset> committed) {
         if (activeGroups.contains(group)) {
             return Uni.createFrom().failure(new GroupNotEmptyException("group " + group + " has members"));
         }
         writes.add("commit " + kind + " " + group + " " + new TreeMap<>(committed));
-        offsets.get(kind).computeIfAbsent(group, g -> new TreeMap<>()).putAll(committed);
+        committed.forEach((p, o) -> {
+            offsets.get(kind).computeIfAbsent(group, g -> new TreeMap<>()).put(p, o.offset());
+            commitMetadata.computeIfAbsent(group, g -> new TreeMap<>()).put(p, o.metadata());
+        });
         return Uni.createFrom().voidItem();
     }
 

@@ -121,4 +121,21 @@ class GroupOffsetStepTest {
         assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isEqualTo(1);
         assertThat(fixtures.report().errors()).singleElement().asString().contains("consumer group offsets");
     }
+
+    @Test
+    void theCommitMetadataShouldGoWithItsOffsetAndAChangeOfItAloneBeWritten() {
+        source.offsets.get(GroupKind.CONSUMER).put("streams-app", Map.of(T0, 4L));
+        source.commitMetadata.put("streams-app", Map.of(T0, "partition-time-1"));
+        destination.ends.put(T0, 10L);
+
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+        source.commitMetadata.put("streams-app", Map.of(T0, "partition-time-2"));
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes)
+                .containsExactly(
+                        "commit CONSUMER streams-app {t-0=4 \"partition-time-1\"}",
+                        "commit CONSUMER streams-app {t-0=4 \"partition-time-2\"}");
+    }
 }

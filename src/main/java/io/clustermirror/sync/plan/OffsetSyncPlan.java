@@ -6,9 +6,10 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Group offsets to commit on the destination: the source's committed offsets, unchanged (identical offsets need
- * no translation), only for partitions this mirror mirrors, clamped to the destination's log end (the broker does
- * not check), and only where they differ from what the destination group already has.
+ * Group offsets to commit on the destination: the source's committed offsets with their metadata, unchanged (identical
+ * offsets need no translation), only for partitions this mirror mirrors, clamped to the destination's log end (the
+ * broker does not check), and only where they (offset or metadata) differ from what the destination group already
+ * has.
  */
 public final class OffsetSyncPlan {
 
@@ -21,25 +22,25 @@ public final class OffsetSyncPlan {
      * @param groups the mirror's group include/exclude patterns
      * @return per group, the offsets to commit (groups with nothing to do are left out)
      */
-    public static Map<String, Map<MirrorPartition, Long>> plan(
-            Map<String, Map<MirrorPartition, Long>> source,
+    public static Map<String, Map<MirrorPartition, CommittedOffset>> plan(
+            Map<String, Map<MirrorPartition, CommittedOffset>> source,
             Map<MirrorPartition, Long> destinationEnds,
-            Map<String, Map<MirrorPartition, Long>> destinationCommitted,
+            Map<String, Map<MirrorPartition, CommittedOffset>> destinationCommitted,
             NameFilter groups) {
-        Map<String, Map<MirrorPartition, Long>> commits = new TreeMap<>();
+        Map<String, Map<MirrorPartition, CommittedOffset>> commits = new TreeMap<>();
         source.forEach((group, offsets) -> {
             if (!groups.matches(group)) {
                 return;
             }
-            Map<MirrorPartition, Long> current = destinationCommitted.getOrDefault(group, Map.of());
-            Map<MirrorPartition, Long> toCommit = new TreeMap<>();
-            offsets.forEach((partition, offset) -> {
+            Map<MirrorPartition, CommittedOffset> current = destinationCommitted.getOrDefault(group, Map.of());
+            Map<MirrorPartition, CommittedOffset> toCommit = new TreeMap<>();
+            offsets.forEach((partition, committed) -> {
                 Long end = destinationEnds.get(partition);
-                if (end == null || offset < 0) {
+                if (end == null || committed.offset() < 0) {
                     return; // not mirrored by this mirror, or no offset
                 }
-                long clamped = Math.min(offset, end);
-                if (!Long.valueOf(clamped).equals(current.get(partition))) {
+                CommittedOffset clamped = committed.clampedTo(end);
+                if (!clamped.equals(current.get(partition))) {
                     toCommit.put(partition, clamped);
                 }
             });
@@ -51,7 +52,7 @@ public final class OffsetSyncPlan {
     }
 
     /** The partitions of a plan, for the destination end-offset look-up. */
-    public static Set<MirrorPartition> partitions(Map<String, Map<MirrorPartition, Long>> source) {
+    public static Set<MirrorPartition> partitions(Map<String, Map<MirrorPartition, CommittedOffset>> source) {
         Set<MirrorPartition> partitions = new java.util.TreeSet<>();
         source.values().forEach(offsets -> partitions.addAll(offsets.keySet()));
         return partitions;

@@ -127,20 +127,29 @@ class SyncPlanTest {
         MirrorPartition other = new MirrorPartition("not-mirrored", 0);
         NameFilter groups = NameFilter.of(List.of(".*"), List.of("internal-.*"));
 
-        Map<String, Map<MirrorPartition, Long>> commits = OffsetSyncPlan.plan(
+        Map<String, Map<MirrorPartition, CommittedOffset>> commits = OffsetSyncPlan.plan(
                 Map.of(
                         "app",
-                        Map.of(p0, 42L, p1, 900L, other, 5L),
+                        Map.of(p0, at(42), p1, new CommittedOffset(900, "streams-time"), other, at(5)),
                         "internal-x",
-                        Map.of(p0, 1L),
+                        Map.of(p0, at(1)),
                         "done",
-                        Map.of(p0, 10L)),
+                        Map.of(p0, at(10)),
+                        "new-metadata",
+                        Map.of(p0, new CommittedOffset(10, "v2"))),
                 Map.of(p0, 100L, p1, 500L),
-                Map.of("done", Map.of(p0, 10L)),
+                Map.of("done", Map.of(p0, at(10)), "new-metadata", Map.of(p0, new CommittedOffset(10, "v1"))),
                 groups);
 
-        assertThat(commits).containsOnlyKeys("app");
-        assertThat(commits.get("app")).containsExactlyInAnyOrderEntriesOf(Map.of(p0, 42L, p1, 500L));
+        assertThat(commits).containsOnlyKeys("app", "new-metadata");
+        // the metadata goes with its offset, clamped or not
+        assertThat(commits.get("app"))
+                .containsExactlyInAnyOrderEntriesOf(Map.of(p0, at(42), p1, new CommittedOffset(500, "streams-time")));
+        assertThat(commits.get("new-metadata")).containsExactly(Map.entry(p0, new CommittedOffset(10, "v2")));
+    }
+
+    private static CommittedOffset at(long offset) {
+        return CommittedOffset.of(offset);
     }
 
     private static io.clustermirror.mirror.AclEntry acl(
