@@ -203,12 +203,17 @@ final class Verifications {
     }
 
     /**
-     * Drops a deleted mirror's reports (a mirror created again under its name starts with none); a verification still
-     * running ends on its own when the runtime's close drops its next round.
+     * Drops the reports of a mirror deleted here or moved to another instance (a mirror created again under its name
+     * starts with none); a verification still running ends FAILED, closing its clients: no one could read its report
+     * again, so it would not end on its own.
      */
     void forget(String name) {
+        Deque<Verification> dropped;
         synchronized (recent) {
-            recent.remove(name);
+            dropped = recent.remove(name);
+        }
+        if (dropped != null) {
+            dropped.forEach(v -> v.cancel("the mirror was deleted, or moved to another instance"));
         }
     }
 

@@ -98,6 +98,9 @@ public final class Verification {
     private MirrorPartition lastRead;
 
     private State state = State.RUNNING;
+    /** Whether {@link #finish} ran: it closes the clients and tells the owner once, whoever reaches it later. */
+    private boolean finished;
+
     private String failure;
     private Instant finishedAt;
     private long bytesCompared;
@@ -403,6 +406,10 @@ public final class Verification {
     private void finish() {
         VerificationReport report;
         synchronized (this) {
+            if (finished) {
+                return; // a late round, or the stall rule, reaching an end told already
+            }
+            finished = true;
             if (state == State.RUNNING) {
                 boolean different = works.values().stream().anyMatch(w -> w.result == Result.DIFFERENT);
                 boolean incomplete = works.values().stream().anyMatch(w -> w.result == Result.INCOMPLETE);
@@ -425,6 +432,17 @@ public final class Verification {
     private void fail(String reason) {
         if (failed(reason)) {
             finish();
+        }
+    }
+
+    /**
+     * Ends it FAILED with the reason (its mirror was deleted here or moved to another instance): its clients close and
+     * its owner hears of it on another thread, as the caller may be the coordinator's. A round under way meets closed
+     * clients and ends there.
+     */
+    public void cancel(String reason) {
+        if (failed(reason)) {
+            CompletableFuture.runAsync(this::finish);
         }
     }
 

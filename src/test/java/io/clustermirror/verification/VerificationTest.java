@@ -92,4 +92,52 @@ class VerificationTest {
         assertThat(finished.get(0).finishedAt()).isEqualTo(report.finishedAt());
         assertThat(toldOn).doesNotContain(Thread.currentThread());
     }
+
+    @Test
+    void aCancelledVerificationShouldEndFailedWithItsReasonAndTellItsOwnerOnceEvenIfALateRoundRuns() throws Exception {
+        // Given a verification whose first step is queued, not run yet
+        TestClock clock = new TestClock();
+        List<Runnable> queued = new ArrayList<>();
+        List<VerificationReport> finished = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Verification verification = new Verification(
+                "v2",
+                "m",
+                List.of(new MirrorPartition("orders", 0)),
+                Map.of(),
+                new Verification.Clusters(
+                        null,
+                        null,
+                        () -> {
+                            throw new IllegalStateException("its clients were closed");
+                        },
+                        null,
+                        1_000),
+                queued::add,
+                () -> Long.MAX_VALUE,
+                new Verification.Listener() {
+                    @Override
+                    public void verified(MirrorPartition partition, long upTo) {}
+
+                    @Override
+                    public void differed(MirrorPartition partition) {}
+
+                    @Override
+                    public void finished(VerificationReport report) {
+                        finished.add(report);
+                    }
+                },
+                clock);
+        verification.start();
+
+        // When its mirror is deleted, and then the queued step runs after all
+        verification.cancel("the mirror was deleted, or moved to another instance");
+        await().atMost(Duration.ofSeconds(10)).until(() -> finished.size() == 1);
+        queued.forEach(Runnable::run);
+
+        // Then it ended FAILED with that reason, and its owner was told once
+        assertThat(verification.report().state()).isEqualTo(VerificationReport.State.FAILED);
+        assertThat(verification.report().failure()).isEqualTo("the mirror was deleted, or moved to another instance");
+        Thread.sleep(100); // a second telling would come from another thread
+        assertThat(finished).hasSize(1);
+    }
 }
