@@ -24,7 +24,8 @@ public record VerificationDescription(
         String state,
 
         @Schema(
-                description = "Once DONE: IDENTICAL, or DIFFERENT when any partition differs",
+                description = "Once ended: DIFFERENT when any partition differs (also when it FAILED after finding the"
+                        + " difference), IDENTICAL when it is DONE and none differs",
                 enumeration = {"IDENTICAL", "DIFFERENT"},
                 example = "IDENTICAL")
         String verdict,

@@ -485,6 +485,20 @@ public final class Verification {
         return snapshot();
     }
 
+    /**
+     * None while it runs; DIFFERENT once it ended with a partition that differs, DONE or not (a difference found stands
+     * when the run could not finish); IDENTICAL when it is DONE and none differs. Pure.
+     */
+    static Verdict verdict(State state, List<VerificationReport.Partition> partitions) {
+        if (state == State.RUNNING) {
+            return null;
+        }
+        if (partitions.stream().anyMatch(p -> p.result() == Result.DIFFERENT)) {
+            return Verdict.DIFFERENT;
+        }
+        return state == State.DONE ? Verdict.IDENTICAL : null;
+    }
+
     private synchronized VerificationReport snapshot() {
         List<VerificationReport.Partition> partitions = new ArrayList<>();
         long offsetsTotal = 0;
@@ -505,11 +519,7 @@ public final class Verification {
                 ? bytesCompared
                 : Math.max(bytesCompared, (long) ((double) bytesCompared * offsetsTotal / offsetsDone));
         long eta = state != State.RUNNING ? 0 : rate > 0 ? (long) Math.ceil((bytesTotal - bytesCompared) / rate) : -1;
-        Verdict verdict = state != State.DONE
-                ? null
-                : partitions.stream().anyMatch(p -> p.result() == Result.DIFFERENT)
-                        ? Verdict.DIFFERENT
-                        : Verdict.IDENTICAL;
+        Verdict verdict = verdict(state, partitions);
         return new VerificationReport(
                 id,
                 mirror,

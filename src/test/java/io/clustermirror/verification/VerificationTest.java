@@ -140,4 +140,26 @@ class VerificationTest {
         Thread.sleep(100); // a second telling would come from another thread
         assertThat(finished).hasSize(1);
     }
+
+    @Test
+    void aDifferenceFoundShouldStandAsTheVerdictAlsoWhenTheRunFailedAfterIt() {
+        var different = partition(VerificationReport.Result.DIFFERENT);
+        var identical = partition(VerificationReport.Result.IDENTICAL);
+        var incomplete = partition(VerificationReport.Result.INCOMPLETE);
+
+        assertThat(Verification.verdict(VerificationReport.State.RUNNING, List.of(different)))
+                .isNull();
+        assertThat(Verification.verdict(VerificationReport.State.FAILED, List.of(different, incomplete)))
+                .isEqualTo(VerificationReport.Verdict.DIFFERENT);
+        assertThat(Verification.verdict(VerificationReport.State.FAILED, List.of(identical, incomplete)))
+                .isNull();
+        assertThat(Verification.verdict(VerificationReport.State.DONE, List.of(identical)))
+                .isEqualTo(VerificationReport.Verdict.IDENTICAL);
+        assertThat(Verification.verdict(VerificationReport.State.DONE, List.of(identical, different)))
+                .isEqualTo(VerificationReport.Verdict.DIFFERENT);
+    }
+
+    private static VerificationReport.Partition partition(VerificationReport.Result result) {
+        return new VerificationReport.Partition(new MirrorPartition("orders", 0), 0, 10, 10, 1, 10, result, -1, null);
+    }
 }
