@@ -99,6 +99,7 @@ final class AclStep {
             Ledger ledger,
             CycleLog log) {
         return source.acls()
+                .invoke(() -> sourceNoAuthorizer.remove(name)) // one again later is told again
                 .chain(sourceAcls -> {
                     AclSyncPlan plan = AclSyncPlan.plan(sourceAcls, existing, ledger.created(), rules);
                     if (plan.isEmpty()) {
@@ -129,7 +130,11 @@ final class AclStep {
                 })
                 .onFailure(SecurityDisabledException.class)
                 .recoverWithItem(e -> {
+                    // mirror.acl.include asks for ACLs that cannot exist: shown every cycle, counted and logged once
+                    log.acls(enforced(ledger.created().size())
+                            + "; the source has no authorizer: no ACLs to copy (mirror.acl.include is set)");
                     if (sourceNoAuthorizer.add(name)) {
+                        metrics.syncError(name, "AclSyncError");
                         LOGGER.warnf("Mirror %s: the source has no authorizer; there are no ACLs to copy", name);
                     }
                     return null;

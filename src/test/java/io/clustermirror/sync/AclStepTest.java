@@ -134,5 +134,17 @@ class AclStepTest {
 
         assertThat(destination.writes).containsExactly("create ACLs [DENY WRITE TOPIC t for User:*]");
         assertThat(fixtures.report().errors()).isEmpty();
+        // mirror.acl.include asks for ACLs the source cannot have: shown, and counted once
+        await(step.sync(
+                mirror(MirrorConfig.ACL_INCLUDE, "TOPIC;.*;*;*;*"),
+                Set.of("t"),
+                source,
+                destination,
+                ledger,
+                fixtures.log));
+        assertThat(fixtures.report().acls())
+                .isEqualTo("read-only enforced; 0 ACL(s) created by this mirror; the source has no authorizer: no ACLs"
+                        + " to copy (mirror.acl.include is set)");
+        assertThat(fixtures.errors("AclSyncError")).isEqualTo(1);
     }
 }
