@@ -744,12 +744,9 @@ final class PartitionLifecycle {
                 restarted.keySet().forEach(p -> truncate(name, p));
             }
         };
+        // whatever the recreate got to (a delete whose creation failed too), what was verified of the old log goes
         TopicDivergence held = preserved.isEmpty() ? null : new TopicDivergence(topic, clock.instant(), preserved);
-        if (error == null || held != null) {
-            host.persistRecreated(name, topic, held, restarted, then);
-        } else {
-            host.persistPartitions(name, restarted, then);
-        }
+        host.persistRecreated(name, topic, held, restarted, then);
     }
 
     /** What the mirror's data plane reports, turned into partition transitions on the coordinator thread. */

@@ -148,8 +148,12 @@ final class Verifications {
         synchronized (recent) {
             Deque<Verification> kept = recent.computeIfAbsent(name, n -> new ArrayDeque<>());
             kept.addLast(verification);
-            while (kept.size() > KEPT_PER_MIRROR) {
-                kept.removeFirst();
+            // the oldest ended ones go; a running one stays listed (and cancellable) until it ends
+            var oldestFirst = kept.iterator();
+            while (kept.size() > KEPT_PER_MIRROR && oldestFirst.hasNext()) {
+                if (!oldestFirst.next().running()) {
+                    oldestFirst.remove();
+                }
             }
         }
         LOGGER.infof("Verification %s of mirror %s started: %d partition(s)", id, name, partitions.size());

@@ -168,7 +168,11 @@ final class Fetcher {
     /** Takes a place {@link #reserve reserved} for the data plane: every data plane is placed before it is built. */
     void attach(Rounds rounds) {
         if (reserved.getAndUpdate(r -> Math.max(0, r - 1)) == 0) {
-            throw new IllegalStateException(name + ": a data plane attached without a reserved place");
+            // its death gave every reserved place back: the data plane was placed on a fetcher that died meanwhile
+            throw new IllegalStateException(
+                    !running || stopped.isDone()
+                            ? name + " died before the data plane could attach to it; it is replaced, try again"
+                            : name + ": a data plane attached without a reserved place");
         }
         execute(() -> attached.add(rounds));
     }

@@ -56,7 +56,7 @@ public enum MirrorPartitionState {
 
     /**
      * Whether the mirror holds the partition: neither STOPPING nor STOPPED. Its destination topic stays read-only and
-     * its configs, guards and group offsets are kept in step with the source.
+     * its configs and guards are kept in step with the source (its group offsets only while MIRRORING).
      */
     public boolean isHeld() {
         return this != STOPPING && this != STOPPED;

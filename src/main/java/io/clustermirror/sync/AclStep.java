@@ -109,10 +109,9 @@ final class AclStep {
                     Set<AclEntry> owned = new TreeSet<>(ledger.created());
                     owned.addAll(plan.create());
                     // a creation the destination refuses (an ACL its authorizer does not take) must not keep the
-                    // deletions from happening: they run all the same, and the refusal is the step's error after them
+                    // deletions from happening: they run all the same, and the refusal is the step's error after them;
+                    // the refused ACL stays recorded (plan.created() holds what was to be created), to be tried again
                     Throwable[] refused = {null};
-                    Set<AclEntry> kept = new TreeSet<>(owned);
-                    kept.removeAll(plan.delete());
                     return ledger.record(owned)
                             .chain(() -> destination
                                     .createAcls(plan.create())
@@ -122,7 +121,7 @@ final class AclStep {
                                         return null;
                                     }))
                             .chain(() -> destination.deleteAcls(plan.delete()))
-                            .chain(() -> ledger.record(refused[0] == null ? plan.created() : kept))
+                            .chain(() -> ledger.record(plan.created()))
                             .invoke(() -> log.acls(enforced(plan.created().size())))
                             .chain(() -> refused[0] == null
                                     ? Uni.createFrom().voidItem()

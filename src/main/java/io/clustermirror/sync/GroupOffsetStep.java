@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
+import org.apache.kafka.common.errors.OffsetMetadataTooLarge;
 import org.apache.kafka.common.errors.UnknownMemberIdException;
 import org.jboss.logging.Logger;
 
@@ -126,6 +127,18 @@ final class GroupOffsetStep {
                 .onItem()
                 .transformToUniAndConcatenate(entry -> destination
                         .alterGroupOffsets(kind, entry.getKey(), entry.getValue())
+                        .onFailure(OffsetMetadataTooLarge.class)
+                        .recoverWithUni(e -> {
+                            // the destination takes less metadata (offset.metadata.max.bytes) than the source did: the
+                            // offsets matter more, so they go without it, and that is told every cycle it happens
+                            log.error(
+                                    kind.errorKind(),
+                                    "group " + entry.getKey() + ": committed without its metadata",
+                                    e);
+                            Map<MirrorPartition, CommittedOffset> bare = new java.util.TreeMap<>();
+                            entry.getValue().forEach((p, o) -> bare.put(p, CommittedOffset.of(o.offset())));
+                            return destination.alterGroupOffsets(kind, entry.getKey(), bare);
+                        })
                         .invoke(() -> LOGGER.debugf(
                                 "Mirror %s: group %s offsets %s", log.mirror(), entry.getKey(), entry.getValue()))
                         .onFailure()

@@ -202,16 +202,34 @@ public final class Verification {
     /** Both clusters' views, policies and offsets: from and to of every partition. Worker thread. */
     private void prepare() throws Exception {
         Set<String> topics = new TreeSet<>();
+        synchronized (this) {
+            works.values().forEach(w -> topics.add(w.tp.topic()));
+        }
+        WireClient sourceClient = clusters.sourceClient().get();
+        WireClient destinationClient = clusters.destinationClient().get();
+        synchronized (this) {
+            source = sourceClient;
+            destination = destinationClient;
+        }
+        if (ended()) {
+            closeClients(); // ended meanwhile (cancelled): what ended it closed none of these
+            return;
+        }
+        loadViews(topics);
         List<TopicPartition> tps = new ArrayList<>();
         synchronized (this) {
-            works.values().forEach(w -> {
-                topics.add(w.tp.topic());
-                tps.add(w.tp);
-            });
+            for (Work w : works.values()) {
+                // a topic one cluster does not have: its offsets cannot be read (a look-up would wait out its time-out)
+                String missingOn = !sourceView.topicIds().containsKey(w.tp.topic())
+                        ? "source"
+                        : !destinationView.topicIds().containsKey(w.tp.topic()) ? "destination" : null;
+                if (missingOn != null) {
+                    w.end(Result.INCOMPLETE, -1, "topic " + w.tp.topic() + " is not on the " + missingOn);
+                } else {
+                    tps.add(w.tp);
+                }
+            }
         }
-        source = clusters.sourceClient().get();
-        destination = clusters.destinationClient().get();
-        loadViews(topics);
         Map<String, Boolean> sourceCompacted = compacted(clusters.sourceAdmin(), topics);
         Map<String, Boolean> destinationCompacted = compacted(clusters.destinationAdmin(), topics);
         OffsetLookup sourceOffsets = new OffsetLookup(clusters.sourceAdmin(), clusters.timeoutMs());
@@ -222,6 +240,9 @@ public final class Verification {
         var destinationEnd = destinationOffsets.latest(tps);
         synchronized (this) {
             for (Work w : works.values()) {
+                if (w.result != null) {
+                    continue;
+                }
                 var ss = sourceStart.offset(w.tp);
                 var se = sourceEnd.offset(w.tp);
                 var ds = destinationStart.offset(w.tp);
@@ -254,18 +275,31 @@ public final class Verification {
         destinationView = ClusterView.load(clusters.destinationAdmin(), topics, clusters.timeoutMs());
     }
 
-    /** Whether each topic's cleaner may remove records (cleanup.policy holds compact), one DescribeConfigs. */
+    /**
+     * Whether each topic's cleaner may remove records (cleanup.policy holds compact), one DescribeConfigs. A topic the
+     * cluster does not have is left out: its partitions' offsets cannot be read either, so they end INCOMPLETE saying
+     * so, and the other topics are verified.
+     */
     private Map<String, Boolean> compacted(Admin admin, Set<String> topics) throws Exception {
         List<ConfigResource> resources = topics.stream()
                 .map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t))
                 .toList();
-        var described = admin.describeConfigs(resources).all().get(clusters.timeoutMs(), TimeUnit.MILLISECONDS);
         Map<String, Boolean> compacted = new HashMap<>();
-        described.forEach((resource, config) -> {
+        for (var described : admin.describeConfigs(resources).values().entrySet()) {
+            org.apache.kafka.clients.admin.Config config;
+            try {
+                config = described.getValue().get(clusters.timeoutMs(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+                    continue;
+                }
+                throw e;
+            }
             var policy = config.get(TopicConfig.CLEANUP_POLICY_CONFIG);
             compacted.put(
-                    resource.name(), policy != null && policy.value().contains(TopicConfig.CLEANUP_POLICY_COMPACT));
-        });
+                    described.getKey().name(),
+                    policy != null && policy.value().contains(TopicConfig.CLEANUP_POLICY_COMPACT));
+        }
         return compacted;
     }
 
@@ -458,8 +492,21 @@ public final class Verification {
         return true;
     }
 
+    private synchronized boolean ended() {
+        return finished;
+    }
+
+    /** Whether it still runs (any thread). */
+    public synchronized boolean running() {
+        return state == State.RUNNING;
+    }
+
     private void closeClients() {
-        for (WireClient client : new WireClient[] {source, destination}) {
+        WireClient[] clients;
+        synchronized (this) {
+            clients = new WireClient[] {source, destination};
+        }
+        for (WireClient client : clients) {
             if (client != null) {
                 try {
                     client.close();

@@ -127,7 +127,7 @@ final class VerificationReads {
                                         .mapToLong(SourceBatch::sizeInBytes)
                                         .sum(),
                                 null,
-                                -1));
+                                part.highWatermark()));
             } catch (IOException e) {
                 answers.put(tp, Answer.failed(e));
             }

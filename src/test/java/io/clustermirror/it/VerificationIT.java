@@ -10,6 +10,7 @@ import io.restassured.response.Response;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -279,6 +280,43 @@ class VerificationIT extends ServiceIT {
         // 9 transactions of 20 records, each with its marker (a batch of its own)
         assertThat(((Number) part.get("records")).longValue()).isEqualTo(9 * 21);
         assertThat(((Number) part.get("batches")).longValue()).isGreaterThanOrEqualTo(18);
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aTopicGoneFromTheDestinationShouldBeIncompleteWhileTheOthersAreVerified() throws Exception {
+        // Given a mirror of two topics, one of them stopped and then deleted on the destination
+        String mirror = uniqueName("verify-gone");
+        String kept = uniqueName("verify-kept");
+        String gone = uniqueName("verify-gone");
+        mirrorConverged(mirror, kept, 1, 100, "none", "k");
+        try (Admin admin = bed.sourceAdmin()) {
+            Kafka.createTopic(admin, gone, 1, Map.of());
+        }
+        Kafka.produce(bed.source().bootstrapServers(), gone, 100, "none", "g");
+        startTopics(mirror, gone);
+        awaitConverged(mirror, gone);
+        topicVerb(mirror, "stop", gone);
+        awaitAllPartitions(mirror, gone, "STOPPED");
+        try (Admin admin = bed.destinationAdmin()) {
+            admin.deleteTopics(List.of(gone)).all().get(30, java.util.concurrent.TimeUnit.SECONDS);
+        }
+
+        // When both are verified
+        JsonPath verification = verify(mirror, Map.of("topics", List.of(kept, gone)));
+
+        // Then the one still there is compared to its end, and the one gone cannot be: INCOMPLETE, so the run FAILED
+        List<Map<String, Object>> partitions = verification.getList("partitions");
+        assertThat(partitions)
+                .filteredOn(p -> kept.equals(p.get("topic")))
+                .singleElement()
+                .satisfies(p -> assertThat(p).containsEntry("result", "IDENTICAL"));
+        assertThat(partitions)
+                .filteredOn(p -> gone.equals(p.get("topic")))
+                .singleElement()
+                .satisfies(p -> assertThat(p).containsEntry("result", "INCOMPLETE"));
+        assertThat(verification.getString("state")).isEqualTo("FAILED");
+        assertThat(verification.getString("verdict")).isNull();
     }
 
     @Test

@@ -36,6 +36,8 @@ final class FakeCluster implements ClusterMetadata {
     final java.util.concurrent.atomic.AtomicInteger endReads = new java.util.concurrent.atomic.AtomicInteger();
 
     final Map<GroupKind, Map<String, Map<MirrorPartition, Long>>> offsets = new EnumMap<>(GroupKind.class);
+    /** The longest commit metadata the cluster takes (offset.metadata.max.bytes). */
+    int metadataMaxBytes = 4096;
     /** The metadata committed with a group's offsets (none: empty). */
     final Map<String, Map<MirrorPartition, String>> commitMetadata = new HashMap<>();
 
@@ -156,6 +158,10 @@ final class FakeCluster implements ClusterMetadata {
     public Uni<Void> alterGroupOffsets(GroupKind kind, String group, Map<MirrorPartition, CommittedOffset> committed) {
         if (activeGroups.contains(group)) {
             return Uni.createFrom().failure(new GroupNotEmptyException("group " + group + " has members"));
+        }
+        if (committed.values().stream().anyMatch(o -> o.metadata().length() > metadataMaxBytes)) {
+            return Uni.createFrom()
+                    .failure(new org.apache.kafka.common.errors.OffsetMetadataTooLarge("metadata too large"));
         }
         writes.add("commit " + kind + " " + group + " " + new TreeMap<>(committed));
         committed.forEach((p, o) -> {

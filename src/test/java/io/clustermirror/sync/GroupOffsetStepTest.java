@@ -138,4 +138,21 @@ class GroupOffsetStepTest {
                         "commit CONSUMER streams-app {t-0=4 \"partition-time-1\"}",
                         "commit CONSUMER streams-app {t-0=4 \"partition-time-2\"}");
     }
+
+    @Test
+    void metadataTheDestinationDoesNotTakeShouldLeaveTheOffsetsCommittedWithoutItAndBeCounted() {
+        source.offsets.get(GroupKind.CONSUMER).put("streams-app", Map.of(T0, 4L));
+        source.commitMetadata.put("streams-app", Map.of(T0, "x".repeat(100)));
+        destination.metadataMaxBytes = 10;
+        destination.ends.put(T0, 10L);
+
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes).containsExactly("commit CONSUMER streams-app {t-0=4}");
+        assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isEqualTo(1);
+        assertThat(fixtures.report().errors())
+                .singleElement()
+                .asString()
+                .contains("streams-app: committed without its metadata");
+    }
 }

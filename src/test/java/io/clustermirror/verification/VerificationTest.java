@@ -94,9 +94,13 @@ class VerificationTest {
     }
 
     @Test
-    void aCancelledVerificationShouldEndFailedWithItsReasonAndTellItsOwnerOnceEvenIfALateRoundRuns() throws Exception {
+    void aCancelledVerificationShouldEndFailedWithItsReasonAndCloseTheClientsALateStepMakes() {
         // Given a verification whose first step is queued, not run yet
         TestClock clock = new TestClock();
+        org.apache.kafka.clients.MockClient sourceWire =
+                new org.apache.kafka.clients.MockClient(org.apache.kafka.common.utils.Time.SYSTEM);
+        org.apache.kafka.clients.MockClient destinationWire =
+                new org.apache.kafka.clients.MockClient(org.apache.kafka.common.utils.Time.SYSTEM);
         List<Runnable> queued = new ArrayList<>();
         List<VerificationReport> finished = new java.util.concurrent.CopyOnWriteArrayList<>();
         Verification verification = new Verification(
@@ -107,10 +111,8 @@ class VerificationTest {
                 new Verification.Clusters(
                         null,
                         null,
-                        () -> {
-                            throw new IllegalStateException("its clients were closed");
-                        },
-                        null,
+                        () -> io.clustermirror.kafka.WireClient.over("source", sourceWire, 1_000),
+                        () -> io.clustermirror.kafka.WireClient.over("destination", destinationWire, 1_000),
                         1_000),
                 queued::add,
                 () -> Long.MAX_VALUE,
@@ -129,16 +131,17 @@ class VerificationTest {
                 clock);
         verification.start();
 
-        // When its mirror is deleted, and then the queued step runs after all
+        // When its mirror is deleted, and then the queued step runs after all (it makes the clients)
         verification.cancel("the mirror was deleted, or moved to another instance");
         await().atMost(Duration.ofSeconds(10)).until(() -> finished.size() == 1);
         queued.forEach(Runnable::run);
 
-        // Then it ended FAILED with that reason, and its owner was told once
+        // Then it ended FAILED with that reason, its owner was told once, and the clients the late step made are closed
         assertThat(verification.report().state()).isEqualTo(VerificationReport.State.FAILED);
         assertThat(verification.report().failure()).isEqualTo("the mirror was deleted, or moved to another instance");
-        Thread.sleep(100); // a second telling would come from another thread
         assertThat(finished).hasSize(1);
+        assertThat(sourceWire.active()).isFalse();
+        assertThat(destinationWire.active()).isFalse();
     }
 
     @Test
