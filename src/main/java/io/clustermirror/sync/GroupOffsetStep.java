@@ -61,23 +61,6 @@ final class GroupOffsetStep {
             ClusterMetadata source,
             ClusterMetadata destination,
             CycleLog log) {
-        return syncKind(kind, mirror, filter, mirrored, ends, source, destination, log)
-                .onFailure()
-                .recoverWithItem(e -> {
-                    log.error(kind.errorKind(), kind.name().toLowerCase(java.util.Locale.ROOT) + " group offsets", e);
-                    return null;
-                });
-    }
-
-    private Uni<Void> syncKind(
-            GroupKind kind,
-            Mirror mirror,
-            NameFilter filter,
-            Set<MirrorPartition> mirrored,
-            Uni<Map<MirrorPartition, Long>> ends,
-            ClusterMetadata source,
-            ClusterMetadata destination,
-            CycleLog log) {
         return source.groups(kind)
                 .onFailure(e -> kind == GroupKind.SHARE)
                 .recoverWithItem(e -> {
@@ -113,6 +96,11 @@ final class GroupOffsetStep {
                                             OffsetSyncPlan.plan(sourceOffsets, end, destinationOffsets, filter),
                                             destination,
                                             log))));
+                })
+                .onFailure()
+                .recoverWithItem(e -> {
+                    log.error(kind.errorKind(), kind.name().toLowerCase(java.util.Locale.ROOT) + " group offsets", e);
+                    return null;
                 });
     }
 

@@ -330,16 +330,7 @@ class PlannedSwitchoverIT extends ServiceIT {
         // not manage ACLs (no ALTER on the cluster), so the mirror cannot put up the source fence
         String topic = uniqueName(PREFIX + "alice");
         String mirror = uniqueName("alice");
-        try (Admin admin = admin(a)) {
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
-        }
-        produce(a, topic, 100, "before");
-        api().body(createBody(mirror, TestBed.sasl(a, TestBed.ALICE_JAAS)))
-                .post("/v1/mirrors")
-                .then()
-                .statusCode(201);
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
+        mirrorOf(mirror, topic, 1, TestBed.ALICE_JAAS);
 
         // When it is promoted with the fence, the source refuses the fence and the promote is refused, naming the way
         // out
@@ -403,6 +394,11 @@ class PlannedSwitchoverIT extends ServiceIT {
 
     /** A mirror of A (as admin) with a topic of alice's, started and converged. */
     private static void mirrorOf(String mirror, String topic, int partitions) throws Exception {
+        mirrorOf(mirror, topic, partitions, TestBed.ADMIN_JAAS);
+    }
+
+    /** A mirror of A with the given source credentials and a topic of alice's with 100 records, started and converged. */
+    private static void mirrorOf(String mirror, String topic, int partitions, String jaas) throws Exception {
         try (Admin admin = admin(a)) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1)))
                     .all()
@@ -414,7 +410,7 @@ class PlannedSwitchoverIT extends ServiceIT {
             }
             producer.flush();
         }
-        api().body(createBody(mirror, TestBed.sasl(a, TestBed.ADMIN_JAAS)))
+        api().body(createBody(mirror, TestBed.sasl(a, jaas)))
                 .post("/v1/mirrors")
                 .then()
                 .statusCode(201);

@@ -53,19 +53,10 @@ class VerificationTest {
                 new Verification.Clusters(null, null, null, null, 1_000),
                 dropped::add,
                 () -> Long.MAX_VALUE,
-                new Verification.Listener() {
-                    @Override
-                    public void verified(MirrorPartition partition, long upTo) {}
-
-                    @Override
-                    public void differed(MirrorPartition partition) {}
-
-                    @Override
-                    public void finished(VerificationReport report) {
-                        finished.add(report);
-                        toldOn.add(Thread.currentThread());
-                    }
-                },
+                toldOf(report -> {
+                    finished.add(report);
+                    toldOn.add(Thread.currentThread());
+                }),
                 clock);
         verification.start();
         assertThat(dropped).hasSize(1);
@@ -116,18 +107,7 @@ class VerificationTest {
                         1_000),
                 queued::add,
                 () -> Long.MAX_VALUE,
-                new Verification.Listener() {
-                    @Override
-                    public void verified(MirrorPartition partition, long upTo) {}
-
-                    @Override
-                    public void differed(MirrorPartition partition) {}
-
-                    @Override
-                    public void finished(VerificationReport report) {
-                        finished.add(report);
-                    }
-                },
+                toldOf(finished::add),
                 clock);
         verification.start();
 
@@ -160,6 +140,22 @@ class VerificationTest {
                 .isEqualTo(VerificationReport.Verdict.IDENTICAL);
         assertThat(Verification.verdict(VerificationReport.State.DONE, List.of(identical, different)))
                 .isEqualTo(VerificationReport.Verdict.DIFFERENT);
+    }
+
+    /** A listener that hears only of the end. */
+    private static Verification.Listener toldOf(java.util.function.Consumer<VerificationReport> finished) {
+        return new Verification.Listener() {
+            @Override
+            public void verified(MirrorPartition partition, long upTo) {}
+
+            @Override
+            public void differed(MirrorPartition partition) {}
+
+            @Override
+            public void finished(VerificationReport report) {
+                finished.accept(report);
+            }
+        };
     }
 
     private static VerificationReport.Partition partition(VerificationReport.Result result) {
