@@ -307,21 +307,33 @@ public final class Verification {
     private void round() throws Exception {
         long started = System.nanoTime();
         Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
+        List<Work> turn;
         synchronized (this) {
-            nextInTurn().forEach(w -> offsets.put(w.tp, w.next));
+            turn = nextInTurn();
+            turn.forEach(w -> offsets.put(w.tp, w.next));
         }
         var fromSource = VerificationReads.read(source, sourceView, offsets, PARTITION_MAX_BYTES);
         var fromDestination = VerificationReads.read(destination, destinationView, offsets, PARTITION_MAX_BYTES);
         long sourceBytes = fromSource.values().stream()
                 .mapToLong(VerificationReads.Answer::bytes)
                 .sum();
+        // judged outside the lock, which a GET of the report (an event loop) takes: a work's next, to and cleaning
+        // change only on the rounds' thread, so they are read here as the last round left them
+        Map<Work, LogComparison.Step> steps = new java.util.HashMap<>();
+        for (Work w : turn) {
+            var s = fromSource.get(w.tp);
+            var d = fromDestination.get(w.tp);
+            if (s.failure() == null && d.failure() == null && s.settles(w.next, w.to) && d.settles(w.next, w.to)) {
+                steps.put(w, LogComparison.compare(w.next, w.to, s.batches(), d.batches(), w.cleaning));
+            }
+        }
         boolean failedReads = false;
         List<MirrorPartition> verified = new ArrayList<>();
         List<MirrorPartition> differed = new ArrayList<>();
         synchronized (this) {
-            for (Work w : works.values()) {
-                if (w.result != null || !offsets.containsKey(w.tp)) {
-                    continue;
+            for (Work w : turn) {
+                if (w.result != null) {
+                    continue; // ended meanwhile (cancelled)
                 }
                 var s = fromSource.get(w.tp);
                 var d = fromDestination.get(w.tp);
@@ -347,7 +359,7 @@ public final class Verification {
                     failedReads = true; // the leaders are looked up again
                     continue;
                 }
-                LogComparison.Step step = LogComparison.compare(w.next, w.to, s.batches(), d.batches(), w.cleaning);
+                LogComparison.Step step = steps.get(w);
                 w.batches += step.batches();
                 w.records += step.records();
                 bytesCompared += step.bytes();
