@@ -192,6 +192,7 @@ final class Fetcher {
      */
     private void turn() {
         current = Thread.currentThread();
+        network.turnsOn(current);
         long sliceEnds = System.nanoTime() + SLICE_MS * 1_000_000;
         try {
             do {
@@ -202,6 +203,7 @@ final class Fetcher {
             stop(t);
             return;
         } finally {
+            network.turnsOn(null);
             current = null;
             Thread.interrupted();
         }

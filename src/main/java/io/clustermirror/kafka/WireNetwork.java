@@ -57,6 +57,10 @@ public final class WireNetwork implements AutoCloseable {
     private final Map<Integer, Key> keys = new ConcurrentHashMap<>();
     private final AtomicInteger nextId = new AtomicInteger();
     private final AtomicInteger nextCorrelationId = new AtomicInteger();
+    /** The thread in a turn of this network's owner ({@link #turnsOn}), null between turns. */
+    private volatile Thread owner;
+    /** The owner woke its own network in its turn: its next poll does not wait. Touched by the owner only. */
+    private boolean ownerWoke;
 
     private WireNetwork(
             String name, KafkaClient client, ApiVersions apiVersions, Metrics metrics, ChannelMux channels) {
@@ -182,13 +186,38 @@ public final class WireNetwork implements AutoCloseable {
         client.send(request, time.milliseconds());
     }
 
-    /** Does network I/O and runs the completion handlers of finished requests. */
-    public void poll(long timeoutMs) {
-        client.poll(timeoutMs, time.milliseconds());
+    /**
+     * The owner's turns: {@code thread} polls this network and runs its rounds after every poll, until
+     * {@code turnsOn(null)}. Its own wake-ups in a turn then cost no system call (below).
+     */
+    public void turnsOn(Thread thread) {
+        owner = thread;
+        ownerWoke = false;
     }
 
+    /**
+     * Does network I/O and runs the completion handlers of finished requests. It does not wait if the owner woke the
+     * network in its turn; what the completion handlers wake it for, the owner's rounds after this poll take up.
+     */
+    public void poll(long timeoutMs) {
+        long wait = ownerWoke ? 0 : timeoutMs;
+        ownerWoke = false;
+        client.poll(wait, time.milliseconds());
+        ownerWoke = false;
+    }
+
+    /**
+     * Ends a poll under way at once, or makes the next one not wait. From the owner in its turn this is a flag: a
+     * completion handler's wake-up (a Fetch answer queued batches, a Produce answer freed queue room) was a system call
+     * to the selector's wake-up pipe, and made the poll after the next rounds return at once, an empty turn more per
+     * answer (decisions §8).
+     */
     public void wakeup() {
-        client.wakeup();
+        if (Thread.currentThread() == owner) {
+            ownerWoke = true;
+        } else {
+            client.wakeup();
+        }
     }
 
     @Override
