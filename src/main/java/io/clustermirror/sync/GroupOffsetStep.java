@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.OffsetMetadataTooLarge;
 import org.apache.kafka.common.errors.UnknownMemberIdException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.jboss.logging.Logger;
 
 /**
@@ -62,7 +63,9 @@ final class GroupOffsetStep {
             ClusterMetadata destination,
             CycleLog log) {
         return source.groups(kind)
-                .onFailure(e -> kind == GroupKind.SHARE)
+                // a source that cannot have share groups (before Kafka 4.0) is told once; any other failure to list
+                // them is the kind's error, counted below every cycle it happens
+                .onFailure(e -> kind == GroupKind.SHARE && e instanceof UnsupportedVersionException)
                 .recoverWithItem(e -> {
                     if (shareGroupsUnavailable.add(mirror.name())) {
                         LOGGER.warnf(
@@ -118,14 +121,16 @@ final class GroupOffsetStep {
                         .onFailure(OffsetMetadataTooLarge.class)
                         .recoverWithUni(e -> {
                             // the destination takes less metadata (offset.metadata.max.bytes) than the source did: the
-                            // offsets matter more, so they go without it, and that is told every cycle it happens
-                            log.error(
-                                    kind.errorKind(),
-                                    "group " + entry.getKey() + ": committed without its metadata",
-                                    e);
+                            // offsets matter more, so they go without it, and that is told every cycle it happens; if
+                            // they do not go either, that failure is the group's one error (below)
                             Map<MirrorPartition, CommittedOffset> bare = new java.util.TreeMap<>();
                             entry.getValue().forEach((p, o) -> bare.put(p, CommittedOffset.of(o.offset())));
-                            return destination.alterGroupOffsets(kind, entry.getKey(), bare);
+                            return destination
+                                    .alterGroupOffsets(kind, entry.getKey(), bare)
+                                    .invoke(() -> log.error(
+                                            kind.errorKind(),
+                                            "group " + entry.getKey() + ": committed without its metadata",
+                                            e));
                         })
                         .invoke(() -> LOGGER.debugf(
                                 "Mirror %s: group %s offsets %s", log.mirror(), entry.getKey(), entry.getValue()))

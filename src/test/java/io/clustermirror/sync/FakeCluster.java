@@ -53,6 +53,10 @@ final class FakeCluster implements ClusterMetadata {
     boolean groupOffsetsUnreadable;
     /** Group offsets of these kinds only cannot be read. */
     final Set<GroupKind> unreadableGroupKinds = new HashSet<>();
+    /** Kinds whose groups cannot be listed (a coordinator that does not answer). */
+    final Set<GroupKind> unlistableGroupKinds = new HashSet<>();
+    /** Groups whose offsets the destination refuses, with or without metadata. */
+    final Set<String> refusedGroups = new HashSet<>();
     /** ACLs whose creation the cluster refuses (its authorizer does not take them); the others are created. */
     final Set<AclEntry> refusedAcls = new HashSet<>();
     /** Partitions whose end cannot be read (their leader is down). */
@@ -129,6 +133,9 @@ final class FakeCluster implements ClusterMetadata {
         if (kind == GroupKind.SHARE && noShareGroups) {
             return Uni.createFrom().failure(new UnsupportedVersionException("share groups are not enabled"));
         }
+        if (unlistableGroupKinds.contains(kind)) {
+            return Uni.createFrom().failure(new org.apache.kafka.common.errors.TimeoutException("listing timed out"));
+        }
         return Uni.createFrom().item(Set.copyOf(offsets.get(kind).keySet()));
     }
 
@@ -162,6 +169,10 @@ final class FakeCluster implements ClusterMetadata {
         if (committed.values().stream().anyMatch(o -> o.metadata().length() > metadataMaxBytes)) {
             return Uni.createFrom()
                     .failure(new org.apache.kafka.common.errors.OffsetMetadataTooLarge("metadata too large"));
+        }
+        if (refusedGroups.contains(group)) {
+            return Uni.createFrom()
+                    .failure(new org.apache.kafka.common.errors.GroupAuthorizationException("not authorized"));
         }
         writes.add("commit " + kind + " " + group + " " + new TreeMap<>(committed));
         committed.forEach((p, o) -> {

@@ -155,4 +155,37 @@ class GroupOffsetStepTest {
                 .asString()
                 .contains("streams-app: committed without its metadata");
     }
+
+    @Test
+    void shareGroupsTheSourceCannotListForAnotherReasonThanItsVersionShouldBeCountedEveryCycle() {
+        source.unlistableGroupKinds.add(GroupKind.SHARE);
+        source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(T0, 4L));
+        destination.ends.put(T0, 10L);
+
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes).containsExactly("commit CONSUMER billing {t-0=4}");
+        assertThat(fixtures.errors("ShareGroupOffsetSyncError"))
+                .as("a source that cannot have share groups is told once; one that fails to list them every time")
+                .isEqualTo(2);
+        assertThat(fixtures.report().errors())
+                .hasSize(2)
+                .allMatch(error -> error.contains("share group offsets") && error.contains("timed out"));
+    }
+
+    @Test
+    void offsetsRefusedWithoutTheirMetadataTooShouldBeTheGroupsOneError() {
+        source.offsets.get(GroupKind.CONSUMER).put("streams-app", Map.of(T0, 4L));
+        source.commitMetadata.put("streams-app", Map.of(T0, "x".repeat(100)));
+        destination.metadataMaxBytes = 10;
+        destination.refusedGroups.add("streams-app");
+        destination.ends.put(T0, 10L);
+
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes).isEmpty();
+        assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isEqualTo(1);
+        assertThat(fixtures.report().errors()).singleElement().asString().contains("streams-app", "not authorized");
+    }
 }
