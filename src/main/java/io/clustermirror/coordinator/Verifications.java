@@ -5,6 +5,7 @@ import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorPartition;
+import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.RegexList;
 import io.clustermirror.mirror.VerificationReport;
 import io.clustermirror.verification.Verification;
@@ -95,12 +96,17 @@ final class Verifications {
                     Set<MirrorPartition> partitions =
                             select(coordinator.partitions(name).keySet(), topics, include);
                     Map<MirrorPartition, Long> resume = fromLast ? verifiedUpTo(name) : Map.of();
+                    // what it confirms is kept only of a partition that took no transition meanwhile (a recreate
+                    // takes several): a log rewritten under a running verification was not the one it compared
+                    Map<MirrorPartition, Integer> epochs = new HashMap<>();
+                    partitions.forEach(p ->
+                            epochs.put(p, coordinator.partitions(name).get(p).stateEpoch()));
                     CompletableFuture<VerificationReport> started = new CompletableFuture<>();
                     coordinator.withRuntimeAnswered(
                             name,
                             runtime -> {
                                 try {
-                                    started.complete(launch(runtime, partitions, resume));
+                                    started.complete(launch(runtime, partitions, resume, epochs));
                                 } catch (RuntimeException e) {
                                     started.completeExceptionally(e);
                                 }
@@ -116,7 +122,10 @@ final class Verifications {
 
     /** Coordinator thread. */
     private VerificationReport launch(
-            MirrorRuntime runtime, Set<MirrorPartition> partitions, Map<MirrorPartition, Long> resume) {
+            MirrorRuntime runtime,
+            Set<MirrorPartition> partitions,
+            Map<MirrorPartition, Long> resume,
+            Map<MirrorPartition, Integer> epochs) {
         String name = runtime.mirror.name();
         String id = UUID.randomUUID().toString();
         Verification verification = new Verification(
@@ -136,7 +145,7 @@ final class Verifications {
                         timeoutMs),
                 runtime.workers,
                 () -> coordinator.settings().throttle().rate(),
-                listener(name),
+                listener(name, epochs),
                 clock);
         try {
             verification.start();
@@ -160,12 +169,12 @@ final class Verifications {
         return verification.report();
     }
 
-    private Verification.Listener listener(String name) {
+    private Verification.Listener listener(String name, Map<MirrorPartition, Integer> epochs) {
         return new Verification.Listener() {
             @Override
             public void verified(MirrorPartition partition, long upTo) {
                 metrics.verifiedOffset(name, partition, upTo);
-                remember(name, partition, upTo);
+                remember(name, partition, upTo, epochs.get(partition));
             }
 
             @Override
@@ -196,12 +205,23 @@ final class Verifications {
         return coordinator.keeper().state().verified(name);
     }
 
-    /** Keeps how far the partition was verified, in the state (coordinator thread; no request waits for it). */
-    private void remember(String name, MirrorPartition partition, long upTo) {
+    /**
+     * Keeps how far the partition was verified, in the state (coordinator thread; no request waits for it), if it is
+     * still at the state epoch the verification started at: a partition that moved meanwhile (a recreate, which forgets
+     * what was verified of the old log; a pause; a failure) keeps what it had, and a next {@code "from": "last"} starts
+     * there.
+     */
+    private void remember(String name, MirrorPartition partition, long upTo, Integer startedAtEpoch) {
         coordinator.thread().run("verified " + name + " " + partition, () -> {
-            if (coordinator.keeper().state().mirrors().containsKey(name)
-                    && coordinator.partitions(name).containsKey(partition)) {
+            PartitionStatus now = coordinator.keeper().state().mirrors().containsKey(name)
+                    ? coordinator.partitions(name).get(partition)
+                    : null;
+            if (now != null && startedAtEpoch != null && now.stateEpoch() == startedAtEpoch) {
                 coordinator.keeper().queueVerified(name, Map.of(partition, upTo));
+            } else {
+                LOGGER.debugf(
+                        "Mirror %s: %s verified up to %d, not kept: it moved since the verification started",
+                        name, partition, upTo);
             }
         });
     }
