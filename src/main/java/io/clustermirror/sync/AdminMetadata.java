@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
@@ -151,26 +152,33 @@ public final class AdminMetadata implements ClusterMetadata {
     /**
      * Read group by group: a group this cluster does not know has no offsets (a 4.1.2 broker answers it with none; a
      * broker that answers GROUP_ID_NOT_FOUND instead fails only that group's read, taken as none); any other failure
-     * fails the read.
+     * of a group's read is that group's.
      */
     @Override
-    public Uni<Map<String, Map<MirrorPartition, CommittedOffset>>> groupOffsets(
-            GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
+    public Uni<GroupOffsets> groupOffsets(GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
         if (groups.isEmpty()) {
-            return Uni.createFrom().item(Map.of());
+            return Uni.createFrom().item(new GroupOffsets(Map.of(), Map.of()));
         }
         Map<String, KafkaFuture<Map<TopicPartition, OffsetAndMetadata>>> byGroup = listOffsetsByGroup(
                 kind, groups, partitions.stream().map(AdminMetadata::tp).toList());
-        List<Uni<Map.Entry<String, Map<TopicPartition, OffsetAndMetadata>>>> reads = new ArrayList<>();
+        Map<String, Map<TopicPartition, OffsetAndMetadata>> listed = new ConcurrentHashMap<>();
+        Map<String, Throwable> failed = new ConcurrentHashMap<>();
+        List<Uni<Void>> reads = new ArrayList<>();
         byGroup.forEach((group, future) -> reads.add(KafkaUni.of(continuations, future)
                 .onFailure(GroupIdNotFoundException.class)
                 .recoverWithItem(Map.of())
-                .map(offsets -> Map.entry(group, offsets))));
-        return Uni.join().all(reads).andFailFast().map(entries -> {
-            Map<String, Map<TopicPartition, OffsetAndMetadata>> listed = new HashMap<>();
-            entries.forEach(e -> listed.put(e.getKey(), e.getValue()));
-            return offsets(listed);
-        });
+                .onItemOrFailure()
+                .invoke((offsets, e) -> {
+                    if (e != null) {
+                        failed.put(group, e);
+                    } else {
+                        listed.put(group, offsets == null ? Map.of() : offsets);
+                    }
+                })
+                .onFailure()
+                .recoverWithNull()
+                .replaceWithVoid()));
+        return Uni.join().all(reads).andFailFast().map(done -> new GroupOffsets(offsets(listed), failed));
     }
 
     /** A share group's offsets are written, then read back: a 4.1.x broker answers success and applies nothing (ShareOffsetReadBack). */

@@ -37,9 +37,20 @@ public interface ClusterMetadata {
     /** The groups of this kind; fails when the cluster cannot list them (share groups before Kafka 4.1). */
     Uni<Set<String>> groups(GroupKind kind);
 
-    /** Each group's committed offsets, with their metadata, on the given partitions (partitions without one are missing). */
-    Uni<Map<String, Map<MirrorPartition, CommittedOffset>>> groupOffsets(
-            GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions);
+    /**
+     * Each group's committed offsets, with their metadata, on the given partitions (partitions without one are
+     * missing); a group whose read failed (its coordinator down) is in {@link GroupOffsets#failed} only, so one group
+     * does not hold up the others.
+     */
+    Uni<GroupOffsets> groupOffsets(GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions);
+
+    /** The offsets of the groups that were read, and why each of the others was not. */
+    record GroupOffsets(Map<String, Map<MirrorPartition, CommittedOffset>> read, Map<String, Throwable> failed) {
+        public GroupOffsets {
+            read = Map.copyOf(read);
+            failed = Map.copyOf(failed);
+        }
+    }
 
     /**
      * Commits the offsets, with their metadata (a share group's start offsets have none), for the group; fails with

@@ -81,24 +81,42 @@ final class GroupOffsetStep {
                     if (groups.isEmpty()) {
                         return Uni.createFrom().voidItem();
                     }
-                    return source.groupOffsets(kind, groups, mirrored)
-                            .chain(sourceOffsets -> destination
-                                    .groupOffsets(kind, groups, mirrored)
-                                    .onFailure()
-                                    .recoverWithItem(e -> {
-                                        // counted and shown; the writes go on as if the destination had nothing:
-                                        // each writes the source's offset, clamped to the destination's end
-                                        log.error(
-                                                kind.errorKind(),
-                                                "destination offsets of " + groups.size() + " group(s)",
-                                                e);
-                                        return Map.of();
-                                    })
-                                    .chain(destinationOffsets -> ends.chain(end -> commit(
-                                            kind,
-                                            OffsetSyncPlan.plan(sourceOffsets, end, destinationOffsets, filter),
-                                            destination,
-                                            log))));
+                    return source.groupOffsets(kind, groups, mirrored).chain(sourceReads -> {
+                        // a group whose source offsets could not be read (its coordinator down) waits for a cycle
+                        // that reads them; the others go on
+                        sourceReads
+                                .failed()
+                                .forEach((group, e) ->
+                                        log.error(kind.errorKind(), "source offsets of group " + group, e));
+                        Map<String, Map<MirrorPartition, CommittedOffset>> sourceOffsets = sourceReads.read();
+                        if (sourceOffsets.isEmpty()) {
+                            return Uni.createFrom().voidItem();
+                        }
+                        return destination
+                                .groupOffsets(kind, sourceOffsets.keySet(), mirrored)
+                                .map(destinationReads -> {
+                                    // counted and shown; such a group's writes go on as if the destination had
+                                    // nothing: each writes the source's offset, clamped to the destination's end
+                                    destinationReads
+                                            .failed()
+                                            .forEach((group, e) -> log.error(
+                                                    kind.errorKind(), "destination offsets of group " + group, e));
+                                    return destinationReads.read();
+                                })
+                                .onFailure()
+                                .recoverWithItem(e -> {
+                                    log.error(
+                                            kind.errorKind(),
+                                            "destination offsets of " + sourceOffsets.size() + " group(s)",
+                                            e);
+                                    return Map.of();
+                                })
+                                .chain(destinationOffsets -> ends.chain(end -> commit(
+                                        kind,
+                                        OffsetSyncPlan.plan(sourceOffsets, end, destinationOffsets, filter),
+                                        destination,
+                                        log)));
+                    });
                 })
                 .onFailure()
                 .recoverWithItem(e -> {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.sync.AdminMetadata;
+import io.clustermirror.sync.ClusterMetadata;
 import io.clustermirror.sync.CycleLog;
 import io.clustermirror.sync.GroupKind;
 import io.clustermirror.sync.plan.CommittedOffset;
@@ -58,14 +59,18 @@ class AdminMetadataIT extends ServiceIT {
             AdminMetadata destination = new AdminMetadata(admin, Runnable::run);
             Set<MirrorPartition> partitions = Set.of(new MirrorPartition(topic, 0), new MirrorPartition(topic, 1));
 
-            Map<String, Map<MirrorPartition, CommittedOffset>> consumers = destination
+            ClusterMetadata.GroupOffsets consumerReads = destination
                     .groupOffsets(GroupKind.CONSUMER, Set.of(committed, unknownConsumers), partitions)
                     .await()
                     .atMost(Duration.ofSeconds(30));
-            Map<String, Map<MirrorPartition, CommittedOffset>> shares = destination
+            ClusterMetadata.GroupOffsets shareReads = destination
                     .groupOffsets(GroupKind.SHARE, Set.of(unknownShares), partitions)
                     .await()
                     .atMost(Duration.ofSeconds(30));
+            assertThat(consumerReads.failed()).isEmpty();
+            assertThat(shareReads.failed()).isEmpty();
+            Map<String, Map<MirrorPartition, CommittedOffset>> consumers = consumerReads.read();
+            Map<String, Map<MirrorPartition, CommittedOffset>> shares = shareReads.read();
 
             assertThat(consumers.get(committed))
                     .containsExactly(Map.entry(new MirrorPartition(topic, 0), CommittedOffset.of(0)));
@@ -97,7 +102,8 @@ class AdminMetadataIT extends ServiceIT {
                     .isEqualTo("AQAAAZS-time");
             assertThat(cluster.groupOffsets(GroupKind.CONSUMER, Set.of(group), Set.of(p0))
                             .await()
-                            .atMost(Duration.ofSeconds(30)))
+                            .atMost(Duration.ofSeconds(30))
+                            .read())
                     .containsEntry(group, Map.of(p0, new CommittedOffset(0, "AQAAAZS-time")));
         }
     }

@@ -55,6 +55,8 @@ final class FakeCluster implements ClusterMetadata {
     final Set<GroupKind> unreadableGroupKinds = new HashSet<>();
     /** Kinds whose groups cannot be listed (a coordinator that does not answer). */
     final Set<GroupKind> unlistableGroupKinds = new HashSet<>();
+    /** Groups whose offsets cannot be read (their coordinator down), each on its own. */
+    final Set<String> unreadableGroups = new HashSet<>();
     /** Groups whose offsets the destination refuses, with or without metadata. */
     final Set<String> refusedGroups = new HashSet<>();
     /** ACLs whose creation the cluster refuses (its authorizer does not take them); the others are created. */
@@ -140,13 +142,17 @@ final class FakeCluster implements ClusterMetadata {
     }
 
     @Override
-    public Uni<Map<String, Map<MirrorPartition, CommittedOffset>>> groupOffsets(
-            GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
+    public Uni<GroupOffsets> groupOffsets(GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
         if (groupOffsetsUnreadable || unreadableGroupKinds.contains(kind)) {
             return Uni.createFrom().failure(new org.apache.kafka.common.errors.TimeoutException("timed out"));
         }
         Map<String, Map<MirrorPartition, CommittedOffset>> result = new HashMap<>();
+        Map<String, Throwable> failed = new HashMap<>();
         groups.forEach(g -> {
+            if (unreadableGroups.contains(g)) {
+                failed.put(g, new org.apache.kafka.common.errors.CoordinatorNotAvailableException("coordinator down"));
+                return;
+            }
             Map<MirrorPartition, CommittedOffset> of = new HashMap<>();
             offsets.get(kind).getOrDefault(g, Map.of()).forEach((p, o) -> {
                 if (partitions.contains(p)) {
@@ -158,7 +164,7 @@ final class FakeCluster implements ClusterMetadata {
             });
             result.put(g, of);
         });
-        return Uni.createFrom().item(result);
+        return Uni.createFrom().item(new GroupOffsets(result, failed));
     }
 
     @Override

@@ -188,4 +188,42 @@ class GroupOffsetStepTest {
         assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isEqualTo(1);
         assertThat(fixtures.report().errors()).singleElement().asString().contains("streams-app", "not authorized");
     }
+
+    @Test
+    void aGroupWhoseSourceOffsetsCannotBeReadShouldWaitAloneAndBeCounted() {
+        // one group's coordinator down on the source: the other groups' offsets still go
+        source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(T0, 4L));
+        source.offsets.get(GroupKind.CONSUMER).put("orders", Map.of(T0, 6L));
+        source.unreadableGroups.add("orders");
+        destination.ends.put(T0, 10L);
+
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes).containsExactly("commit CONSUMER billing {t-0=4}");
+        assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isEqualTo(1);
+        assertThat(fixtures.report().errors())
+                .singleElement()
+                .asString()
+                .contains("source offsets of group orders", "coordinator down");
+    }
+
+    @Test
+    void aGroupWhoseDestinationOffsetsCannotBeReadShouldGetTheSourcesAndBeCounted() {
+        source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(T0, 4L));
+        source.offsets.get(GroupKind.CONSUMER).put("orders", Map.of(T0, 6L));
+        destination.offsets.get(GroupKind.CONSUMER).put("billing", new java.util.HashMap<>(Map.of(T0, 4L)));
+        destination.unreadableGroups.add("billing");
+        destination.ends.put(T0, 10L);
+
+        await(step.sync(mirror(), Set.of(T0), source, destination, fixtures.log));
+
+        assertThat(destination.writes)
+                .as("the unreadable group is written as if the destination had nothing; the other as planned")
+                .containsExactlyInAnyOrder("commit CONSUMER billing {t-0=4}", "commit CONSUMER orders {t-0=6}");
+        assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isEqualTo(1);
+        assertThat(fixtures.report().errors())
+                .singleElement()
+                .asString()
+                .contains("destination offsets of group billing");
+    }
 }
