@@ -58,7 +58,7 @@ final class CoordinatorThread {
         }
     }
 
-    /** Tasks waiting to run, scheduled ones included (any thread). */
+    /** Tasks waiting to run, scheduled ones included (any thread): {@code cluster_mirror_coordinator_queued_tasks}. */
     int waiting() {
         return thread.getQueue().size();
     }

@@ -195,6 +195,7 @@ public class MirrorCoordinator {
 
     void onStart(@Observes StartupEvent event) {
         metrics.registerMirrorCount(() -> keeper.state().mirrors().size());
+        metrics.registerCoordinatorQueue(thread::waiting);
         thread.run("load", keeper::load);
     }
 

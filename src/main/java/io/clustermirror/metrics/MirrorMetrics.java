@@ -547,6 +547,17 @@ public class MirrorMetrics {
     }
 
     /**
+     * {@code cluster_mirror_coordinator_queued_tasks}: tasks waiting for the coordinator's one thread, retries scheduled
+     * for later included. It stays small; one that keeps growing means every state change of the instance waits.
+     */
+    public void registerCoordinatorQueue(Supplier<Number> queued) {
+        Gauge.builder("cluster.mirror.coordinator.queued.tasks", queued)
+                .description("Tasks waiting for the coordinator thread, retries scheduled for later included (every "
+                        + "state change of the instance goes through it)")
+                .register(registry);
+    }
+
+    /**
      * {@code cluster_mirror_state_group_lease_valid}: 1 while this instance's append lease holds, 0 while it does not
      * (its data planes append nothing: it was paused, or its commits to the state group are refused or unanswered).
      */
