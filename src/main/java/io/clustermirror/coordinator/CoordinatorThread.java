@@ -1,6 +1,7 @@
 package io.clustermirror.coordinator;
 
 import io.smallrye.mutiny.Uni;
+import java.util.concurrent.Delayed;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -58,9 +59,14 @@ final class CoordinatorThread {
         }
     }
 
-    /** Tasks waiting to run, scheduled ones included (any thread): {@code cluster_mirror_coordinator_queued_tasks}. */
-    int waiting() {
-        return thread.getQueue().size();
+    /**
+     * Tasks waiting to run (any thread): those that are due ({@code due}), or those scheduled for later (back-off
+     * retries: one per FAILED partition, say). {@code cluster_mirror_coordinator_queued_tasks{when}}.
+     */
+    long queued(boolean due) {
+        return thread.getQueue().stream()
+                .filter(task -> (((Delayed) task).getDelay(TimeUnit.NANOSECONDS) <= 0) == due)
+                .count();
     }
 
     boolean isShutdown() {

@@ -195,7 +195,7 @@ public class MirrorCoordinator {
 
     void onStart(@Observes StartupEvent event) {
         metrics.registerMirrorCount(() -> keeper.state().mirrors().size());
-        metrics.registerCoordinatorQueue(thread::waiting);
+        metrics.registerCoordinatorQueue(thread::queued);
         thread.run("load", keeper::load);
     }
 

@@ -547,14 +547,18 @@ public class MirrorMetrics {
     }
 
     /**
-     * {@code cluster_mirror_coordinator_queued_tasks}: tasks waiting for the coordinator's one thread, retries scheduled
-     * for later included. It stays small; one that keeps growing means every state change of the instance waits.
+     * {@code cluster_mirror_coordinator_queued_tasks{when}}: tasks waiting for the coordinator's one thread, those due
+     * now ({@code when="due"}: it stays near 0; one that keeps growing means every state change of the instance waits)
+     * and those scheduled for later ({@code when="later"}: back-off retries, one per FAILED partition).
      */
-    public void registerCoordinatorQueue(Supplier<Number> queued) {
-        Gauge.builder("cluster.mirror.coordinator.queued.tasks", queued)
-                .description("Tasks waiting for the coordinator thread, retries scheduled for later included (every "
-                        + "state change of the instance goes through it)")
-                .register(registry);
+    public void registerCoordinatorQueue(Function<Boolean, Number> queued) {
+        for (boolean due : new boolean[] {true, false}) {
+            Gauge.builder("cluster.mirror.coordinator.queued.tasks", () -> queued.apply(due))
+                    .description("Tasks waiting for the coordinator thread (every state change of the instance goes "
+                            + "through it): due now, or scheduled for later (back-off retries)")
+                    .tag("when", due ? "due" : "later")
+                    .register(registry);
+        }
     }
 
     /**

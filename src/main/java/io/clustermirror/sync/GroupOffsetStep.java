@@ -8,11 +8,14 @@ import io.clustermirror.sync.plan.NameFilter;
 import io.clustermirror.sync.plan.OffsetSyncPlan;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.OffsetMetadataTooLarge;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.UnknownMemberIdException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.jboss.logging.Logger;
@@ -50,8 +53,9 @@ final class GroupOffsetStep {
     }
 
     /**
-     * One kind's groups. What fails the whole kind (its groups or their source offsets cannot be read) is counted and
-     * shown as the kind's error, and the cycle goes on: the other kind, then the ACLs.
+     * One kind's groups. What fails the whole kind (its groups cannot be listed) is counted and shown as the kind's
+     * error, and the cycle goes on: the other kind, then the ACLs. A group whose offsets cannot be read is that group's
+     * error, and the other groups go on.
      */
     private Uni<Void> sync(
             GroupKind kind,
@@ -63,8 +67,8 @@ final class GroupOffsetStep {
             ClusterMetadata destination,
             CycleLog log) {
         return source.groups(kind)
-                // a source that cannot have share groups (before Kafka 4.0) is told once; any other failure to list
-                // them is the kind's error, counted below every cycle it happens
+                // a source whose brokers cannot list share groups (older releases) is told once; any other failure
+                // to list them is the kind's error, counted below every cycle it happens
                 .onFailure(e -> kind == GroupKind.SHARE && e instanceof UnsupportedVersionException)
                 .recoverWithItem(e -> {
                     if (shareGroupsUnavailable.add(mirror.name())) {
@@ -92,15 +96,20 @@ final class GroupOffsetStep {
                         if (sourceOffsets.isEmpty()) {
                             return Uni.createFrom().voidItem();
                         }
+                        Map<String, Map<MirrorPartition, CommittedOffset>> toWrite = new HashMap<>(sourceOffsets);
                         return destination
                                 .groupOffsets(kind, sourceOffsets.keySet(), mirrored)
                                 .map(destinationReads -> {
-                                    // counted and shown; such a group's writes go on as if the destination had
-                                    // nothing: each writes the source's offset, clamped to the destination's end
-                                    destinationReads
-                                            .failed()
-                                            .forEach((group, e) -> log.error(
-                                                    kind.errorKind(), "destination offsets of group " + group, e));
+                                    // counted and shown. A group whose coordinator does not answer (a retriable
+                                    // failure) would not take a write either: it waits for the next cycle. Any
+                                    // other group's writes go on as if the destination had nothing: each writes the
+                                    // source's offset, clamped to the destination's end
+                                    destinationReads.failed().forEach((group, e) -> {
+                                        log.error(kind.errorKind(), "destination offsets of group " + group, e);
+                                        if (e instanceof RetriableException) {
+                                            toWrite.remove(group);
+                                        }
+                                    });
                                     return destinationReads.read();
                                 })
                                 .onFailure()
@@ -113,7 +122,7 @@ final class GroupOffsetStep {
                                 })
                                 .chain(destinationOffsets -> ends.chain(end -> commit(
                                         kind,
-                                        OffsetSyncPlan.plan(sourceOffsets, end, destinationOffsets, filter),
+                                        OffsetSyncPlan.plan(toWrite, end, destinationOffsets, filter),
                                         destination,
                                         log)));
                     });
@@ -148,13 +157,18 @@ final class GroupOffsetStep {
                                     .invoke(() -> log.error(
                                             kind.errorKind(),
                                             "group " + entry.getKey() + ": committed without its metadata",
-                                            e));
+                                            e))
+                                    .onFailure(f -> !active(f))
+                                    .transform(f -> new KafkaException(
+                                            "its offsets were refused with their metadata (" + e.getMessage()
+                                                    + ") and without it: " + f.getMessage(),
+                                            f));
                         })
                         .invoke(() -> LOGGER.debugf(
                                 "Mirror %s: group %s offsets %s", log.mirror(), entry.getKey(), entry.getValue()))
                         .onFailure()
                         .recoverWithItem(e -> {
-                            if (e instanceof UnknownMemberIdException || e instanceof GroupNotEmptyException) {
+                            if (active(e)) {
                                 log.skippedActiveGroup(entry.getKey());
                             } else {
                                 log.error(kind.errorKind(), "group " + entry.getKey(), e);
@@ -164,5 +178,10 @@ final class GroupOffsetStep {
                 .collect()
                 .asList()
                 .replaceWithVoid();
+    }
+
+    /** The group has members on the destination: its offsets are not ours to write now. */
+    private static boolean active(Throwable e) {
+        return e instanceof UnknownMemberIdException || e instanceof GroupNotEmptyException;
     }
 }

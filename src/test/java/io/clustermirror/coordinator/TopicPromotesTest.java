@@ -103,7 +103,7 @@ class TopicPromotesTest {
         // what the state records is the new owner's to lift and forget: this instance does not even ask the source
         assertThat(host.runtimeAsked).hasValue(0);
         assertThat(host.promotions).containsKey("orders");
-        assertThat(thread.waiting()).isZero();
+        assertThat(thread.queued(true) + thread.queued(false)).isZero();
     }
 
     @Test
@@ -127,7 +127,7 @@ class TopicPromotesTest {
                         .counter()
                         .count())
                 .isEqualTo(1);
-        assertThat(thread.waiting()).as("the retry").isEqualTo(1);
+        assertThat(thread.queued(false)).as("the retry, scheduled for later").isEqualTo(1);
         assertThat(host.promotions).containsKey("orders");
 
         // the mirror moves on: the next owner lifts it, and this instance shows no error of its own any more
@@ -169,11 +169,12 @@ class TopicPromotesTest {
         // relies on when it created one), and no error of the old lift stays shown
         org.awaitility.Awaitility.await()
                 .atMost(Duration.ofSeconds(5))
-                .until(() -> fences.liftError("m", "orders").isEmpty() && thread.waiting() == 0);
+                .until(() ->
+                        fences.liftError("m", "orders").isEmpty() && thread.queued(true) + thread.queued(false) == 0);
         org.awaitility.Awaitility.await()
                 .during(Duration.ofMillis(200))
                 .atMost(Duration.ofSeconds(5))
-                .until(() -> thread.waiting() == 0);
+                .until(() -> thread.queued(true) + thread.queued(false) == 0);
         synchronized (host) {
             assertThat(host.promotions.get("orders")).isEqualTo(again);
         }

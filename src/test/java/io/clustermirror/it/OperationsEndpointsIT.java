@@ -48,7 +48,8 @@ class OperationsEndpointsIT extends ServiceIT {
 
         assertThat(metrics)
                 .contains("cluster_mirror_mirrors ")
-                .contains("cluster_mirror_coordinator_queued_tasks ")
+                .contains("cluster_mirror_coordinator_queued_tasks{when=\"due\"}")
+                .contains("cluster_mirror_coordinator_queued_tasks{when=\"later\"}")
                 .contains("cluster_mirror_state_writes_total{result=\"ok\"}")
                 .contains("cluster_mirror_api_errors_total{errorCode=\"UNKNOWN_CLUSTER_MIRROR\"}");
     }

@@ -66,6 +66,8 @@ class WireNetworkTest {
 
         network.poll(100); // the answer is there: its handler runs in this poll
         long answered = time.milliseconds();
+        // (MockClient waits out every poll's time-out whatever the selector would do: what this shows is that the
+        // handler's wake-up made no system call and left no flag behind, not how a real selector would have waited)
         network.poll(100);
 
         assertThat(time.milliseconds() - answered)
