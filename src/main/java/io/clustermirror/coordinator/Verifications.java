@@ -216,7 +216,7 @@ final class Verifications {
             PartitionStatus now = coordinator.keeper().state().mirrors().containsKey(name)
                     ? coordinator.partitions(name).get(partition)
                     : null;
-            if (now != null && startedAtEpoch != null && now.stateEpoch() == startedAtEpoch) {
+            if (keeps(now, startedAtEpoch)) {
                 coordinator.keeper().queueVerified(name, Map.of(partition, upTo));
             } else {
                 LOGGER.debugf(
@@ -224,6 +224,11 @@ final class Verifications {
                         name, partition, upTo);
             }
         });
+    }
+
+    /** Whether a partition's verified offset is kept: it is still there, at the state epoch its verification began at. */
+    static boolean keeps(PartitionStatus now, Integer startedAtEpoch) {
+        return now != null && startedAtEpoch != null && now.stateEpoch() == startedAtEpoch;
     }
 
     /**

@@ -114,7 +114,7 @@ public final class AdminMetadata implements ClusterMetadata {
     }
 
     @Override
-    public Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions, CycleLog log) {
+    public Uni<EndOffsets> endOffsets(Set<MirrorPartition> partitions) {
         Set<TopicPartition> tps = new HashSet<>();
         partitions.forEach(p -> tps.add(tp(p)));
         // each partition on its own: a group offset is only ever clamped to an end that was read, and a partition whose
@@ -124,19 +124,14 @@ public final class AdminMetadata implements ClusterMetadata {
                         () -> new OffsetLookup(admin).list(tps, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED))
                 .emitOn(continuations)
                 .map(listed -> {
-                    listed.firstFailure()
-                            .ifPresent(e -> log.error(
-                                    GroupKind.CONSUMER.errorKind(),
-                                    "destination end offsets of "
-                                            + listed.failedPartitions().size()
-                                            + " partition(s) " + listed.failedPartitions()
-                                            + " (their group offsets are synced once they are read)",
-                                    e));
                     Map<MirrorPartition, Long> offsets = new HashMap<>();
                     listed.found()
                             .forEach((tp, info) ->
                                     offsets.put(new MirrorPartition(tp.topic(), tp.partition()), info.offset()));
-                    return offsets;
+                    Set<MirrorPartition> unread = new HashSet<>();
+                    listed.failedPartitions()
+                            .forEach(tp -> unread.add(new MirrorPartition(tp.topic(), tp.partition())));
+                    return new EndOffsets(offsets, unread, listed.firstFailure().orElse(null));
                 });
     }
 

@@ -29,10 +29,18 @@ public interface ClusterMetadata {
     Uni<Void> alterTopicConfigs(Map<String, ConfigSyncPlan> plans, CycleLog log);
 
     /**
-     * The log end offset of each partition; a partition whose end could not be read is missing (its group offsets wait
-     * for a cycle that reads it), and what failed is logged.
+     * The log end offset of each partition; a partition whose end could not be read (its leader down) is in
+     * {@link EndOffsets#unread} only, so its group offsets wait for a cycle that reads it.
      */
-    Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions, CycleLog log);
+    Uni<EndOffsets> endOffsets(Set<MirrorPartition> partitions);
+
+    /** The ends that were read, the partitions whose end was not, and the first reason. */
+    record EndOffsets(Map<MirrorPartition, Long> read, Set<MirrorPartition> unread, Throwable failure) {
+        public EndOffsets {
+            read = Map.copyOf(read);
+            unread = Set.copyOf(unread);
+        }
+    }
 
     /** The groups of this kind; fails when the cluster cannot list them (share groups before Kafka 4.1). */
     Uni<Set<String>> groups(GroupKind kind);

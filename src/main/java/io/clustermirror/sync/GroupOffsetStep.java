@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.OffsetMetadataTooLarge;
@@ -45,9 +46,22 @@ final class GroupOffsetStep {
                 mirror.config().list(MirrorConfig.GROUPS_INCLUDE, ".*"),
                 mirror.config().list(MirrorConfig.GROUPS_EXCLUDE, ""));
         // read once, and only when a group is to be synced: 10,000 partitions' ends cost the destination a ListOffsets
-        // of each every cycle otherwise
-        Uni<Map<MirrorPartition, Long>> ends =
-                destination.endOffsets(mirrored, log).memoize().indefinitely();
+        // of each every cycle otherwise; what could not be read is the error of the kind that needed it first (told
+        // once)
+        Uni<ClusterMetadata.EndOffsets> read =
+                destination.endOffsets(mirrored).memoize().indefinitely();
+        AtomicBoolean told = new AtomicBoolean();
+        java.util.function.Function<GroupKind, Uni<Map<MirrorPartition, Long>>> ends = kind -> read.map(end -> {
+            if (!end.unread().isEmpty() && told.compareAndSet(false, true)) {
+                log.error(
+                        kind.errorKind(),
+                        "destination end offsets of " + end.unread().size() + " partition(s) "
+                                + new java.util.TreeSet<>(end.unread())
+                                + " (their group offsets are synced once they are read)",
+                        end.failure() != null ? end.failure() : new IllegalStateException("not read"));
+            }
+            return end.read();
+        });
         return sync(GroupKind.CONSUMER, mirror, filter, mirrored, ends, source, destination, log)
                 .chain(() -> sync(GroupKind.SHARE, mirror, filter, mirrored, ends, source, destination, log));
     }
@@ -62,7 +76,7 @@ final class GroupOffsetStep {
             Mirror mirror,
             NameFilter filter,
             Set<MirrorPartition> mirrored,
-            Uni<Map<MirrorPartition, Long>> ends,
+            java.util.function.Function<GroupKind, Uni<Map<MirrorPartition, Long>>> ends,
             ClusterMetadata source,
             ClusterMetadata destination,
             CycleLog log) {
@@ -120,11 +134,12 @@ final class GroupOffsetStep {
                                             e);
                                     return Map.of();
                                 })
-                                .chain(destinationOffsets -> ends.chain(end -> commit(
-                                        kind,
-                                        OffsetSyncPlan.plan(toWrite, end, destinationOffsets, filter),
-                                        destination,
-                                        log)));
+                                .chain(destinationOffsets -> ends.apply(kind)
+                                        .chain(end -> commit(
+                                                kind,
+                                                OffsetSyncPlan.plan(toWrite, end, destinationOffsets, filter),
+                                                destination,
+                                                log)));
                     });
                 })
                 .onFailure()

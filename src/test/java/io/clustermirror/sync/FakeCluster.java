@@ -110,23 +110,26 @@ final class FakeCluster implements ClusterMetadata {
     }
 
     @Override
-    public Uni<Map<MirrorPartition, Long>> endOffsets(Set<MirrorPartition> partitions, CycleLog log) {
+    public Uni<EndOffsets> endOffsets(Set<MirrorPartition> partitions) {
         return Uni.createFrom()
                 .item(
                         () -> { // read when subscribed, as an Admin call is sent
                             endReads.incrementAndGet();
                             Map<MirrorPartition, Long> result = new HashMap<>();
+                            Set<MirrorPartition> unread = new HashSet<>();
                             partitions.forEach(p -> {
                                 if (unreadableEnds.contains(p)) {
-                                    log.error(
-                                            GroupKind.CONSUMER.errorKind(),
-                                            "destination end offsets of 1 partition(s) [" + p + "]",
-                                            new org.apache.kafka.common.errors.TimeoutException("no leader"));
+                                    unread.add(p);
                                 } else {
                                     result.put(p, ends.getOrDefault(p, 0L));
                                 }
                             });
-                            return result;
+                            return new EndOffsets(
+                                    result,
+                                    unread,
+                                    unread.isEmpty()
+                                            ? null
+                                            : new org.apache.kafka.common.errors.TimeoutException("no leader"));
                         });
     }
 

@@ -229,4 +229,18 @@ class GroupOffsetStepTest {
                 .asString()
                 .contains("destination offsets of group billing");
     }
+
+    @Test
+    void endsThatCannotBeReadShouldBeTheErrorOfTheKindThatNeedsThemOnceACycle() {
+        // only share groups to sync: the unread end is theirs, not the consumer groups'
+        source.offsets.get(GroupKind.SHARE).put("workers", Map.of(T0, 3L, T1, 2L));
+        destination.ends.putAll(Map.of(T0, 10L, T1, 10L));
+        destination.unreadableEnds.add(T1);
+
+        await(step.sync(mirror(), Set.of(T0, T1), source, destination, fixtures.log));
+
+        assertThat(destination.writes).containsExactly("commit SHARE workers {t-0=3}");
+        assertThat(fixtures.errors("ShareGroupOffsetSyncError")).isEqualTo(1);
+        assertThat(fixtures.errors("ConsumerGroupOffsetSyncError")).isZero();
+    }
 }
