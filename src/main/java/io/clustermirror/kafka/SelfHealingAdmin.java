@@ -101,8 +101,12 @@ public final class SelfHealingAdmin implements InvocationHandler {
         Set<Thread> started = adminThreads();
         started.removeAll(before);
         current = admin;
-        // kafka-clients starts the thread in the constructor: the one new thread of that name is this client's
-        thread = started.size() == 1 ? started.iterator().next() : null;
+        // kafka-clients starts the thread in the constructor: the one new thread of that name is this client's. None
+        // means it has exited already (a peer that answers wrongly at once, seen on a loaded machine between the two
+        // looks): a thread never started stands for it, dead, so the next call replaces the client
+        thread = started.size() == 1
+                ? started.iterator().next()
+                : started.isEmpty() ? new Thread(() -> {}, THREAD_PREFIX + clientId) : null;
         if (thread == null) {
             LOGGER.warnf(
                     "Admin client %s: its network thread could not be told apart (%d new threads of that name); a dead"

@@ -76,6 +76,28 @@ class SelfHealingAdminTest {
     }
 
     @Test
+    void anAdminWhoseThreadDiedBeforeItWasSeenShouldStillBeReplaced() throws Exception {
+        // the race a loaded machine hit: the client's thread met the fake broker and exited between the client's build
+        // and the look for its thread; the factory waits for that here, the first time
+        AtomicBoolean first = new AtomicBoolean(true);
+        admin = SelfHealingAdmin.create(
+                "early-admin",
+                () -> {
+                    Admin built = Admin.create(props("early-admin"));
+                    if (first.getAndSet(false)) {
+                        await().atMost(Duration.ofSeconds(20)).until(() -> !threadAlive("early-admin"));
+                    }
+                    return built;
+                },
+                (client, reason) -> replacements.add(client + ": " + reason));
+
+        admin.describeCluster();
+
+        assertThat(replacements)
+                .containsExactly("early-admin: its network thread kafka-admin-client-thread | early-admin has died");
+    }
+
+    @Test
     void anAdminThatCannotBeBuiltAgainShouldSaySoUntilItCan() {
         AtomicBoolean buildable = new AtomicBoolean(true);
         admin = SelfHealingAdmin.create(
