@@ -8,6 +8,8 @@ import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.state.StateSnapshot;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -142,7 +144,7 @@ record CoordinatorState(
         Map<String, Map<MirrorPartition, PartitionStatus>> next = new HashMap<>(partitions);
         // this method's own copy, wrapped rather than copied again: a start of 10,000 partitions makes 10,000 of these
         // changes, one per partition leaving LOG_TRUNCATION, each copying the mirror's map (JFR, bench/partitions.sh)
-        next.put(mirror, java.util.Collections.unmodifiableMap(ofMirror));
+        next.put(mirror, Collections.unmodifiableMap(ofMirror));
         return new CoordinatorState(mirrors, next, createdAcls, promotions, divergences, serviceConfigs, verified);
     }
 
@@ -189,7 +191,7 @@ record CoordinatorState(
     }
 
     /** Without these partitions' verified-up-to offsets. */
-    CoordinatorState withoutVerified(String mirror, java.util.Collection<MirrorPartition> forgotten) {
+    CoordinatorState withoutVerified(String mirror, Collection<MirrorPartition> forgotten) {
         Map<MirrorPartition, Long> ofMirror = new HashMap<>(verified(mirror));
         forgotten.forEach(ofMirror::remove);
         Map<String, Map<MirrorPartition, Long>> next = new HashMap<>(verified);

@@ -9,10 +9,15 @@ import io.clustermirror.sync.plan.OffsetSyncPlan;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.OffsetMetadataTooLarge;
@@ -51,12 +56,12 @@ final class GroupOffsetStep {
         Uni<ClusterMetadata.EndOffsets> read =
                 destination.endOffsets(mirrored).memoize().indefinitely();
         AtomicBoolean told = new AtomicBoolean();
-        java.util.function.Function<GroupKind, Uni<Map<MirrorPartition, Long>>> ends = kind -> read.map(end -> {
+        Function<GroupKind, Uni<Map<MirrorPartition, Long>>> ends = kind -> read.map(end -> {
             if (!end.unread().isEmpty() && told.compareAndSet(false, true)) {
                 log.error(
                         kind.errorKind(),
                         "destination end offsets of " + end.unread().size() + " partition(s) "
-                                + new java.util.TreeSet<>(end.unread())
+                                + new TreeSet<>(end.unread())
                                 + " (their group offsets are synced once they are read)",
                         end.failure() != null ? end.failure() : new IllegalStateException("not read"));
             }
@@ -76,7 +81,7 @@ final class GroupOffsetStep {
             Mirror mirror,
             NameFilter filter,
             Set<MirrorPartition> mirrored,
-            java.util.function.Function<GroupKind, Uni<Map<MirrorPartition, Long>>> ends,
+            Function<GroupKind, Uni<Map<MirrorPartition, Long>>> ends,
             ClusterMetadata source,
             ClusterMetadata destination,
             CycleLog log) {
@@ -93,9 +98,8 @@ final class GroupOffsetStep {
                     return Set.of();
                 })
                 .chain(listed -> {
-                    Set<String> groups = listed.stream()
-                            .filter(filter::matches)
-                            .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+                    Set<String> groups =
+                            listed.stream().filter(filter::matches).collect(Collectors.toCollection(TreeSet::new));
                     if (groups.isEmpty()) {
                         return Uni.createFrom().voidItem();
                     }
@@ -144,7 +148,7 @@ final class GroupOffsetStep {
                 })
                 .onFailure()
                 .recoverWithItem(e -> {
-                    log.error(kind.errorKind(), kind.name().toLowerCase(java.util.Locale.ROOT) + " group offsets", e);
+                    log.error(kind.errorKind(), kind.name().toLowerCase(Locale.ROOT) + " group offsets", e);
                     return null;
                 });
     }
@@ -165,7 +169,7 @@ final class GroupOffsetStep {
                             // the destination takes less metadata (offset.metadata.max.bytes) than the source did: the
                             // offsets matter more, so they go without it, and that is told every cycle it happens; if
                             // they do not go either, that failure is the group's one error (below)
-                            Map<MirrorPartition, CommittedOffset> bare = new java.util.TreeMap<>();
+                            Map<MirrorPartition, CommittedOffset> bare = new TreeMap<>();
                             entry.getValue().forEach((p, o) -> bare.put(p, CommittedOffset.of(o.offset())));
                             return destination
                                     .alterGroupOffsets(kind, entry.getKey(), bare)

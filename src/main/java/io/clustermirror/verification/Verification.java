@@ -19,17 +19,20 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.jboss.logging.Logger;
 
 /**
@@ -286,11 +289,11 @@ public final class Verification {
                 .toList();
         Map<String, Boolean> compacted = new HashMap<>();
         for (var described : admin.describeConfigs(resources).values().entrySet()) {
-            org.apache.kafka.clients.admin.Config config;
+            Config config;
             try {
                 config = described.getValue().get(clusters.timeoutMs(), TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.ExecutionException e) {
-                if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                     continue;
                 }
                 throw e;
@@ -319,7 +322,7 @@ public final class Verification {
                 .sum();
         // judged outside the lock, which a GET of the report (an event loop) takes: a work's next, to and cleaning
         // change only on the rounds' thread, so they are read here as the last round left them
-        Map<Work, LogComparison.Step> steps = new java.util.HashMap<>();
+        Map<Work, LogComparison.Step> steps = new HashMap<>();
         for (Work w : turn) {
             var s = fromSource.get(w.tp);
             var d = fromDestination.get(w.tp);

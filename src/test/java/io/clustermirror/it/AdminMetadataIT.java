@@ -13,7 +13,9 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 /** The sync cycle's reads of a cluster (AdminMetadata) against the test bed's destination broker. */
@@ -52,10 +54,10 @@ class AdminMetadataIT extends ServiceIT {
             admin.alterConsumerGroupOffsets(
                             committed,
                             Map.of(
-                                    new org.apache.kafka.common.TopicPartition(topic, 0),
+                                    new TopicPartition(topic, 0),
                                     new org.apache.kafka.clients.consumer.OffsetAndMetadata(0)))
                     .all()
-                    .get(30, java.util.concurrent.TimeUnit.SECONDS);
+                    .get(30, TimeUnit.SECONDS);
             AdminMetadata destination = new AdminMetadata(admin, Runnable::run);
             Set<MirrorPartition> partitions = Set.of(new MirrorPartition(topic, 0), new MirrorPartition(topic, 1));
 
@@ -96,8 +98,8 @@ class AdminMetadataIT extends ServiceIT {
 
             assertThat(admin.listConsumerGroupOffsets(group)
                             .partitionsToOffsetAndMetadata()
-                            .get(30, java.util.concurrent.TimeUnit.SECONDS)
-                            .get(new org.apache.kafka.common.TopicPartition(topic, 0))
+                            .get(30, TimeUnit.SECONDS)
+                            .get(new TopicPartition(topic, 0))
                             .metadata())
                     .isEqualTo("AQAAAZS-time");
             assertThat(cluster.groupOffsets(GroupKind.CONSUMER, Set.of(group), Set.of(p0))

@@ -2,6 +2,8 @@ package io.clustermirror.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
 
 import io.clustermirror.embedded.KafkaBrokerProcess;
 import io.clustermirror.testbed.ServiceProcess;
@@ -285,7 +287,7 @@ class PlannedSwitchoverIT extends ServiceIT {
                     .get("/v1/mirrors/" + bToA + "/topics/" + topic)
                     .then()
                     .statusCode(200)
-                    .body("promotion.phase", org.hamcrest.Matchers.equalTo("PROMOTED"));
+                    .body("promotion.phase", equalTo("PROMOTED"));
         }
     }
 
@@ -307,8 +309,8 @@ class PlannedSwitchoverIT extends ServiceIT {
                 .post("/v1/mirrors/" + mirror + "/topics:promote")
                 .then()
                 .statusCode(409)
-                .body("errorCode", org.hamcrest.Matchers.equalTo("SECURITY_DISABLED"))
-                .body("field", org.hamcrest.Matchers.equalTo("fenceSource"));
+                .body("errorCode", equalTo("SECURITY_DISABLED"))
+                .body("field", equalTo("fenceSource"));
         assertThat(describeTopic(mirror, topic).getList("partitions.state")).containsOnly("MIRRORING");
         assertThat(describeTopic(mirror, topic).getString("promotion")).isNull();
 
@@ -339,9 +341,9 @@ class PlannedSwitchoverIT extends ServiceIT {
                 .then()
                 .statusCode(409)
                 .contentType("application/problem+json")
-                .body("errorCode", org.hamcrest.Matchers.equalTo("CLUSTER_AUTHORIZATION_FAILED"))
-                .body("field", org.hamcrest.Matchers.equalTo("fenceSource"))
-                .body("detail", org.hamcrest.Matchers.containsString("need ALTER on the source cluster"));
+                .body("errorCode", equalTo("CLUSTER_AUTHORIZATION_FAILED"))
+                .body("field", equalTo("fenceSource"))
+                .body("detail", containsString("need ALTER on the source cluster"));
 
         // Then nothing changed: the topic mirrors on, no fence is on the source, and what alice writes there is copied
         assertThat(describeTopic(mirror, topic).getList("partitions.state")).containsOnly("MIRRORING");

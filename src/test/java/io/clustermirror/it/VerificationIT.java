@@ -10,6 +10,7 @@ import io.restassured.response.Response;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -299,7 +300,7 @@ class VerificationIT extends ServiceIT {
         topicVerb(mirror, "stop", gone);
         awaitAllPartitions(mirror, gone, "STOPPED");
         try (Admin admin = bed.destinationAdmin()) {
-            admin.deleteTopics(List.of(gone)).all().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            admin.deleteTopics(List.of(gone)).all().get(30, TimeUnit.SECONDS);
         }
 
         // When both are verified

@@ -16,8 +16,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
+import org.apache.kafka.common.errors.OffsetMetadataTooLarge;
 import org.apache.kafka.common.errors.SecurityDisabledException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 
@@ -125,11 +129,7 @@ final class FakeCluster implements ClusterMetadata {
                                 }
                             });
                             return new EndOffsets(
-                                    result,
-                                    unread,
-                                    unread.isEmpty()
-                                            ? null
-                                            : new org.apache.kafka.common.errors.TimeoutException("no leader"));
+                                    result, unread, unread.isEmpty() ? null : new TimeoutException("no leader"));
                         });
     }
 
@@ -139,7 +139,7 @@ final class FakeCluster implements ClusterMetadata {
             return Uni.createFrom().failure(new UnsupportedVersionException("share groups are not enabled"));
         }
         if (unlistableGroupKinds.contains(kind)) {
-            return Uni.createFrom().failure(new org.apache.kafka.common.errors.TimeoutException("listing timed out"));
+            return Uni.createFrom().failure(new TimeoutException("listing timed out"));
         }
         return Uni.createFrom().item(Set.copyOf(offsets.get(kind).keySet()));
     }
@@ -147,13 +147,13 @@ final class FakeCluster implements ClusterMetadata {
     @Override
     public Uni<GroupOffsets> groupOffsets(GroupKind kind, Set<String> groups, Set<MirrorPartition> partitions) {
         if (groupOffsetsUnreadable || unreadableGroupKinds.contains(kind)) {
-            return Uni.createFrom().failure(new org.apache.kafka.common.errors.TimeoutException("timed out"));
+            return Uni.createFrom().failure(new TimeoutException("timed out"));
         }
         Map<String, Map<MirrorPartition, CommittedOffset>> result = new HashMap<>();
         Map<String, Throwable> failed = new HashMap<>();
         groups.forEach(g -> {
             if (unreadableGroups.contains(g)) {
-                failed.put(g, new org.apache.kafka.common.errors.CoordinatorNotAvailableException("coordinator down"));
+                failed.put(g, new CoordinatorNotAvailableException("coordinator down"));
                 return;
             }
             Map<MirrorPartition, CommittedOffset> of = new HashMap<>();
@@ -176,12 +176,10 @@ final class FakeCluster implements ClusterMetadata {
             return Uni.createFrom().failure(new GroupNotEmptyException("group " + group + " has members"));
         }
         if (committed.values().stream().anyMatch(o -> o.metadata().length() > metadataMaxBytes)) {
-            return Uni.createFrom()
-                    .failure(new org.apache.kafka.common.errors.OffsetMetadataTooLarge("metadata too large"));
+            return Uni.createFrom().failure(new OffsetMetadataTooLarge("metadata too large"));
         }
         if (refusedGroups.contains(group)) {
-            return Uni.createFrom()
-                    .failure(new org.apache.kafka.common.errors.GroupAuthorizationException("not authorized"));
+            return Uni.createFrom().failure(new GroupAuthorizationException("not authorized"));
         }
         writes.add("commit " + kind + " " + group + " " + new TreeMap<>(committed));
         committed.forEach((p, o) -> {
