@@ -224,6 +224,8 @@ public final class BareCopyLoop {
         private long producerId;
         private short epoch;
         private boolean fetchInFlight;
+        private int fetches;
+        private int produces;
         /** What a completion handler threw: kafka-clients would only log it, and the lane would wait for good. */
         private RuntimeException failure;
 
@@ -293,7 +295,9 @@ public final class BareCopyLoop {
                 maybeProduce();
                 client.poll(500, time.milliseconds());
             }
-            System.out.printf("lane %d: copied after %d ms%n", lane, time.milliseconds() - started);
+            System.out.printf(
+                    "lane %d: copied after %d ms, %d Fetch and %d Produce requests%n",
+                    lane, time.milliseconds() - started, fetches, produces);
             client.close();
         }
 
@@ -350,6 +354,7 @@ public final class BareCopyLoop {
                     .isolationLevel(IsolationLevel.READ_UNCOMMITTED)
                     .setMaxBytes(FETCH_MAX_BYTES);
             fetchInFlight = true;
+            fetches++;
             client.send(
                     client.newClientRequest(
                             source.idString(),
@@ -428,6 +433,7 @@ public final class BareCopyLoop {
                         .setAcks((short) -1)
                         .setTimeoutMs(30_000)
                         .setTopicData(topics);
+                produces++;
                 client.send(
                         client.newClientRequest(
                                 destination.idString(),
