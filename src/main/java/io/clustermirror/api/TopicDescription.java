@@ -18,12 +18,4 @@ public record TopicDescription(
                 description =
                         "Records only the destination held when the topic was last recreated for diverging from the "
                                 + "source (failback), and where they were preserved; null when none")
-        DivergenceDescription divergence,
-
-        @Schema(
-                description = "true when the destination topic had the read-only guard (a DENY WRITE ACL for User:*) "
-                        + "before this mirror started it: that ACL is not the mirror's, so a stop or a promote leaves "
-                        + "it in place and the topic stays read-only until its owner deletes it; false when the guard "
-                        + "is the mirror's own (lifted at the stop)",
-                example = "false")
-        boolean guardPredatesMirror) {}
+        DivergenceDescription divergence) {}

@@ -46,10 +46,6 @@ public final class TopicPromotes {
     private static final long POLL_MS = 100;
     private static final Duration STOP_WAIT = Duration.ofSeconds(30);
     static final String PROMOTED = "promoted: the destination holds every source record; the topic is writable here";
-    /** The same, for a topic whose read-only guard was there before the mirror started it (it stays). */
-    static final String PROMOTED_GUARD_KEPT = "promoted: the destination holds every source record; the topic keeps "
-            + "the DENY WRITE ACL for User:* that was there before the mirror started it, and is writable once its "
-            + "owner deletes it";
 
     /** What a promote needs from the coordinator. */
     interface Host {
@@ -331,13 +327,7 @@ public final class TopicPromotes {
         Map<MirrorPartition, PartitionStatus> owned = host.partitions(a.mirror);
         Map<String, TopicPromotion> promotions = host.promotions(a.mirror);
         Map<MirrorPartition, PartitionStatus> stopping = new TreeMap<>();
-        a.partitions.forEach(p -> stopping.put(
-                p,
-                owned.get(p)
-                        .moveTo(
-                                MirrorPartitionState.STOPPING,
-                                owned.get(p).guardPredated() ? PROMOTED_GUARD_KEPT : PROMOTED,
-                                now)));
+        a.partitions.forEach(p -> stopping.put(p, owned.get(p).moveTo(MirrorPartitionState.STOPPING, PROMOTED, now)));
         Map<String, TopicPromotion> promoted = new TreeMap<>();
         for (String topic : a.topics) {
             List<TopicPromotion.PromotedPartition> proof = new java.util.ArrayList<>();

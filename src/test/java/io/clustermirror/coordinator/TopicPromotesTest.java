@@ -67,20 +67,6 @@ class TopicPromotesTest {
     }
 
     @Test
-    void aPromotedTopicWhoseGuardPredatesTheMirrorShouldSayItStaysReadOnly() {
-        TopicPromotes.Attempt a = drainedAttempt();
-        host.partitions.put(ORDERS_0, host.partitions.get(ORDERS_0).withGuardPredated(true));
-
-        promotes.commit(a);
-
-        assertThat(host.partitions.get(ORDERS_0).state()).isEqualTo(MirrorPartitionState.STOPPING);
-        assertThat(host.partitions.get(ORDERS_0).error())
-                .isEqualTo(TopicPromotes.PROMOTED_GUARD_KEPT)
-                .contains("keeps the DENY WRITE ACL for User:*");
-        assertThat(host.partitions.get(ORDERS_0).guardPredated()).isTrue();
-    }
-
-    @Test
     void aPromoteWhoseMirrorIsDeletedBeforeItsCommitShouldAnswerUnknownMirror() {
         TopicPromotes.Attempt a = drainedAttempt();
         host.deleted = true;

@@ -190,58 +190,6 @@ class AclSyncIT extends ServiceIT {
     }
 
     @Test
-    void aGuardAnOperatorPutOnAnAdoptedTopicShouldOutliveTheStopAndOnlyThat() throws Exception {
-        String topic = uniqueName("guarded");
-        String mirror = uniqueName("guarded");
-        AclBinding operatorsGuard = topicAcl(topic, "User:*", AclOperation.WRITE, AclPermissionType.DENY);
-        try (Admin admin = admin(source)) {
-            Kafka.createTopic(admin, topic, 2, Map.of());
-        }
-        try (Admin admin = admin(destination)) {
-            Kafka.createTopic(admin, topic, 2, Map.of());
-            admin.createAcls(List.of(operatorsGuard)).all().get(); // the operator's own read-only rule
-        }
-        api().body(createBody(mirror, TestBed.sasl(source, TestBed.ADMIN_JAAS)))
-                .post("/v1/mirrors")
-                .then()
-                .statusCode(201);
-
-        // When the mirror adopts the topic, describe says whose the guard is
-        startTopicsAdopting(mirror, topic);
-        awaitConverged(mirror, topic);
-        assertThat(describeTopic(mirror, topic).getBoolean("guardPredatesMirror"))
-                .isTrue();
-
-        // Then the stop restores the topic but leaves the operator's guard (it deleted it before)
-        topicVerb(mirror, "stop", topic);
-        awaitAllPartitions(mirror, topic, "STOPPED");
-        assertThat(destinationAcls()).contains(operatorsGuard);
-        assertThat(describeTopic(mirror, topic).getList("partitions.error")).containsOnlyNulls();
-
-        // and a second start and stop of the topic too
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
-        assertThat(describeTopic(mirror, topic).getBoolean("guardPredatesMirror"))
-                .isTrue();
-        topicVerb(mirror, "stop", topic);
-        awaitAllPartitions(mirror, topic, "STOPPED");
-        assertThat(destinationAcls()).contains(operatorsGuard);
-
-        // Once the operator deleted it, the next start's guard is the mirror's own, and its stop lifts it
-        try (Admin admin = admin(destination)) {
-            admin.deleteAcls(List.of(operatorsGuard.toFilter())).all().get();
-        }
-        startTopics(mirror, topic);
-        awaitConverged(mirror, topic);
-        assertThat(describeTopic(mirror, topic).getBoolean("guardPredatesMirror"))
-                .isFalse();
-        assertThat(destinationAcls()).contains(operatorsGuard); // the same ACL, now the mirror's
-        topicVerb(mirror, "stop", topic);
-        awaitAllPartitions(mirror, topic, "STOPPED");
-        assertThat(destinationAcls()).doesNotContain(operatorsGuard);
-    }
-
-    @Test
     void aSourceSecretFromAConfigProviderShouldReachTheSourceAndNeverBeStored() throws Exception {
         String topic = uniqueName("provided");
         String mirror = uniqueName("provided");
