@@ -189,6 +189,37 @@ class AclSyncIT extends ServiceIT {
         awaitConverged(mirror, topic);
     }
 
+    /**
+     * A DENY WRITE for User:* already on a topic the mirror adopts is the same ACL as another mirror's promote fence
+     * (a switch back adopts the old primary's fenced topics, PlannedSwitchoverIT), so it becomes the mirror's guard
+     * and goes at the stop, as decisions §52 says; an operator's own rule of that shape goes with it.
+     */
+    @Test
+    void aDenyWriteForEveryoneOnAnAdoptedTopicShouldBecomeTheGuardAndGoAtTheStop() throws Exception {
+        String topic = uniqueName("guarded");
+        String mirror = uniqueName("guarded");
+        AclBinding found = topicAcl(topic, "User:*", AclOperation.WRITE, AclPermissionType.DENY);
+        AclBinding readAlice = topicAcl(topic, "User:alice", AclOperation.READ, AclPermissionType.ALLOW);
+        try (Admin admin = admin(source)) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+        }
+        try (Admin admin = admin(destination)) {
+            Kafka.createTopic(admin, topic, 1, Map.of());
+            admin.createAcls(List.of(found, readAlice)).all().get();
+        }
+        api().body(createBody(mirror, TestBed.sasl(source, TestBed.ADMIN_JAAS)))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
+        startTopicsAdopting(mirror, topic);
+        awaitConverged(mirror, topic);
+
+        topicVerb(mirror, "stop", topic);
+        awaitAllPartitions(mirror, topic, "STOPPED");
+
+        assertThat(destinationAcls()).doesNotContain(found).contains(readAlice);
+    }
+
     @Test
     void aSourceSecretFromAConfigProviderShouldReachTheSourceAndNeverBeStored() throws Exception {
         String topic = uniqueName("provided");
