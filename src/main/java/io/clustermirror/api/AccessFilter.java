@@ -10,6 +10,10 @@ import io.quarkus.security.identity.SecurityIdentity;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ResourceInfo;
+import javax.naming.InvalidNameException;
+import javax.naming.ldap.LdapName;
+import javax.naming.ldap.Rdn;
+import javax.security.auth.x500.X500Principal;
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 
 /**
@@ -92,14 +96,14 @@ public class AccessFilter {
      * its subject's CN (the name its roles are mapped by), not the whole distinguished name.
      */
     static String principal(SecurityIdentity identity) {
-        if (identity.getPrincipal() instanceof javax.security.auth.x500.X500Principal x500) {
+        if (identity.getPrincipal() instanceof X500Principal x500) {
             try {
-                for (javax.naming.ldap.Rdn rdn : new javax.naming.ldap.LdapName(x500.getName()).getRdns()) {
+                for (Rdn rdn : new LdapName(x500.getName()).getRdns()) {
                     if (rdn.getType().equalsIgnoreCase("CN")) {
                         return String.valueOf(rdn.getValue());
                     }
                 }
-            } catch (javax.naming.InvalidNameException e) {
+            } catch (InvalidNameException e) {
                 return x500.getName();
             }
         }

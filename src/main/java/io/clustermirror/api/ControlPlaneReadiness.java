@@ -1,6 +1,7 @@
 package io.clustermirror.api;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Locale;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
@@ -25,10 +26,7 @@ public class ControlPlaneReadiness implements HealthCheck {
                 .status(security.mode() != ControlPlaneSecurity.Mode.REFUSED)
                 .withData(
                         "authentication",
-                        security.mode()
-                                .name()
-                                .toLowerCase(java.util.Locale.ROOT)
-                                .replace('_', '-'))
+                        security.mode().name().toLowerCase(Locale.ROOT).replace('_', '-'))
                 .withData("mechanisms", String.join(",", security.mechanisms()))
                 .build();
     }

@@ -5,6 +5,7 @@ import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.util.concurrent.CompletionException;
 import org.jboss.logging.Logger;
 
 /**
@@ -23,9 +24,8 @@ public class DroppedFailures {
     }
 
     static void dropped(Throwable failure) {
-        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-                ? failure.getCause()
-                : failure;
+        Throwable cause =
+                failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
         if (cause instanceof MirrorException answer) {
             LOGGER.debugf("Answer for a request whose client is gone: %s %s", answer.error(), answer.getMessage());
         } else {

@@ -6,6 +6,7 @@ import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorError;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -15,6 +16,7 @@ import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -96,7 +98,7 @@ public class HttpGuards {
             return;
         }
         if (contentLength(context) > MAX_BODY_BYTES) {
-            if (request.version() != io.vertx.core.http.HttpVersion.HTTP_2) {
+            if (request.version() != HttpVersion.HTTP_2) {
                 // HTTP/1.1: the connection closes once the answer is out and the body the client is still sending has
                 // been read and thrown away. Closing with unread bytes makes TCP reset the connection, and a client
                 // still writing then loses the answer (seen as "header parser received no bytes", 9 in 200 tries).
@@ -184,7 +186,7 @@ public class HttpGuards {
         if (contentType == null) {
             return false;
         }
-        String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(java.util.Locale.ROOT);
+        String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
         return mediaType.equals("application/json");
     }
 

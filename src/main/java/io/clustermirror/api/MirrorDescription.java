@@ -1,16 +1,19 @@
 package io.clustermirror.api;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.clustermirror.mirror.ClusterMirrorOperation;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
-@com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+@JsonInclude(JsonInclude.Include.NON_NULL)
 @Schema(
         name = "MirrorDescription",
         description = "DescribeClusterMirrors for one mirror; secret config values read [hidden]")
@@ -56,8 +59,7 @@ public record MirrorDescription(
         List<String> authorizedOperations) {
 
     /** This description with the caller's operations on the mirror, as the KIP's IncludeAuthorizedOperations. */
-    MirrorDescription withAuthorizedOperations(
-            java.util.Collection<io.clustermirror.mirror.ClusterMirrorOperation> ops) {
+    MirrorDescription withAuthorizedOperations(Collection<ClusterMirrorOperation> ops) {
         return new MirrorDescription(
                 name,
                 sourceBootstrapServers,

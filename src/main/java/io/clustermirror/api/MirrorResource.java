@@ -1,7 +1,10 @@
 package io.clustermirror.api;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.clustermirror.coordinator.MirrorCoordinator;
 import io.clustermirror.coordinator.ServiceInstance;
+import io.clustermirror.coordinator.StateOwnership;
 import io.clustermirror.mirror.ClusterMirrorOperation;
 import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
@@ -11,6 +14,7 @@ import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.sync.MirrorMetadataManager;
 import io.smallrye.common.annotation.NonBlocking;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
@@ -21,13 +25,19 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import java.io.IOException;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -48,7 +58,7 @@ public class MirrorResource {
 
     private final ServiceInstance instance;
     private final OwnerRouting routing;
-    private final com.fasterxml.jackson.databind.ObjectMapper json;
+    private final ObjectMapper json;
 
     public MirrorResource(
             MirrorCoordinator coordinator,
@@ -57,7 +67,7 @@ public class MirrorResource {
             RequestCaller caller,
             ServiceInstance instance,
             OwnerRouting routing,
-            com.fasterxml.jackson.databind.ObjectMapper json) {
+            ObjectMapper json) {
         this.instance = instance;
         this.routing = routing;
         this.json = json;
@@ -90,7 +100,7 @@ public class MirrorResource {
             description = "SOURCE_METADATA_NOT_AVAILABLE: the source cluster could not be described (reached, "
                     + "authenticated) within mirror.source.request.timeout.ms")
     @ClusterMirrorAccess(ClusterMirrorOperation.CREATE)
-    public Uni<Response> create(CreateMirrorRequest request, @jakarta.ws.rs.core.Context HttpServerRequest http) {
+    public Uni<Response> create(CreateMirrorRequest request, @Context HttpServerRequest http) {
         requireBody(request);
         if (request.name() != null && http.getHeader(OwnerRouting.FORWARDED_BY) == null) {
             // applied by the owner of the name's state partition: it authorizes and audits the request, not this one
@@ -126,10 +136,10 @@ public class MirrorResource {
             description = "The mirrors, sorted by name",
             content = @Content(schema = @Schema(implementation = MirrorList.class)))
     @ClusterMirrorAccess(ClusterMirrorOperation.DESCRIBE)
-    public Uni<Response> list(@jakarta.ws.rs.core.Context HttpServerRequest http) {
+    public Uni<Response> list(@Context HttpServerRequest http) {
         // a partition counts as this instance's part only when held both before and after the list was made (a take
         // merges its mirrors before it holds the partition, a give-up stops holding it before it drops them)
-        Set<Integer> held = new java.util.TreeSet<>(coordinator.heldStatePartitions());
+        Set<Integer> held = new TreeSet<>(coordinator.heldStatePartitions());
         MirrorList mine = localList();
         held.retainAll(coordinator.heldStatePartitions());
         var others = instance.members().stream()
@@ -151,9 +161,8 @@ public class MirrorResource {
                 .map(m -> Uni.createFrom()
                         .completionStage(() -> routing.forward(
                                         http,
-                                        new io.clustermirror.coordinator.StateOwnership.Owner(
-                                                m.id(), m.url(), Set.copyOf(m.statePartitions())),
-                                        io.vertx.core.buffer.Buffer.buffer())
+                                        new StateOwnership.Owner(m.id(), m.url(), Set.copyOf(m.statePartitions())),
+                                        Buffer.buffer())
                                 .toCompletionStage())
                         .onFailure()
                         .transform(e -> new MirrorException(
@@ -166,8 +175,8 @@ public class MirrorResource {
                 ? Uni.createFrom().item(List.of())
                 : Uni.join().all(theirs).andFailFast();
         return parts.map(list -> {
-            List<MirrorSummary> all = new java.util.ArrayList<>(mine.mirrors());
-            Set<Integer> covered = new java.util.TreeSet<>(held);
+            List<MirrorSummary> all = new ArrayList<>(mine.mirrors());
+            Set<Integer> covered = new TreeSet<>(held);
             list.forEach(part -> {
                 all.addAll(part.mirrors().mirrors());
                 covered.addAll(part.held());
@@ -181,7 +190,7 @@ public class MirrorResource {
                                 + " state partition(s) are moving between instances right now; retry for the whole list");
             }
             // a mirror whose partition moved while the members answered may be on two of their lists
-            Map<String, MirrorSummary> byName = new java.util.TreeMap<>();
+            Map<String, MirrorSummary> byName = new TreeMap<>();
             all.forEach(m -> byName.putIfAbsent(m.name(), m));
             return Response.ok(new MirrorList(List.copyOf(byName.values()))).build();
         });
@@ -198,7 +207,7 @@ public class MirrorResource {
                     MirrorError.COORDINATOR_NOT_AVAILABLE,
                     "Instance " + member + " answered " + answer.status() + " to the list: " + answer.body());
         }
-        Set<Integer> held = new java.util.TreeSet<>();
+        Set<Integer> held = new TreeSet<>();
         String header = answer.headers().get(HELD_PARTITIONS);
         if (header != null && !header.isBlank()) {
             for (String p : header.split(",")) {
@@ -207,18 +216,17 @@ public class MirrorResource {
         }
         try {
             return new Part(json.readValue(answer.body().getBytes(), MirrorList.class), held);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new MirrorException(
                     MirrorError.COORDINATOR_NOT_AVAILABLE, "Instance " + member + " answered no list: " + e);
         }
     }
 
-    private Uni<Response> forward(
-            HttpServerRequest http, io.clustermirror.coordinator.StateOwnership.Owner owner, CreateMirrorRequest body) {
-        io.vertx.core.buffer.Buffer buffer;
+    private Uni<Response> forward(HttpServerRequest http, StateOwnership.Owner owner, CreateMirrorRequest body) {
+        Buffer buffer;
         try {
-            buffer = io.vertx.core.buffer.Buffer.buffer(json.writeValueAsBytes(body));
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            buffer = Buffer.buffer(json.writeValueAsBytes(body));
+        } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
         return Uni.createFrom()
@@ -312,7 +320,7 @@ public class MirrorResource {
             throw new MirrorException(
                     MirrorError.INVALID_REQUEST, "Nothing to alter: give 'set' and/or 'delete'", "set");
         }
-        if (deleteList.stream().anyMatch(java.util.Objects::isNull)) {
+        if (deleteList.stream().anyMatch(Objects::isNull)) {
             throw new MirrorException(
                     MirrorError.INVALID_REQUEST, "'delete' must list config names, not null", "delete");
         }

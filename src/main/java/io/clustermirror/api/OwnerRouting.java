@@ -14,6 +14,7 @@ import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -21,6 +22,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -119,7 +121,7 @@ public class OwnerRouting {
      * The request's body, read here (the router holds the request paused until a handler reads it); none for a
      * request that declares none.
      */
-    private static Future<Buffer> body(io.vertx.core.http.HttpServerRequest request) {
+    private static Future<Buffer> body(HttpServerRequest request) {
         String length = request.getHeader("Content-Length");
         boolean chunked = "chunked".equalsIgnoreCase(request.getHeader("Transfer-Encoding"));
         if (!chunked && (length == null || "0".equals(length.strip()))) {
@@ -134,8 +136,7 @@ public class OwnerRouting {
     public record Answer(int status, MultiMap headers, Buffer body) {}
 
     /** Sends the request to the owner, as it came, with {@value #FORWARDED_BY}. */
-    public Future<Answer> forward(
-            io.vertx.core.http.HttpServerRequest request, StateOwnership.Owner owner, Buffer body) {
+    public Future<Answer> forward(HttpServerRequest request, StateOwnership.Owner owner, Buffer body) {
         metrics.forwarded();
         RequestOptions options = new RequestOptions()
                 .setMethod(request.method())
@@ -143,7 +144,7 @@ public class OwnerRouting {
                 .setIdleTimeout(FORWARD_TIMEOUT_MS);
         MultiMap headers = MultiMap.caseInsensitiveMultiMap();
         request.headers().forEach(h -> {
-            if (!HOP_BY_HOP.contains(h.getKey().toLowerCase(java.util.Locale.ROOT))) {
+            if (!HOP_BY_HOP.contains(h.getKey().toLowerCase(Locale.ROOT))) {
                 headers.add(h.getKey(), h.getValue());
             }
         });
@@ -157,7 +158,7 @@ public class OwnerRouting {
     private static Answer answerOf(HttpClientResponse response, Buffer body) {
         MultiMap headers = MultiMap.caseInsensitiveMultiMap();
         response.headers().forEach(h -> {
-            if (!HOP_BY_HOP.contains(h.getKey().toLowerCase(java.util.Locale.ROOT))) {
+            if (!HOP_BY_HOP.contains(h.getKey().toLowerCase(Locale.ROOT))) {
                 headers.add(h.getKey(), h.getValue());
             }
         });

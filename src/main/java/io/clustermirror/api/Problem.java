@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.PartitionLag;
 import java.util.List;
+import java.util.Locale;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** An RFC 9457 problem document, with the KIP error name in {@code errorCode} and the offending request field. */
@@ -42,7 +43,7 @@ public record Problem(
     public static Problem of(MirrorError error, String detail, String instance, String field) {
         return new Problem(
                 "urn:cluster-mirror:problem:"
-                        + error.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+                        + error.name().toLowerCase(Locale.ROOT).replace('_', '-'),
                 error.title(),
                 error.httpStatus(),
                 detail,

@@ -9,9 +9,14 @@ import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.PartitionLag;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
+import java.util.Collection;
+import java.util.LinkedList;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
@@ -116,15 +121,11 @@ public class ProblemMapper {
     }
 
     private Response respond(MirrorError error, String detail, String field, HttpServerRequest request) {
-        return respond(error, detail, field, java.util.List.of(), request);
+        return respond(error, detail, field, List.of(), request);
     }
 
     private Response respond(
-            MirrorError error,
-            String detail,
-            String field,
-            java.util.List<io.clustermirror.mirror.PartitionLag> lag,
-            HttpServerRequest request) {
+            MirrorError error, String detail, String field, List<PartitionLag> lag, HttpServerRequest request) {
         metrics.apiError(error);
         Problem problem = Problem.of(error, detail, request.path(), field);
         Response.ResponseBuilder response = Response.status(error.httpStatus())
@@ -141,7 +142,7 @@ public class ProblemMapper {
 
     /** The path of a duplicated key, e.g. {@code set.mirror.topics.include}: the parser's context names it innermost. */
     private static String duplicatePath(JsonParseException e) {
-        java.util.LinkedList<String> segments = new java.util.LinkedList<>();
+        LinkedList<String> segments = new LinkedList<>();
         for (var context = e.getProcessor().getParsingContext();
                 context != null && !context.inRoot();
                 context = context.getParent()) {
@@ -172,10 +173,10 @@ public class ProblemMapper {
         if (type == Boolean.class || type == boolean.class) {
             return "true or false";
         }
-        if (java.util.Map.class.isAssignableFrom(type)) {
+        if (Map.class.isAssignableFrom(type)) {
             return "an object of string values";
         }
-        if (java.util.Collection.class.isAssignableFrom(type)) {
+        if (Collection.class.isAssignableFrom(type)) {
             return "an array of strings";
         }
         return "a JSON object";

@@ -5,6 +5,7 @@ import io.clustermirror.mirror.MirrorAccessPolicy;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import jakarta.enterprise.context.RequestScoped;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
@@ -59,7 +60,7 @@ public class RequestCaller {
 
     /** Adds topics (or patterns) the request names. */
     void topics(List<String> named) {
-        List<String> all = new java.util.ArrayList<>(topics);
+        List<String> all = new ArrayList<>(topics);
         all.addAll(named);
         this.topics = List.copyOf(all);
     }

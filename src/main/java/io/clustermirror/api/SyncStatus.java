@@ -1,6 +1,7 @@
 package io.clustermirror.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.clustermirror.sync.SyncReport;
 import java.time.Instant;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -39,7 +40,7 @@ public record SyncStatus(
     }
 
     /** The sync's report as the API shows it; null before the first cycle. */
-    public static SyncStatus of(io.clustermirror.sync.SyncReport report) {
+    public static SyncStatus of(SyncReport report) {
         return report == null
                 ? null
                 : new SyncStatus(

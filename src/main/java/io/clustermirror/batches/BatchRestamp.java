@@ -2,6 +2,7 @@ package io.clustermirror.batches;
 
 import io.clustermirror.kafka.ProducerIdentity;
 import java.nio.ByteBuffer;
+import org.apache.kafka.common.record.Records;
 import org.apache.kafka.common.utils.Crc32C;
 
 /**
@@ -27,7 +28,7 @@ public final class BatchRestamp {
     }
 
     private static ByteBuffer stamp(ByteBuffer copy, ProducerIdentity identity, int baseSequence) {
-        copy.putLong(org.apache.kafka.common.record.Records.OFFSET_OFFSET, 0L);
+        copy.putLong(Records.OFFSET_OFFSET, 0L);
         copy.putLong(SourceBatch.PRODUCER_ID_OFFSET, identity.producerId());
         copy.putShort(SourceBatch.PRODUCER_EPOCH_OFFSET, identity.producerEpoch());
         copy.putInt(SourceBatch.BASE_SEQUENCE_OFFSET, baseSequence);

@@ -8,6 +8,7 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.MutableRecordBatch;
+import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 
@@ -29,7 +30,7 @@ public final class FillerBatches {
      * Whether a record is one this class writes: a tombstone under the reserved key with the one filler header (what
      * LOG_TRUNCATION's agreement and a verification tell from a source record).
      */
-    public static boolean isFiller(org.apache.kafka.common.record.Record record) {
+    public static boolean isFiller(Record record) {
         Header[] headers = record.headers();
         return !record.hasValue()
                 && headers.length == 1

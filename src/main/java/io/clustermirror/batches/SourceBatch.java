@@ -1,7 +1,10 @@
 package io.clustermirror.batches;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.kafka.common.record.DefaultRecordBatch;
+import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.Records;
 
@@ -56,9 +59,9 @@ public record SourceBatch(
      * The complete batches of a fetch response, as views of the response's own buffer (no copy). The
      * views belong to the caller: the hot path restamps them in place.
      */
-    public static java.util.List<SourceBatch> slices(org.apache.kafka.common.record.MemoryRecords records) {
+    public static List<SourceBatch> slices(MemoryRecords records) {
         ByteBuffer buffer = records.buffer();
-        java.util.List<SourceBatch> batches = new java.util.ArrayList<>();
+        List<SourceBatch> batches = new ArrayList<>();
         int position = buffer.position();
         int limit = buffer.limit();
         while (position + Records.HEADER_SIZE_UP_TO_MAGIC <= limit) {
@@ -124,9 +127,7 @@ public record SourceBatch(
                     ? bytes.getLong(MAX_TIMESTAMP_OFFSET)
                     : firstTimestamp();
         }
-        var legacy = org.apache.kafka.common.record.MemoryRecords.readableRecords(bytes.duplicate())
-                .batches()
-                .iterator();
+        var legacy = MemoryRecords.readableRecords(bytes.duplicate()).batches().iterator();
         return legacy.hasNext() ? legacy.next().maxTimestamp() : RecordBatch.NO_TIMESTAMP;
     }
 

@@ -5,6 +5,7 @@ import io.clustermirror.kafka.KafkaUni;
 import io.quarkus.runtime.ShutdownEvent;
 import io.smallrye.health.api.AsyncHealthCheck;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.time.Duration;
@@ -95,7 +96,7 @@ public class CoordinatorReadiness implements AsyncHealthCheck {
                         return admin;
                     }
                 })
-                .runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
+                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
     }
 
     void onStop(@Observes ShutdownEvent event) {

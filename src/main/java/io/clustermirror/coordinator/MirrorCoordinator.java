@@ -6,6 +6,7 @@ import io.clustermirror.fetch.FetcherPool;
 import io.clustermirror.kafka.KafkaClients;
 import io.clustermirror.kafka.SourceClusterProbe;
 import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.CatchUpWindow;
 import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.Mirror;
@@ -20,7 +21,10 @@ import io.clustermirror.mirror.MirrorProgress;
 import io.clustermirror.mirror.PartitionProgress;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.RecoveryPoint;
+import io.clustermirror.mirror.TopicDivergence;
+import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.mirror.TopicSelection;
+import io.clustermirror.mirror.VerificationReport;
 import io.clustermirror.state.MirrorStateStore;
 import io.clustermirror.topics.ForeignStateTopics;
 import io.quarkus.runtime.ShutdownEvent;
@@ -43,6 +47,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -527,7 +532,7 @@ public class MirrorCoordinator {
     }
 
     /** Live data-plane progress, when the partition is in the fetcher. */
-    public java.util.Optional<LiveProgress> liveProgress(String mirror, MirrorPartition partition) {
+    public Optional<LiveProgress> liveProgress(String mirror, MirrorPartition partition) {
         return runtimes.liveProgress(mirror, partition);
     }
 
@@ -603,12 +608,12 @@ public class MirrorCoordinator {
     }
 
     /** The ACLs this mirror created on the destination. */
-    public Set<io.clustermirror.mirror.AclEntry> createdAcls(String name) {
+    public Set<AclEntry> createdAcls(String name) {
         return keeper.state().createdAcls(name);
     }
 
     /** Persists the ACLs this mirror has created (before they are relied on for deletion). */
-    public Uni<Void> recordCreatedAcls(String name, Set<io.clustermirror.mirror.AclEntry> acls) {
+    public Uni<Void> recordCreatedAcls(String name, Set<AclEntry> acls) {
         return onCoordinator(() -> {
             require(name);
             keeper.putCreatedAcls(name, acls);
@@ -620,18 +625,18 @@ public class MirrorCoordinator {
      * Starts a consistency verification of the named topics and those the regexes match (any state): see
      * {@link Verifications}. {@code fromLast}: each partition continues where the last verification of it ended.
      */
-    public Uni<io.clustermirror.mirror.VerificationReport> startVerification(
+    public Uni<VerificationReport> startVerification(
             String name, List<String> topics, List<String> include, boolean fromLast) {
         return verifications.start(name, topics, include, fromLast);
     }
 
     /** A recent verification of the mirror; NOT_FOUND when it has none of that id. */
-    public io.clustermirror.mirror.VerificationReport verification(String name, String id) {
+    public VerificationReport verification(String name, String id) {
         return verifications.get(name, id);
     }
 
     /** The mirror's recent verifications, newest first. */
-    public List<io.clustermirror.mirror.VerificationReport> verifications(String name) {
+    public List<VerificationReport> verifications(String name) {
         return verifications.list(name);
     }
 
@@ -650,17 +655,17 @@ public class MirrorCoordinator {
     }
 
     /** The divergent tail preserved when the topic was last recreated (failback), if any. */
-    public java.util.Optional<io.clustermirror.mirror.TopicDivergence> divergence(String name, String topic) {
-        return java.util.Optional.ofNullable(keeper.state().divergences(name).get(topic));
+    public Optional<TopicDivergence> divergence(String name, String topic) {
+        return Optional.ofNullable(keeper.state().divergences(name).get(topic));
     }
 
     /** The mirror's topic promotions (under way, or the proof of those that completed), by topic. */
-    public Map<String, io.clustermirror.mirror.TopicPromotion> promotions(String name) {
+    public Map<String, TopicPromotion> promotions(String name) {
         return keeper.state().promotions(name);
     }
 
     /** Why the last attempt to lift the source fence of the topic's promotion failed, while it is retried. */
-    public java.util.Optional<String> fenceLiftError(String name, String topic) {
+    public Optional<String> fenceLiftError(String name, String topic) {
         return promotes.fences().liftError(name, topic);
     }
 

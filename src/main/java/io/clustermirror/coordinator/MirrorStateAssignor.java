@@ -2,6 +2,7 @@ package io.clustermirror.coordinator;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -133,7 +134,7 @@ public final class MirrorStateAssignor implements ConsumerPartitionAssignor, Con
         copy.get(bytes);
         try {
             return JSON.readValue(bytes, type);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new IllegalArgumentException("not a Cluster Mirror state group message: " + e.getMessage(), e);
         }
     }

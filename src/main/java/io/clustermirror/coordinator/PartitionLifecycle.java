@@ -27,6 +27,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.jboss.logging.Logger;
 
 /**
@@ -395,7 +396,7 @@ final class PartitionLifecycle {
             MirrorPartition partition,
             int epoch,
             LogTruncation.Ready ready,
-            java.util.function.Function<RuntimeException, String> refused,
+            Function<RuntimeException, String> refused,
             Runnable joined) {
         withRuntimeOrFail(name, partition, runtime -> {
             PartitionStatus now = host.partitions(name).get(partition);

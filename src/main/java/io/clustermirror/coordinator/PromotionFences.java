@@ -3,6 +3,7 @@ package io.clustermirror.coordinator;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
+import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.topics.SourceFence;
 import io.smallrye.mutiny.Uni;
@@ -82,7 +83,7 @@ final class PromotionFences {
         Set<String> under = new TreeSet<>();
         Set<String> mirroredAgain = new TreeSet<>();
         host.partitions(mirror).forEach((partition, status) -> {
-            if (status.state() != io.clustermirror.mirror.MirrorPartitionState.STOPPED) {
+            if (status.state() != MirrorPartitionState.STOPPED) {
                 mirroredAgain.add(partition.topic());
             }
         });

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import org.jboss.logging.Logger;
 
 /**
@@ -132,7 +133,7 @@ final class RecoveryPoints {
         published.keySet().retainAll(mirrors);
     }
 
-    private void forget(String mirror, java.util.function.Predicate<MirrorPartition> gone) {
+    private void forget(String mirror, Predicate<MirrorPartition> gone) {
         sightings.getOrDefault(mirror, Map.of()).keySet().removeIf(gone);
         timestamps.getOrDefault(mirror, Map.of()).keySet().removeIf(gone);
     }

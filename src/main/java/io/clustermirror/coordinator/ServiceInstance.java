@@ -6,6 +6,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -87,7 +88,7 @@ public class ServiceInstance {
      */
     public List<Member> members() {
         StateOwnership ownership = coordinator.ownership();
-        List<Member> members = new java.util.ArrayList<>();
+        List<Member> members = new ArrayList<>();
         boolean self = false;
         for (StateOwnership.Owner owner : ownership.members()) {
             List<Integer> partitions = owner.partitions().stream().sorted().toList();
@@ -108,15 +109,13 @@ public class ServiceInstance {
     }
 
     /** Where a mirror's requests are applied: the owner of its state partition, if any owns it now. */
-    public java.util.Optional<StateOwnership.Owner> ownerOf(String mirror) {
+    public Optional<StateOwnership.Owner> ownerOf(String mirror) {
         int partition = coordinator.statePartitionOf(mirror);
-        return partition < 0
-                ? java.util.Optional.empty()
-                : coordinator.ownership().ownerOf(partition);
+        return partition < 0 ? Optional.empty() : coordinator.ownership().ownerOf(partition);
     }
 
     /** Where service settings changed at runtime are written: the owner of their state partition. */
-    public java.util.Optional<StateOwnership.Owner> ownerOfServiceConfigs() {
+    public Optional<StateOwnership.Owner> ownerOfServiceConfigs() {
         return ownerOf("");
     }
 

@@ -20,6 +20,10 @@ import io.clustermirror.state.SecretCipher;
 import io.clustermirror.state.StateFormatException;
 import io.clustermirror.state.StateSecrets;
 import io.quarkus.runtime.Quarkus;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -155,12 +159,12 @@ final class StateKeeper {
                     config.destination().requestTimeoutMs(),
                     config.state().writeTimeoutMs(),
                     secrets(),
-                    io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
+                    Infrastructure.getDefaultWorkerPool());
             statePartitions = partitions;
             commit.reset(CoordinatorState.EMPTY);
             status = CoordinatorStatus.loading("joining the state group");
             listener.ready();
-        } catch (StateFormatException | java.io.IOException e) {
+        } catch (StateFormatException | IOException e) {
             refuse(e);
         } catch (Exception e) {
             status = CoordinatorStatus.loading("destination cluster not ready: " + e);
@@ -340,27 +344,27 @@ final class StateKeeper {
      * The state encryption keys configured (the first seals), with the config rules' idea of what is secret: read once,
      * not on every retry of the load.
      */
-    private StateSecrets secrets() throws java.io.IOException {
+    private StateSecrets secrets() throws IOException {
         if (secrets == null) {
             secrets = readSecrets();
         }
         return secrets;
     }
 
-    private StateSecrets readSecrets() throws java.io.IOException {
+    private StateSecrets readSecrets() throws IOException {
         List<String> keys = new ArrayList<>(config.state().encryption().keys().orElse(List.of()));
         if (config.state().encryption().keyFile().isPresent()) {
             String file = config.state().encryption().keyFile().get();
             try {
-                keys.addAll(java.nio.file.Files.readAllLines(java.nio.file.Path.of(file)));
-            } catch (java.io.IOException e) {
-                throw new java.io.IOException("mirror.state.encryption.key.file " + file + " cannot be read: " + e, e);
+                keys.addAll(Files.readAllLines(Path.of(file)));
+            } catch (IOException e) {
+                throw new IOException("mirror.state.encryption.key.file " + file + " cannot be read: " + e, e);
             }
         }
         try {
             return new StateSecrets(SecretCipher.of(keys), rules::isSensitive);
         } catch (IllegalArgumentException e) {
-            throw new java.io.IOException("mirror.state.encryption.keys: " + e.getMessage(), e);
+            throw new IOException("mirror.state.encryption.keys: " + e.getMessage(), e);
         }
     }
 

@@ -20,6 +20,7 @@ import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -216,8 +217,8 @@ public final class TopicPromotes {
                     "Name at least one topic of the mirror, or include patterns that match some of them",
                     "topics");
         }
-        List<String> notMirroring = new java.util.ArrayList<>();
-        List<MirrorPartition> partitions = new java.util.ArrayList<>();
+        List<String> notMirroring = new ArrayList<>();
+        List<MirrorPartition> partitions = new ArrayList<>();
         new TreeMap<>(owned).forEach((p, s) -> {
             if (chosen.contains(p.topic())) {
                 partitions.add(p);
@@ -269,7 +270,7 @@ public final class TopicPromotes {
                 return drains;
             }
             if (System.nanoTime() > a.deadline) {
-                List<PartitionLag> lag = new java.util.ArrayList<>();
+                List<PartitionLag> lag = new ArrayList<>();
                 new TreeMap<>(drains)
                         .forEach((p, d) -> lag.add(new PartitionLag(
                                 p.topic(),
@@ -330,7 +331,7 @@ public final class TopicPromotes {
         a.partitions.forEach(p -> stopping.put(p, owned.get(p).moveTo(MirrorPartitionState.STOPPING, PROMOTED, now)));
         Map<String, TopicPromotion> promoted = new TreeMap<>();
         for (String topic : a.topics) {
-            List<TopicPromotion.PromotedPartition> proof = new java.util.ArrayList<>();
+            List<TopicPromotion.PromotedPartition> proof = new ArrayList<>();
             new TreeMap<>(a.proof).forEach((p, d) -> {
                 if (p.topic().equals(topic)) {
                     proof.add(new TopicPromotion.PromotedPartition(

@@ -21,13 +21,16 @@ import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -425,10 +428,10 @@ final class TopicStarts {
         } else {
             truncateOnceServed(name, notServedYet, changed);
         }
-        Set<String> started = new java.util.TreeSet<>();
+        Set<String> started = new TreeSet<>();
         changed.keySet().forEach(p -> started.add(p.topic()));
         host.restarted(name, started);
-        outcomes.sort(java.util.Comparator.comparing(TopicOutcome::topic));
+        outcomes.sort(Comparator.comparing(TopicOutcome::topic));
         return outcomes;
     }
 
@@ -457,7 +460,7 @@ final class TopicStarts {
         if (added.isEmpty()) {
             return;
         }
-        Set<String> all = new java.util.LinkedHashSet<>(mirror.config().list(key, defaultValue));
+        Set<String> all = new LinkedHashSet<>(mirror.config().list(key, defaultValue));
         all.addAll(added);
         set.put(key, String.join(",", all));
     }

@@ -1,5 +1,6 @@
 package io.clustermirror.embedded;
 
+import io.clustermirror.config.ControlPlaneMechanisms;
 import io.clustermirror.coordinator.MirrorCoordinator;
 import io.quarkus.arc.profile.IfBuildProfile;
 import io.quarkus.runtime.StartupEvent;
@@ -21,6 +22,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -86,8 +88,7 @@ public class EmbeddedClusters {
 
     /** What the banner says of the control plane: open in dev mode unless a mechanism is configured. */
     private static String controlPlane() {
-        java.util.List<String> mechanisms = io.clustermirror.config.ControlPlaneMechanisms.configured(
-                org.eclipse.microprofile.config.ConfigProvider.getConfig());
+        List<String> mechanisms = ControlPlaneMechanisms.configured(ConfigProvider.getConfig());
         return mechanisms.isEmpty()
                 ? "OPEN (dev mode: no authentication; the prod profile refuses to start like this, README \"Security\")"
                 : "authentication by " + String.join(", ", mechanisms);

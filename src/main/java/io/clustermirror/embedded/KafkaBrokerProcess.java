@@ -1,15 +1,19 @@
 package io.clustermirror.embedded;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URISyntaxException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -97,7 +101,7 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         this.port = port;
         this.controllerPort = controllerPort;
         // the broker logs through log4j2 (see log4j2.properties in its data dir)
-        this.classpath = log4jClasspath(classpath) + java.io.File.pathSeparator + ownCodeLocation();
+        this.classpath = log4jClasspath(classpath) + File.pathSeparator + ownCodeLocation();
         this.overrides = Map.copyOf(overrides);
         this.jvmOptions = List.copyOf(jvmOptions);
     }
@@ -108,9 +112,9 @@ public final class KafkaBrokerProcess implements AutoCloseable {
      * never written, and kafka-clients then formats every request and response it logs.
      */
     public static String log4jClasspath(String classpath) {
-        return java.util.Arrays.stream(classpath.split(java.io.File.pathSeparator))
+        return Arrays.stream(classpath.split(File.pathSeparator))
                 .filter(entry -> !entry.contains("slf4j-jboss-logmanager"))
-                .collect(Collectors.joining(java.io.File.pathSeparator));
+                .collect(Collectors.joining(File.pathSeparator));
     }
 
     /** Reads a classpath written by {@code dependency:build-classpath}. */
@@ -307,9 +311,9 @@ public final class KafkaBrokerProcess implements AutoCloseable {
      */
     public static String randomClusterId() {
         UUID uuid = UUID.randomUUID();
-        java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(16);
+        ByteBuffer bytes = ByteBuffer.allocate(16);
         bytes.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
-        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.array());
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.array());
     }
 
     private Process java(List<String> jvmOptions, List<String> mainAndArgs, Path log, boolean append)

@@ -12,6 +12,7 @@ import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -260,7 +261,7 @@ public class KafkaClients {
     }
 
     private static Set<String> clientKeys() {
-        Set<String> keys = new java.util.HashSet<>(AdminClientConfig.configNames());
+        Set<String> keys = new HashSet<>(AdminClientConfig.configNames());
         keys.addAll(ProducerConfig.configNames());
         keys.addAll(ConsumerConfig.configNames());
         return keys;

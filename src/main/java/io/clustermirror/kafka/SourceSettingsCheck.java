@@ -8,6 +8,7 @@ import io.clustermirror.mirror.SourceAllowlist;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.CommonClientConfigs;
@@ -90,7 +91,7 @@ final class SourceSettingsCheck {
             } catch (ConfigException e) {
                 throw invalid(
                         name,
-                        "is not a valid " + key.type.name().toLowerCase(java.util.Locale.ROOT) + " value"
+                        "is not a valid " + key.type.name().toLowerCase(Locale.ROOT) + " value"
                                 + (key.type == ConfigDef.Type.PASSWORD
                                                 || name.contains("secret")
                                                 || name.contains("password")
@@ -101,7 +102,7 @@ final class SourceSettingsCheck {
         String jaas = resolved.get(SaslConfigs.SASL_JAAS_CONFIG);
         String protocol = resolved.getOrDefault(AdminClientConfig.SECURITY_PROTOCOL_CONFIG, "PLAINTEXT");
         if (jaas != null
-                && protocol.toUpperCase(java.util.Locale.ROOT)
+                && protocol.toUpperCase(Locale.ROOT)
                         .startsWith("SASL")) { // read only where SASL is used, as the client does
             try {
                 // parsed as the client will: one login module, Kafka's JAAS syntax

@@ -4,21 +4,25 @@ import io.clustermirror.config.MirrorServiceConfig;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
+import io.clustermirror.mirror.RegexList;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.Scheduler;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
@@ -41,8 +45,7 @@ public class MirrorMetrics {
     private final MultiGauge partitionLag;
     private final MultiGauge partitionRpo;
     /** The verified-offset gauges' values, by mirror, topic and partition. */
-    private final Map<List<String>, java.util.concurrent.atomic.AtomicLong> verifiedOffsets =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<List<String>, AtomicLong> verifiedOffsets = new ConcurrentHashMap<>();
 
     public MirrorMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -65,10 +68,7 @@ public class MirrorMetrics {
                                 + "not on the destination yet (0 when caught up, also while idle), or its upper bound while the "
                                 + "source cannot be read; absent while unknown")
                 .register(registry);
-        FunctionCounter.builder(
-                        "cluster.mirror.pattern.compilations",
-                        this,
-                        ignored -> io.clustermirror.mirror.RegexList.compilations())
+        FunctionCounter.builder("cluster.mirror.pattern.compilations", this, ignored -> RegexList.compilations())
                 .description(
                         "Pattern lists (include/exclude regexes, ACL rules) compiled; unchanged lists are served compiled")
                 .register(registry);
@@ -373,8 +373,8 @@ public class MirrorMetrics {
                 .increment();
     }
 
-    public void syncCycle(String mirror, java.time.Duration duration) {
-        io.micrometer.core.instrument.Timer.builder("cluster.mirror.sync.cycle")
+    public void syncCycle(String mirror, Duration duration) {
+        Timer.builder("cluster.mirror.sync.cycle")
                 .description("Metadata sync cycle duration")
                 .tag("mirror", mirror)
                 .register(registry)
@@ -491,11 +491,8 @@ public class MirrorMetrics {
     public void verifiedOffset(String mirror, MirrorPartition partition, long offset) {
         verifiedOffsets
                 .computeIfAbsent(List.of(mirror, partition.topic(), Integer.toString(partition.partition())), key -> {
-                    java.util.concurrent.atomic.AtomicLong value = new java.util.concurrent.atomic.AtomicLong();
-                    Gauge.builder(
-                                    "cluster.mirror.partition.verified.offset",
-                                    value,
-                                    java.util.concurrent.atomic.AtomicLong::get)
+                    AtomicLong value = new AtomicLong();
+                    Gauge.builder("cluster.mirror.partition.verified.offset", value, AtomicLong::get)
                             .description("Offset up to which a consistency verification last found the partition "
                                     + "identical on both clusters")
                             .tag("mirror", mirror)
@@ -534,11 +531,11 @@ public class MirrorMetrics {
                 .tag("direction", direction)
                 .register(registry)
                 .increment();
-        io.micrometer.core.instrument.Timer.builder("cluster.mirror.state.group.handover")
+        Timer.builder("cluster.mirror.state.group.handover")
                 .description("Time to take over (fence, replay, start) or give up (stop) state partitions")
                 .tag("direction", direction)
                 .register(registry)
-                .record(java.time.Duration.ofMillis(durationMs));
+                .record(Duration.ofMillis(durationMs));
         Counter.builder("cluster.mirror.state.group.partitions.moved")
                 .description("State partitions taken over or given up by this instance")
                 .tag("direction", direction)

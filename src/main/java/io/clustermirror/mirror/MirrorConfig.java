@@ -1,7 +1,9 @@
 package io.clustermirror.mirror;
 
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -47,13 +49,13 @@ public record MirrorConfig(Map<String, String> values) {
     }
 
     /** A comma-separated list setting as a list, blanks dropped. */
-    public java.util.List<String> list(String key, String defaultValue) {
+    public List<String> list(String key, String defaultValue) {
         return split(get(key, defaultValue));
     }
 
     /** A comma-separated list value as a list, blanks dropped. */
-    public static java.util.List<String> split(String value) {
-        return java.util.Arrays.stream(value.split(","))
+    public static List<String> split(String value) {
+        return Arrays.stream(value.split(","))
                 .map(String::trim)
                 .filter(s -> !s.isEmpty())
                 .toList();

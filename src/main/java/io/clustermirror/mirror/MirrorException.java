@@ -1,5 +1,6 @@
 package io.clustermirror.mirror;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -12,7 +13,7 @@ public class MirrorException extends RuntimeException {
     private final MirrorError error;
     private final String field;
     /** Per partition, where a promote stood when it gave up; empty for every other error. */
-    private final transient java.util.List<PartitionLag> lag;
+    private final transient List<PartitionLag> lag;
 
     public MirrorException(MirrorError error, String message) {
         this(error, message, null, null);
@@ -23,24 +24,23 @@ public class MirrorException extends RuntimeException {
     }
 
     public MirrorException(MirrorError error, String message, String field, Throwable cause) {
-        this(error, message, field, cause, java.util.List.of());
+        this(error, message, field, cause, List.of());
     }
 
     /** A promote's refusal, with where each partition stood. */
-    public static MirrorException withLag(MirrorError error, String message, java.util.List<PartitionLag> lag) {
+    public static MirrorException withLag(MirrorError error, String message, List<PartitionLag> lag) {
         return new MirrorException(error, message, null, null, lag);
     }
 
-    private MirrorException(
-            MirrorError error, String message, String field, Throwable cause, java.util.List<PartitionLag> lag) {
+    private MirrorException(MirrorError error, String message, String field, Throwable cause, List<PartitionLag> lag) {
         super(message, cause);
         this.error = Objects.requireNonNull(error);
         this.field = field;
-        this.lag = java.util.List.copyOf(lag);
+        this.lag = List.copyOf(lag);
     }
 
     /** Per partition, where a promote stood when it gave up (empty unless it is a promote's refusal). */
-    public java.util.List<PartitionLag> lag() {
+    public List<PartitionLag> lag() {
         return lag;
     }
 

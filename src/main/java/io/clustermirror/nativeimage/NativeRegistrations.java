@@ -37,6 +37,8 @@ import io.clustermirror.api.TruncationDescription;
 import io.clustermirror.api.VerificationDescription;
 import io.clustermirror.api.VerificationList;
 import io.clustermirror.api.VerificationResource;
+import io.clustermirror.coordinator.MirrorStateAssignor;
+import io.clustermirror.coordinator.StateOwnership;
 import io.clustermirror.state.AclsRecord;
 import io.clustermirror.state.DivergenceRecord;
 import io.clustermirror.state.MirrorRecord;
@@ -114,10 +116,10 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
             InstanceList.class,
             InstanceDescription.class,
             // the state group: the assignor Kafka builds by class name, and its messages (JSON)
-            io.clustermirror.coordinator.MirrorStateAssignor.class,
-            io.clustermirror.coordinator.MirrorStateAssignor.Report.class,
-            io.clustermirror.coordinator.StateOwnership.class,
-            io.clustermirror.coordinator.StateOwnership.Owner.class,
+            MirrorStateAssignor.class,
+            MirrorStateAssignor.Report.class,
+            StateOwnership.class,
+            StateOwnership.Owner.class,
             // resources whose annotations are read at run time (HttpGuards.methodsByPath, AccessFilter)
             MirrorResource.class,
             TopicResource.class,

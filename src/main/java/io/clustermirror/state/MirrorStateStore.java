@@ -1,5 +1,6 @@
 package io.clustermirror.state;
 
+import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.PartitionStatus;
@@ -10,13 +11,23 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -52,12 +63,12 @@ public final class MirrorStateStore implements AutoCloseable {
     private final long writeTimeoutMs;
     private final StateSecrets secrets;
     /** Where the writers of partitions taken over together start their transactions, side by side. */
-    private final java.util.concurrent.Executor initPool;
+    private final Executor initPool;
     /** The writer of each partition this instance owns. */
-    private final Map<Integer, KafkaProducer<byte[], byte[]>> writers = new java.util.TreeMap<>();
+    private final Map<Integer, KafkaProducer<byte[], byte[]>> writers = new TreeMap<>();
 
     /** The partitions taken and not released: each has a writer unless a failed write closed it. */
-    private final java.util.Set<Integer> owned = new java.util.TreeSet<>();
+    private final Set<Integer> owned = new TreeSet<>();
 
     private boolean singleWriterFenced;
 
@@ -76,7 +87,7 @@ public final class MirrorStateStore implements AutoCloseable {
             long timeoutMs,
             long writeTimeoutMs,
             StateSecrets secrets,
-            java.util.concurrent.Executor initPool) {
+            Executor initPool) {
         this.initPool = initPool;
         this.clients = clients;
         this.topic = topic;
@@ -102,8 +113,7 @@ public final class MirrorStateStore implements AutoCloseable {
      * Takes over as the writer of every partition and replays them all: {@link #take} of the whole topic.
      */
     public StateSnapshot open() {
-        return take(
-                java.util.stream.IntStream.range(0, partitions).boxed().collect(java.util.stream.Collectors.toSet()));
+        return take(IntStream.range(0, partitions).boxed().collect(Collectors.toSet()));
     }
 
     /**
@@ -115,12 +125,12 @@ public final class MirrorStateStore implements AutoCloseable {
      *
      * @return what the partitions hold
      */
-    public StateSnapshot take(java.util.Set<Integer> partitions) {
+    public StateSnapshot take(Set<Integer> partitions) {
         fenceSingleWriter();
-        java.util.Set<Integer> taken = new java.util.TreeSet<>();
+        Set<Integer> taken = new TreeSet<>();
         try {
-            List<java.util.concurrent.CompletableFuture<Void>> inits = new ArrayList<>();
-            for (int p : new java.util.TreeSet<>(partitions)) {
+            List<CompletableFuture<Void>> inits = new ArrayList<>();
+            for (int p : new TreeSet<>(partitions)) {
                 closeWriter(p, Duration.ZERO);
                 KafkaProducer<byte[], byte[]> writer = clients.stateProducer(transactionalId(p));
                 writers.put(p, writer);
@@ -128,16 +138,16 @@ public final class MirrorStateStore implements AutoCloseable {
                 owned.add(p);
                 // side by side: one takes a round trip or two to the transaction coordinator, and a takeover of 25
                 // partitions one after the other took 3-4 s (bench/takeover.sh)
-                inits.add(java.util.concurrent.CompletableFuture.runAsync(writer::initTransactions, initPool));
+                inits.add(CompletableFuture.runAsync(writer::initTransactions, initPool));
             }
-            for (java.util.concurrent.CompletableFuture<Void> init : inits) {
+            for (CompletableFuture<Void> init : inits) {
                 try {
                     init.join();
-                } catch (java.util.concurrent.CompletionException e) {
+                } catch (CompletionException e) {
                     throw e.getCause() instanceof RuntimeException r ? r : e;
                 }
             }
-            java.util.Set<String> stale = new java.util.TreeSet<>();
+            Set<String> stale = new TreeSet<>();
             StateSnapshot snapshot = replay(partitions, stale);
             if (!stale.isEmpty()) {
                 write(stale.stream() // one transaction per partition for all of them
@@ -155,14 +165,14 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     /** Stops writing these partitions (another instance takes them over). */
-    public void release(java.util.Set<Integer> given) {
+    public void release(Set<Integer> given) {
         owned.removeAll(given);
         given.forEach(p -> closeWriter(p, Duration.ofSeconds(5)));
     }
 
     /** The partitions this store took and has not released. */
-    public java.util.Set<Integer> owned() {
-        return java.util.Set.copyOf(owned);
+    public Set<Integer> owned() {
+        return Set.copyOf(owned);
     }
 
     /** The transactional id of a partition's writer. */
@@ -189,10 +199,10 @@ public final class MirrorStateStore implements AutoCloseable {
      * Reads the topic from the beginning to its current end, compaction semantics applied in memory; names the mirrors
      * whose records should be sealed again into {@code stale}.
      */
-    private StateSnapshot replay(java.util.Set<Integer> owned, java.util.Set<String> stale) {
+    private StateSnapshot replay(Set<Integer> owned, Set<String> stale) {
         Map<String, MirrorRecord> mirrors = new HashMap<>();
         Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
-        Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls = new HashMap<>();
+        Map<String, Set<AclEntry>> acls = new HashMap<>();
         Map<String, Map<String, TopicPromotion>> promotions = new HashMap<>();
         Map<String, Map<String, TopicDivergence>> divergences = new HashMap<>();
         Map<String, String> configs = new HashMap<>();
@@ -216,9 +226,9 @@ public final class MirrorStateStore implements AutoCloseable {
      * The mirrors with their secrets opened; the stale records into {@code stale}. Refuses (naming every mirror it
      * cannot open, and why) rather than start with a mirror whose secrets it would have to guess.
      */
-    private Map<String, Mirror> open(Map<String, MirrorRecord> records, java.util.Set<String> stale) {
+    private Map<String, Mirror> open(Map<String, MirrorRecord> records, Set<String> stale) {
         Map<String, Mirror> mirrors = new HashMap<>();
-        Map<String, String> unreadable = new java.util.TreeMap<>();
+        Map<String, String> unreadable = new TreeMap<>();
         records.forEach((name, record) -> {
             try {
                 mirrors.put(name, secrets.open(record));
@@ -251,7 +261,7 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     /** Reads the partitions' committed records from their start to their current end. Blocking. */
-    private int read(java.util.Set<Integer> owned, java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> sink) {
+    private int read(Set<Integer> owned, Consumer<ConsumerRecord<byte[], byte[]>> sink) {
         int records = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = clients.stateReader()) {
             List<TopicPartition> tps = owned.stream()
@@ -296,7 +306,7 @@ public final class MirrorStateStore implements AutoCloseable {
      * writes: a start's check that no mirror of another instance mirrors its topics. Only mirrors that exist (their
      * mirror record) are answered. Blocking; safe off the coordinator thread (its own consumer, none of the writers).
      */
-    public Map<String, Map<MirrorPartition, PartitionStatus>> readPartitions(java.util.Set<Integer> partitions) {
+    public Map<String, Map<MirrorPartition, PartitionStatus>> readPartitions(Set<Integer> partitions) {
         Map<String, MirrorRecord> mirrors = new HashMap<>();
         Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
         read(
@@ -339,7 +349,7 @@ public final class MirrorStateStore implements AutoCloseable {
     private static void apply(
             Map<String, MirrorRecord> mirrors,
             Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
-            Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls,
+            Map<String, Set<AclEntry>> acls,
             Map<String, Map<String, TopicPromotion>> promotions,
             Map<String, Map<String, TopicDivergence>> divergences,
             Map<String, String> configs,
@@ -375,8 +385,7 @@ public final class MirrorStateStore implements AutoCloseable {
                 } else {
                     acls.put(
                             key.mirror(),
-                            new java.util.TreeSet<>(
-                                    StateSerde.readAcls(record.value()).acls()));
+                            new TreeSet<>(StateSerde.readAcls(record.value()).acls()));
                 }
             }
             case StateKey.KIND_PROMOTION -> {
@@ -438,7 +447,7 @@ public final class MirrorStateStore implements AutoCloseable {
     }
 
     /** Persists the set of ACLs a mirror has created on the destination. */
-    public void putCreatedAcls(String mirror, java.util.Set<io.clustermirror.mirror.AclEntry> acls) {
+    public void putCreatedAcls(String mirror, Set<AclEntry> acls) {
         write(new Changes().createdAcls(mirror, acls));
     }
 
@@ -510,7 +519,7 @@ public final class MirrorStateStore implements AutoCloseable {
      * record.
      */
     public static final class Changes {
-        private final Map<StateKey, Object> values = new java.util.LinkedHashMap<>();
+        private final Map<StateKey, Object> values = new LinkedHashMap<>();
 
         public Changes mirror(Mirror mirror) {
             values.put(StateKey.mirror(mirror.name()), mirror);
@@ -562,7 +571,7 @@ public final class MirrorStateStore implements AutoCloseable {
             return this;
         }
 
-        public Changes createdAcls(String mirror, java.util.Set<io.clustermirror.mirror.AclEntry> acls) {
+        public Changes createdAcls(String mirror, Set<AclEntry> acls) {
             values.put(StateKey.acls(mirror), new AclsRecord(StateSerde.FORMAT_VERSION, List.copyOf(acls)));
             return this;
         }
@@ -606,7 +615,7 @@ public final class MirrorStateStore implements AutoCloseable {
      * @throws NotOwnedException when a record belongs to a partition this instance does not own; nothing is written
      */
     private void write(List<Entry> entries) {
-        Map<Integer, List<Entry>> byPartition = new java.util.TreeMap<>();
+        Map<Integer, List<Entry>> byPartition = new TreeMap<>();
         for (Entry entry : entries) {
             byPartition
                     .computeIfAbsent(partitionFor(entry.key().mirror(), partitions), p -> new ArrayList<>())

@@ -1,5 +1,6 @@
 package io.clustermirror.state;
 
+import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Frozen;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
@@ -8,6 +9,7 @@ import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What a replay of {@code __mirror_state} yields: the mirrors, the persisted status of each of their partitions, the
@@ -17,7 +19,7 @@ import java.util.Map;
 public record StateSnapshot(
         Map<String, Mirror> mirrors,
         Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
-        Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> createdAcls,
+        Map<String, Set<AclEntry>> createdAcls,
         Map<String, Map<String, TopicPromotion>> promotions,
         Map<String, Map<String, TopicDivergence>> divergences,
         Map<String, String> serviceConfigs,
@@ -33,10 +35,10 @@ public record StateSnapshot(
             }
         });
         partitions = Map.copyOf(copy);
-        Map<String, java.util.Set<io.clustermirror.mirror.AclEntry>> acls = new HashMap<>();
+        Map<String, Set<AclEntry>> acls = new HashMap<>();
         createdAcls.forEach((mirror, set) -> {
             if (known.containsKey(mirror)) {
-                acls.put(mirror, java.util.Set.copyOf(set));
+                acls.put(mirror, Set.copyOf(set));
             }
         });
         createdAcls = Map.copyOf(acls);

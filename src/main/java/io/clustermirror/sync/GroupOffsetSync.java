@@ -3,6 +3,7 @@ package io.clustermirror.sync;
 import io.clustermirror.metrics.MirrorMetrics;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
+import io.smallrye.mutiny.Uni;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Set;
@@ -16,7 +17,7 @@ public final class GroupOffsetSync {
     private GroupOffsetSync() {}
 
     /** The outcome: the groups skipped because they are active on the destination, and the errors per group. */
-    public static io.smallrye.mutiny.Uni<SyncReport> once(
+    public static Uni<SyncReport> once(
             Mirror mirror,
             Set<MirrorPartition> partitions,
             ClusterMetadata source,

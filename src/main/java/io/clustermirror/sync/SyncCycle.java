@@ -1,5 +1,6 @@
 package io.clustermirror.sync;
 
+import io.clustermirror.mirror.AclEntry;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
@@ -7,6 +8,7 @@ import io.clustermirror.sync.SyncAction.Halt;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -123,18 +125,18 @@ final class SyncCycle {
         if (action instanceof SyncAction.StopTopics stop) {
             return "stop deleted " + new TreeSet<>(stop.topics());
         }
-        return action.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
+        return action.getClass().getSimpleName().toLowerCase(Locale.ROOT);
     }
 
     private AclStep.Ledger ledger(String name) {
         return new AclStep.Ledger() {
             @Override
-            public Set<io.clustermirror.mirror.AclEntry> created() {
+            public Set<AclEntry> created() {
                 return host.createdAcls(name);
             }
 
             @Override
-            public Uni<Void> record(Set<io.clustermirror.mirror.AclEntry> acls) {
+            public Uni<Void> record(Set<AclEntry> acls) {
                 return host.recordCreatedAcls(name, acls);
             }
         };

@@ -8,6 +8,7 @@ import io.clustermirror.topics.TopicPreparation.NotOnSource;
 import io.clustermirror.topics.TopicPreparation.Prepared;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -20,8 +21,10 @@ import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
@@ -74,7 +77,7 @@ public final class DestinationTopics {
 
     /** Source topic names (internal ones included; callers filter). */
     public Set<String> sourceTopics() throws Exception {
-        return source.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+        return source.listTopics(new ListTopicsOptions().listInternal(true))
                 .names()
                 .get(timeoutMs, TimeUnit.MILLISECONDS);
     }
@@ -156,7 +159,7 @@ public final class DestinationTopics {
     public void restore(String topic) throws Exception {
         Optional<TopicDescription> sourceTopic = describe(source, topic);
         Map<String, String> set = new HashMap<>();
-        Set<String> delete = new java.util.HashSet<>(OwnedTopicConfigs.NAMES);
+        Set<String> delete = new HashSet<>(OwnedTopicConfigs.NAMES);
         if (sourceTopic.isPresent()) {
             for (ConfigEntry entry : configs(source, topic).entries()) {
                 if (OwnedTopicConfigs.NAMES.contains(entry.name())
@@ -187,7 +190,7 @@ public final class DestinationTopics {
             }
             return true;
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof org.apache.kafka.common.errors.SecurityDisabledException) {
+            if (e.getCause() instanceof SecurityDisabledException) {
                 return false;
             }
             throw e;

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
@@ -78,8 +79,8 @@ final class BatchAgreement {
 
     private static boolean sameRecord(Record a, Record b) {
         return a.timestamp() == b.timestamp()
-                && java.util.Objects.equals(a.key(), b.key())
-                && java.util.Objects.equals(a.value(), b.value())
+                && Objects.equals(a.key(), b.key())
+                && Objects.equals(a.value(), b.value())
                 && Arrays.equals(a.headers(), b.headers());
     }
 }

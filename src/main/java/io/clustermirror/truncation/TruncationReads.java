@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
@@ -192,7 +193,7 @@ final class TruncationReads {
                     failedTopics.put(entry.getKey(), e);
                 }
                 continue;
-            } catch (java.util.concurrent.TimeoutException e) {
+            } catch (TimeoutException e) {
                 failedTopics.put(entry.getKey(), e);
                 continue;
             }

@@ -9,6 +9,7 @@ import io.clustermirror.mirror.VerificationReport.State;
 import io.clustermirror.mirror.VerificationReport.Verdict;
 import io.clustermirror.topics.OffsetLookup;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -573,7 +574,7 @@ public final class Verification {
                 offsetsDone += w.result != null ? w.to - w.from : Math.min(w.to, w.next) - w.from;
             }
         }
-        double seconds = java.time.Duration.between(startedAt, finishedAt != null ? finishedAt : clock.instant())
+        double seconds = Duration.between(startedAt, finishedAt != null ? finishedAt : clock.instant())
                         .toNanos()
                 / 1e9;
         double rate = seconds > 0 ? bytesCompared / seconds : 0;

@@ -10,6 +10,7 @@ import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.MutableRecordBatch;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
@@ -129,8 +130,7 @@ class BatchContinuityTest {
     void gapFillersShouldCarryTheSourceEpochOfTheBatchAfterTheGap() {
         // the epoch of the last offset mirrored is what the next fetch sends: a filler's must be its source neighbour's
         SourceBatch plain = compacted(40, 41, 40, 41);
-        org.apache.kafka.common.record.MutableRecordBatch stamped = MemoryRecords.readableRecords(
-                        plain.bytes().duplicate())
+        MutableRecordBatch stamped = MemoryRecords.readableRecords(plain.bytes().duplicate())
                 .batches()
                 .iterator()
                 .next();

@@ -14,6 +14,7 @@ import org.apache.kafka.common.record.MutableRecordBatch;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 
 class BatchRestampTest {
@@ -60,7 +61,7 @@ class BatchRestampTest {
                 .isEqualTo(source.recordsSection());
         List<String> values = new ArrayList<>();
         for (Record record : batch) {
-            values.add(new String(org.apache.kafka.common.utils.Utils.toArray(record.value())) + "@" + record.offset());
+            values.add(new String(Utils.toArray(record.value())) + "@" + record.offset());
         }
         assertThat(values).containsExactly("v0@0", "v1@1", "v2@2", "v3@3", "v4@4");
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -94,7 +95,7 @@ class KafkaClusterMirrorsTest {
     @Test
     void aServiceThatIsNotThereShouldBeOneLineAndExitCode3() throws Exception {
         int port;
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+        try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort();
         }
 
@@ -107,7 +108,7 @@ class KafkaClusterMirrorsTest {
     @Test
     void aCommandConfigShouldGiveTheConnectionUnlessTheCommandLineDoes() throws Exception {
         int closed;
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+        try (ServerSocket socket = new ServerSocket(0)) {
             closed = socket.getLocalPort();
         }
         Path config = Files.writeString(dir.resolve("client.properties"), "url=http://localhost:" + closed + "\n");

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.metrics.MirrorMetrics;
+import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.Mirror;
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorError;
@@ -264,8 +265,7 @@ class GroupCommitTest {
         }
 
         @Override
-        public Map<MirrorPartition, io.clustermirror.mirror.LossReport> lossAtStop(
-                String mirror, java.util.Collection<MirrorPartition> partitions) {
+        public Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions) {
             return Map.of();
         }
     }

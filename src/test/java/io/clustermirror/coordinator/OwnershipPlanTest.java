@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -36,7 +37,7 @@ class OwnershipPlanTest {
             Map<String, Set<Integer>> fresh = converge(Map.of("a", Set.of(), "b", Set.of(), "c", Set.of()), weights);
             Map<String, Set<Integer>> joined = converge(Map.of("a", all(), "b", Set.of(), "c", Set.of()), weights);
 
-            for (Map<String, Set<Integer>> plan : java.util.List.of(fresh, joined)) {
+            for (Map<String, Set<Integer>> plan : List.of(fresh, joined)) {
                 plan.values().forEach(ps -> assertThat(mirrors(ps, weights)).isBetween(8, 12));
                 assertThat(plan.values().stream().mapToInt(Set::size).sum()).isEqualTo(PARTITIONS);
             }

@@ -23,18 +23,21 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.jboss.logmanager.formatters.PatternFormatter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -93,11 +96,11 @@ class PartitionLifecycleTest {
         Instant entered = Instant.now();
         host.put(T0, PartitionStatus.initial(entered).moveTo(MirrorPartitionState.LOG_TRUNCATION, null, entered));
         parts.answer(T0, new LogTruncation.Ready(0, -1, -1));
-        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger calls = new AtomicInteger();
         parts.beforeAnswer = () -> {
             if (calls.getAndIncrement() < 2) {
-                throw new IllegalStateException(new org.apache.kafka.common.errors.UnknownTopicOrPartitionException(
-                        "This server does not host this topic-partition."));
+                throw new IllegalStateException(
+                        new UnknownTopicOrPartitionException("This server does not host this topic-partition."));
             }
         };
 
@@ -115,8 +118,8 @@ class PartitionLifecycleTest {
     @Test
     void aPartitionStillNotServedAfterTheGraceShouldFailWithTheReason() {
         host.put(T0, truncating()); // entered LOG_TRUNCATION long ago
-        parts.failing = new IllegalStateException(new org.apache.kafka.common.errors.UnknownTopicOrPartitionException(
-                "This server does not host this topic-partition."));
+        parts.failing = new IllegalStateException(
+                new UnknownTopicOrPartitionException("This server does not host this topic-partition."));
 
         lifecycle.truncate("m", T0);
         drain();
@@ -132,7 +135,7 @@ class PartitionLifecycleTest {
     void aCheckThatAnswersAfterAReloadResumedThePartitionShouldGiveWayToTheResumedCheck() {
         host.put(T0, truncating());
         parts.answer(T0, new LogTruncation.Ready(42, 7, -1));
-        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger calls = new AtomicInteger();
         parts.beforeAnswer = () -> {
             if (calls.getAndIncrement() == 0) {
                 // the state is replayed while this check runs (its runtime closed under it): the reload resumes the
@@ -582,7 +585,7 @@ class PartitionLifecycleTest {
     }
 
     private static Mirror mirrorWith(Map<String, String> settings) {
-        Map<String, String> values = new java.util.HashMap<>(settings);
+        Map<String, String> values = new HashMap<>(settings);
         values.put(MirrorConfig.BOOTSTRAP_SERVERS, "source:9092");
         return new Mirror("m", new MirrorConfig(values), "source-id", NOW, NOW);
     }
@@ -738,7 +741,7 @@ class PartitionLifecycleTest {
 
         @Override
         public Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions) {
-            Map<MirrorPartition, LossReport> reports = new java.util.HashMap<>();
+            Map<MirrorPartition, LossReport> reports = new HashMap<>();
             partitions.forEach(p -> reports.put(p, LOSS));
             return reports;
         }

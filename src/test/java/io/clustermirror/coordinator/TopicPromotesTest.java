@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.junit.jupiter.api.AfterEach;
@@ -260,7 +261,7 @@ class TopicPromotesTest {
             return Uni.createFrom().item(action);
         }
 
-        final java.util.concurrent.atomic.AtomicInteger runtimeAsked = new java.util.concurrent.atomic.AtomicInteger();
+        final AtomicInteger runtimeAsked = new AtomicInteger();
 
         /** When set, what asking for the mirror's runtime answers (a deleted mirror: nothing is retried). */
         volatile MirrorException runtimeRefusal;

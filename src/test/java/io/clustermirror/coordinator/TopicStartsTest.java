@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -127,7 +128,7 @@ class TopicStartsTest {
         }
 
         @Override
-        public java.util.Optional<Map<String, Map<MirrorPartition, PartitionStatus>>> everyMirrorsPartitions() {
+        public Optional<Map<String, Map<MirrorPartition, PartitionStatus>>> everyMirrorsPartitions() {
             throw new AssertionError("never reached: the coordinator step does not answer");
         }
 

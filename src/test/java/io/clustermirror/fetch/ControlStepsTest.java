@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -100,7 +102,7 @@ class ControlStepsTest {
     /** The instance's append lease, as the test sets it. */
     private volatile boolean leaseHeld = true;
     /** Partitions the destination's view shows without a leader. */
-    private final java.util.Set<TopicPartition> offlineOnDestination = new java.util.HashSet<>();
+    private final Set<TopicPartition> offlineOnDestination = new HashSet<>();
 
     /** How far the data planes' clock is ahead of System.nanoTime, as the test moves it. */
     private final AtomicLong clockAhead = new AtomicLong();
@@ -240,7 +242,7 @@ class ControlStepsTest {
         sourceFetchAnswer(sourceNetwork, tps);
         MirrorPartition partition = new MirrorPartition("orders", 0);
         MirrorFetcher fetcher = start(tps);
-        java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger refused = new AtomicInteger();
         Function<ClientRequest, AbstractResponse> unavailable = request -> switch (request.apiKey()) {
             case FIND_COORDINATOR -> coordinatorOf(request);
             case INIT_PRODUCER_ID -> {

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -44,7 +45,7 @@ class FetcherPoolTest {
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final List<ThrowingClient> networks = new ArrayList<>();
     private final List<MirrorFetcher> planes = new ArrayList<>();
-    private final List<ShardedDataPlane> sharded = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<ShardedDataPlane> sharded = new CopyOnWriteArrayList<>();
     private FetcherPool pool;
 
     /** A MockClient whose poll throws once told to, as a network client in an unknown state does. */

@@ -13,8 +13,10 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -106,7 +108,7 @@ class ShardedDataPlaneTest {
     }
 
     /** Where the data plane builds a dead shard's replacement: inline unless a test queues the builds. */
-    private final java.util.Queue<Runnable> queuedBuilds = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final Queue<Runnable> queuedBuilds = new ConcurrentLinkedQueue<>();
 
     private volatile boolean queueBuilds;
     /** What building a shard throws, while set. */

@@ -2,6 +2,7 @@ package io.clustermirror.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.URI;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.UnaryOperator;
 
 /**
@@ -100,7 +102,7 @@ final class AccessMatrix {
 
     /** Creates a mirror of {@code bootstrap} with these extra settings, as this caller: 201 expected. */
     void createMirror(String name, String bootstrap, Map<String, String> extra, UnaryOperator<HttpRequest.Builder> as) {
-        Map<String, String> config = new java.util.TreeMap<>(extra);
+        Map<String, String> config = new TreeMap<>(extra);
         config.put("bootstrap.servers", bootstrap);
         try {
             Answer answer =
@@ -108,7 +110,7 @@ final class AccessMatrix {
             assertThat(answer.status())
                     .as("create " + name + ": " + answer.body())
                     .isEqualTo(201);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
     }

@@ -7,7 +7,12 @@ import static org.awaitility.Awaitility.await;
 import io.clustermirror.embedded.KafkaBrokerProcess;
 import io.clustermirror.testbed.ServiceProcess;
 import io.clustermirror.testbed.TestBed;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +22,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -30,6 +37,7 @@ import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -44,7 +52,7 @@ class AclSyncIT extends ServiceIT {
     private static KafkaBrokerProcess destination;
     private static ServiceProcess service;
     /** Where the service's file config provider may read the source's credentials from. */
-    private static java.nio.file.Path secrets;
+    private static Path secrets;
 
     @BeforeAll
     static void startSecuredClusters() {
@@ -55,10 +63,10 @@ class AclSyncIT extends ServiceIT {
                         CompletableFuture.runAsync(() -> destination.start(Duration.ofSeconds(120))))
                 .join();
         try {
-            secrets = java.nio.file.Files.createTempDirectory("cluster-mirror-secrets");
-            java.nio.file.Files.writeString(secrets.resolve("source.properties"), "jaas=" + TestBed.ADMIN_JAAS + "\n");
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            secrets = Files.createTempDirectory("cluster-mirror-secrets");
+            Files.writeString(secrets.resolve("source.properties"), "jaas=" + TestBed.ADMIN_JAAS + "\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         service = bed.newService(
                         "secured-service",
@@ -246,7 +254,7 @@ class AclSyncIT extends ServiceIT {
         // Then the service reaches the source with them (create, metadata and the data plane)
         awaitConverged(mirror, topic);
         try (Admin admin = admin(destination)) {
-            assertThat(Kafka.total(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest())))
+            assertThat(Kafka.total(Kafka.offsets(admin, topic, OffsetSpec.latest())))
                     .isEqualTo(300);
         }
         // and the state topic holds the reference, never the password
@@ -255,9 +263,8 @@ class AclSyncIT extends ServiceIT {
         assertThat(state).noneSatisfy(r -> assertThat(r).contains(mirror).contains("admin-secret"));
 
         // A file outside the provider's allowed.paths is not read, though it holds the same key
-        java.nio.file.Path elsewhere =
-                java.nio.file.Files.createTempDirectory("not-allowed").resolve("source.properties");
-        java.nio.file.Files.writeString(elsewhere, "jaas=" + TestBed.ADMIN_JAAS + "\n");
+        Path elsewhere = Files.createTempDirectory("not-allowed").resolve("source.properties");
+        Files.writeString(elsewhere, "jaas=" + TestBed.ADMIN_JAAS + "\n");
         api().body(createBody(uniqueName("provided"), TestBed.sasl(source, "${file:" + elsewhere + ":jaas}")))
                 .post("/v1/mirrors")
                 .then()
@@ -277,8 +284,8 @@ class AclSyncIT extends ServiceIT {
     void aSourceSecretThatNoLongerResolvesAfterARestartShouldFailThePartitionUntilItIsBack() throws Exception {
         String topic = uniqueName("unresolved");
         String mirror = uniqueName("unresolved");
-        java.nio.file.Path file = secrets.resolve(mirror + ".properties");
-        java.nio.file.Files.writeString(file, "jaas=" + TestBed.ADMIN_JAAS + "\n");
+        Path file = secrets.resolve(mirror + ".properties");
+        Files.writeString(file, "jaas=" + TestBed.ADMIN_JAAS + "\n");
         Map<String, Object> asAdmin = new HashMap<>(TestBed.sasl(source, TestBed.ADMIN_JAAS));
         try (Admin admin = admin(source)) {
             Kafka.createTopic(admin, topic, 1, Map.of());
@@ -293,8 +300,8 @@ class AclSyncIT extends ServiceIT {
 
         // When the service restarts and the secret's file is gone
         service.stop();
-        java.nio.file.Path away = secrets.resolve(mirror + ".moved");
-        java.nio.file.Files.move(file, away);
+        Path away = secrets.resolve(mirror + ".moved");
+        Files.move(file, away);
         service.start();
 
         // Then the partition is FAILED saying why, instead of waiting silently
@@ -304,17 +311,17 @@ class AclSyncIT extends ServiceIT {
                 .contains("'sasl.jaas.config' could not be resolved");
 
         // and once the file is back, the automatic retry mirrors on
-        java.nio.file.Files.move(away, file);
+        Files.move(away, file);
         Kafka.produce(source.bootstrapServers(), topic, 100, "lz4", "u2", asAdmin);
         awaitConverged(mirror, topic);
         try (Admin admin = admin(destination)) {
-            assertThat(Kafka.total(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest())))
+            assertThat(Kafka.total(Kafka.offsets(admin, topic, OffsetSpec.latest())))
                     .isEqualTo(200);
         }
 
         // When the file is gone at another restart and the topic is stopped
         service.stop();
-        java.nio.file.Files.move(file, away);
+        Files.move(file, away);
         service.start();
         awaitPartitionState(mirror, topic, "FAILED");
         topicVerb(mirror, "stop", topic);
@@ -327,17 +334,17 @@ class AclSyncIT extends ServiceIT {
                         .contains("could not be resolved"));
 
         // and completes once the file is back
-        java.nio.file.Files.move(away, file);
+        Files.move(away, file);
         awaitPartitionState(mirror, topic, "STOPPED");
     }
 
     /** Every record of the service's state topic on the secured destination, as text. */
     private static List<String> stateRecords() {
         Map<String, Object> props = new HashMap<>(TestBed.sasl(destination, TestBed.ADMIN_JAAS));
-        props.put("key.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
-        props.put("value.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
-        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, String>(props)) {
-            List<String> records = new java.util.ArrayList<>();
+        props.put("key.deserializer", StringDeserializer.class.getName());
+        props.put("value.deserializer", StringDeserializer.class.getName());
+        try (var consumer = new KafkaConsumer<String, String>(props)) {
+            List<String> records = new ArrayList<>();
             Kafka.readToEnd(
                     consumer,
                     Kafka.partitions(consumer, STATE_TOPIC),

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -51,11 +52,7 @@ class AdminMetadataIT extends ServiceIT {
         String unknownShares = uniqueName("unknown-shares");
         try (Admin admin = bed.destinationAdmin()) {
             Kafka.createTopic(admin, topic, 2, Map.of());
-            admin.alterConsumerGroupOffsets(
-                            committed,
-                            Map.of(
-                                    new TopicPartition(topic, 0),
-                                    new org.apache.kafka.clients.consumer.OffsetAndMetadata(0)))
+            admin.alterConsumerGroupOffsets(committed, Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(0)))
                     .all()
                     .get(30, TimeUnit.SECONDS);
             AdminMetadata destination = new AdminMetadata(admin, Runnable::run);

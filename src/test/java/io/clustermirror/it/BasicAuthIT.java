@@ -8,6 +8,7 @@ import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
@@ -253,13 +254,13 @@ class BasicAuthIT extends ServiceIT {
     }
 
     private static List<String> names(AccessMatrix.Answer list) {
-        List<String> names = new java.util.ArrayList<>();
+        List<String> names = new ArrayList<>();
         list.json().path("mirrors").forEach(m -> names.add(m.path("name").asText()));
         return names;
     }
 
     private static List<String> operations(String user, String mirror) {
-        List<String> ops = new java.util.ArrayList<>();
+        List<String> ops = new ArrayList<>();
         matrix.call("GET", "/v1/mirrors/" + mirror + "?includeAuthorizedOperations=true", null, as(user))
                 .json()
                 .path("authorizedOperations")

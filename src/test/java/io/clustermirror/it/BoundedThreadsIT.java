@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.clustermirror.testbed.ServiceProcess;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -102,7 +103,7 @@ class BoundedThreadsIT extends ServiceIT {
 
     /** Creates {@code count} more mirrors, each of a new one-partition topic with a few records, and waits until mirrored. */
     private static void mirrorMore(List<String> mirrors, int count) throws Exception {
-        Map<String, String> added = new java.util.LinkedHashMap<>();
+        Map<String, String> added = new LinkedHashMap<>();
         try (Admin admin = bed.sourceAdmin();
                 var producer = Kafka.producer(bed.source().bootstrapServers(), Map.of())) {
             for (int i = 0; i < count; i++) {

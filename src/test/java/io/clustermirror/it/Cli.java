@@ -1,6 +1,7 @@
 package io.clustermirror.it;
 
 import io.clustermirror.cli.KafkaClusterMirrors;
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -67,7 +68,7 @@ final class Cli {
             Path err = Files.createTempFile("cli", ".err");
             Process process = builder.redirectOutput(out.toFile())
                     .redirectError(err.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .start();
             if (!process.waitFor(2, TimeUnit.MINUTES)) {
                 process.destroyForcibly();

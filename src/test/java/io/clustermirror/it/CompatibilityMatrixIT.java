@@ -14,6 +14,8 @@ import io.restassured.path.json.JsonPath;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -69,7 +71,7 @@ class CompatibilityMatrixIT extends ServiceIT {
     @BeforeAll
     static void startService() throws Exception {
         results = new CompatibilityResults(Path.of(property("compat.results.file")));
-        results.reset("run on " + java.time.LocalDate.now(java.time.ZoneOffset.UTC) + " with Java "
+        results.reset("run on " + LocalDate.now(ZoneOffset.UTC) + " with Java "
                 + Runtime.version() + " (" + System.getProperty("java.vendor") + "), " + System.getProperty("os.name")
                 + ", "
                 + Runtime.getRuntime().availableProcessors() + " cores");

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -322,7 +323,7 @@ class DataPlaneIT extends ServiceIT {
 
     private static Map<String, ConfigEntry> configs(Admin admin, String topic) throws Exception {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        Map<String, ConfigEntry> entries = new java.util.HashMap<>();
+        Map<String, ConfigEntry> entries = new HashMap<>();
         admin.describeConfigs(List.of(resource))
                 .all()
                 .get()

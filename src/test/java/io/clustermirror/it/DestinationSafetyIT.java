@@ -11,7 +11,9 @@ import io.restassured.path.json.JsonPath;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
@@ -36,7 +38,7 @@ class DestinationSafetyIT extends ServiceIT {
                         STATE_TOPIC,
                         3,
                         Map.of("cleanup.policy", "delete", "retention.ms", "1000", "segment.ms", "1000"));
-            } catch (java.util.concurrent.ExecutionException e) {
+            } catch (ExecutionException e) {
                 assertThat(e).hasCauseInstanceOf(TopicExistsException.class);
             }
         }
@@ -246,7 +248,7 @@ class DestinationSafetyIT extends ServiceIT {
         try (Admin admin = bed.destinationAdmin()) {
             ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
             Config config = admin.describeConfigs(List.of(resource)).all().get().get(resource);
-            Map<String, String> dynamic = new java.util.TreeMap<>();
+            Map<String, String> dynamic = new TreeMap<>();
             for (ConfigEntry entry : config.entries()) {
                 if (entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) {
                     dynamic.put(entry.name(), entry.value());

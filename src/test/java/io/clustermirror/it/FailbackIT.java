@@ -4,20 +4,26 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.embedded.KafkaBrokerProcess;
 import io.clustermirror.testbed.ServiceProcess;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
 import io.restassured.specification.RequestSpecification;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -229,15 +235,14 @@ class FailbackIT extends ServiceIT {
 
     // ================================================================ helpers
 
-    private static long end(io.clustermirror.embedded.KafkaBrokerProcess broker, String topic) throws Exception {
+    private static long end(KafkaBrokerProcess broker, String topic) throws Exception {
         return Kafka.offsetsOf(broker, topic).get(new TopicPartition(topic, 0));
     }
 
     /** What A's service counted as appended for the mirror. */
     private static long recordsMirrored(String bToA) {
         String metrics = onA().get("/q/metrics").then().extract().asString();
-        java.util.regex.Matcher value = java.util.regex.Pattern.compile(
-                        "cluster_mirror_records_total\\{mirror=\"" + bToA + "\"} ([0-9.E]+)")
+        Matcher value = Pattern.compile("cluster_mirror_records_total\\{mirror=\"" + bToA + "\"} ([0-9.E]+)")
                 .matcher(metrics);
         assertThat(value.find()).as("records metric of " + bToA).isTrue();
         return (long) Double.parseDouble(value.group(1));
@@ -277,9 +282,8 @@ class FailbackIT extends ServiceIT {
     }
 
     private static void transaction(String bootstrap, String topic, String tag, int count, boolean commit) {
-        try (KafkaProducer<byte[], byte[]> producer = Kafka.producer(
-                bootstrap,
-                Map.of(org.apache.kafka.clients.producer.ProducerConfig.TRANSACTIONAL_ID_CONFIG, uniqueName(tag)))) {
+        try (KafkaProducer<byte[], byte[]> producer =
+                Kafka.producer(bootstrap, Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, uniqueName(tag)))) {
             producer.initTransactions();
             producer.beginTransaction();
             for (int i = 0; i < count; i++) {
@@ -348,12 +352,12 @@ class FailbackIT extends ServiceIT {
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        List<ConsumerRecord<byte[], byte[]>> all = new java.util.ArrayList<>();
+        List<ConsumerRecord<byte[], byte[]>> all = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer =
                 new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             Kafka.readToEnd(consumer, Kafka.partitions(consumer, topic), Duration.ofSeconds(30), all::add);
         }
-        all.sort(java.util.Comparator.comparingInt((ConsumerRecord<byte[], byte[]> r) -> r.partition())
+        all.sort(Comparator.comparingInt((ConsumerRecord<byte[], byte[]> r) -> r.partition())
                 .thenComparingLong(ConsumerRecord::offset));
         return all;
     }

@@ -5,6 +5,7 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
 import io.restassured.path.json.JsonPath;
+import java.io.ByteArrayInputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
@@ -18,7 +19,10 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.IntStream;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -146,7 +150,7 @@ class HardeningIT extends ServiceIT {
                 HttpRequest.newBuilder(uri("/v1/mirrors"))
                         .header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofInputStream(
-                                () -> new java.io.ByteArrayInputStream(big.getBytes(StandardCharsets.UTF_8))))
+                                () -> new ByteArrayInputStream(big.getBytes(StandardCharsets.UTF_8))))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
         expectProblem(chunked, 413);
@@ -218,7 +222,7 @@ class HardeningIT extends ServiceIT {
         // the coordinator is busy persisting changes of another mirror (so that their answers queue behind those)
         String busy = uniqueName("busy");
         createMirror(busy);
-        java.util.concurrent.ExecutorService clients = java.util.concurrent.Executors.newFixedThreadPool(20);
+        ExecutorService clients = Executors.newFixedThreadPool(20);
         List<Future<String>> patches = new ArrayList<>();
         List<Future<?>> hangUps = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
@@ -245,7 +249,7 @@ class HardeningIT extends ServiceIT {
                                     + body)
                             .getBytes(StandardCharsets.US_ASCII));
                     out.flush();
-                    java.util.concurrent.locks.LockSupport.parkNanos(delayMicros * 1000L);
+                    LockSupport.parkNanos(delayMicros * 1000L);
                 }
                 return null;
             }));

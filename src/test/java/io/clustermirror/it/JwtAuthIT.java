@@ -2,7 +2,9 @@ package io.clustermirror.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.testbed.Ports;
 import io.clustermirror.testbed.ServiceProcess;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
@@ -56,14 +58,14 @@ class JwtAuthIT extends ServiceIT {
         TestCertificates certs = TestCertificates.withCa();
         certs.signed("server", "CN=localhost", "SAN=dns:localhost,ip:127.0.0.1");
         List<Path> serverPem = certs.pem("server");
-        int httpsPort = io.clustermirror.testbed.Ports.free();
+        int httpsPort = Ports.free();
         props.put("quarkus.tls.key-store.pem.0.cert", serverPem.get(0).toString());
         props.put("quarkus.tls.key-store.pem.0.key", serverPem.get(1).toString());
         props.put("quarkus.http.ssl-port", String.valueOf(httpsPort));
         service = bed.newService("jwt-auth", props).start();
         matrix = new AccessMatrix(
                 HttpClient.newBuilder().sslContext(certs.client(null)).build(),
-                java.net.URI.create("https://localhost:" + httpsPort));
+                URI.create("https://localhost:" + httpsPort));
         matrix.createMirror(
                 "jwt-m",
                 bed.source().bootstrapServers(),

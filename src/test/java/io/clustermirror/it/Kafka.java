@@ -4,6 +4,7 @@ import io.clustermirror.embedded.KafkaBrokerProcess;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,7 +15,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
 import java.util.zip.CRC32;
@@ -28,6 +32,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.FileLogInputStream;
 import org.apache.kafka.common.record.FileRecords;
@@ -73,8 +78,7 @@ final class Kafka {
         org.awaitility.Awaitility.await(topic + " has leaders")
                 .atMost(Duration.ofSeconds(30))
                 .pollInterval(Duration.ofMillis(100))
-                .ignoreExceptionsMatching(
-                        e -> e.getCause() instanceof org.apache.kafka.common.errors.RetriableException)
+                .ignoreExceptionsMatching(e -> e.getCause() instanceof RetriableException)
                 .until(() -> offsets(admin, topic, OffsetSpec.latest()) != null);
     }
 
@@ -96,7 +100,7 @@ final class Kafka {
             throws Exception {
         int oneMiB = 1 << 20;
         byte[] noise = new byte[oneMiB + 1024];
-        new java.util.SplittableRandom(seed).nextBytes(noise);
+        new SplittableRandom(seed).nextBytes(noise);
         Map<String, Object> config = Map.of(
                 ProducerConfig.ACKS_CONFIG,
                 "1",
@@ -107,13 +111,13 @@ final class Kafka {
                 ProducerConfig.COMPRESSION_TYPE_CONFIG,
                 "none");
         try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap, config)) {
-            List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
+            List<Future<?>> sends = new ArrayList<>();
             for (int i = 0; i < mib * 1024; i++) {
                 byte[] value = Arrays.copyOfRange(noise, i % oneMiB, i % oneMiB + 1024);
                 sends.add(producer.send(new ProducerRecord<>(topic, i % partitions, null, value)));
             }
             producer.flush();
-            for (java.util.concurrent.Future<?> send : sends) {
+            for (Future<?> send : sends) {
                 send.get();
             }
         }
@@ -135,7 +139,7 @@ final class Kafka {
 
     /** {@link #produce} with a producer of the caller's: one for many topics. */
     static void produce(KafkaProducer<byte[], byte[]> producer, String topic, int count, String tag) {
-        List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
+        List<Future<?>> sends = new ArrayList<>();
         try {
             for (int i = 0; i < count; i++) {
                 ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(
@@ -150,13 +154,13 @@ final class Kafka {
                 sends.add(producer.send(record));
             }
             producer.flush();
-            for (java.util.concurrent.Future<?> send : sends) {
+            for (Future<?> send : sends) {
                 send.get(); // a record the source did not take must fail the test, not vanish from both sides
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw new IllegalStateException("producing to " + topic + " failed: " + e.getCause(), e.getCause());
         }
     }
@@ -313,7 +317,7 @@ final class Kafka {
         for (int attempt = 1; ; attempt++) {
             try {
                 return batchesOnce(broker, topic, partition, fromOffset);
-            } catch (java.nio.file.NoSuchFileException e) {
+            } catch (NoSuchFileException e) {
                 if (attempt == 5) {
                     throw e; // the cleaner or retention replaced a segment while it was read: read again
                 }

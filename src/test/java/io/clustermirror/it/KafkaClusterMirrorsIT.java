@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.clustermirror.testbed.Ports;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -202,7 +203,7 @@ class KafkaClusterMirrorsIT extends ServiceIT {
         assertThat(list.exit()).as(list.toString()).isZero();
         assertThat(JSON.readTree(list.out()).path("mirrors"))
                 .anySatisfy(m -> assertThat(m.path("name").asText()).isEqualTo(mirror));
-        int closed = io.clustermirror.testbed.Ports.free();
+        int closed = Ports.free();
         Cli.Run refused = Cli.jar("--list", "--url", "http://localhost:" + closed);
         assertThat(refused.exit()).as(refused.toString()).isEqualTo(3);
         assertThat(refused.err())

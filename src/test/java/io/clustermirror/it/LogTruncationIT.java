@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -102,8 +103,7 @@ class LogTruncationIT extends ServiceIT {
 
         // When someone writes into the paused destination partition, and the source moves on too
         try (var producer = Kafka.producer(bed.destination().bootstrapServers(), Map.of())) {
-            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(
-                            topic, 0, "x".getBytes(), "foreign".getBytes()))
+            producer.send(new ProducerRecord<>(topic, 0, "x".getBytes(), "foreign".getBytes()))
                     .get();
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 10, "lz4", "p2");

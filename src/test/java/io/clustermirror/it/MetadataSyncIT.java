@@ -6,6 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.testbed.ServiceProcess;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -15,6 +18,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -58,7 +63,7 @@ class MetadataSyncIT extends ServiceIT {
     void storedPatternsShouldBeCompiledOncePerConfigChangeNotEveryCycle() throws Exception {
         // Given a mirror with nearly the largest pattern list accepted (compiling it takes seconds)
         String mirror = uniqueName("compiled");
-        String groups = String.join(",", java.util.Collections.nCopies(99, "g".repeat(990) + uniqueName("x")));
+        String groups = String.join(",", Collections.nCopies(99, "g".repeat(990) + uniqueName("x")));
         createMirror(mirror, "mirror.groups.exclude", groups, "mirror.topics.include", uniqueName("none") + ".*");
         long cycle = awaitCycles(mirror, 2);
         double compiled = compilations();
@@ -222,18 +227,16 @@ class MetadataSyncIT extends ServiceIT {
         awaitConverged(mirror, topic);
         try (Admin admin = bed.destinationAdmin()) {
             admin.incrementalAlterConfigs(Map.of(
-                            new org.apache.kafka.common.config.ConfigResource(
-                                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic),
-                            List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
-                                    new org.apache.kafka.clients.admin.ConfigEntry("cleanup.policy", "compact"),
-                                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))))
+                            new ConfigResource(ConfigResource.Type.TOPIC, topic),
+                            List.of(new AlterConfigOp(
+                                    new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.SET))))
                     .all()
                     .get();
         }
         syncing.stop();
 
         // When the source topic grows meanwhile, and its new partition's log starts above 0
-        org.apache.kafka.common.TopicPartition added = new org.apache.kafka.common.TopicPartition(topic, 1);
+        TopicPartition added = new TopicPartition(topic, 1);
         long logStart;
         try (Admin admin = bed.sourceAdmin()) {
             admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(2)))
@@ -241,10 +244,9 @@ class MetadataSyncIT extends ServiceIT {
                     .get();
             Kafka.awaitLeaders(admin, topic);
             Kafka.produce(bed.source().bootstrapServers(), topic, 400, "none", "c2");
-            long end = Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest())
-                    .get(added);
+            long end = Kafka.offsets(admin, topic, OffsetSpec.latest()).get(added);
             logStart = end / 2;
-            admin.deleteRecords(Map.of(added, org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(logStart)))
+            admin.deleteRecords(Map.of(added, RecordsToDelete.beforeOffset(logStart)))
                     .all()
                     .get();
         }
@@ -259,8 +261,8 @@ class MetadataSyncIT extends ServiceIT {
         awaitConverged(mirror, topic);
         try (Admin admin = bed.destinationAdmin();
                 Admin source = bed.sourceAdmin()) {
-            assertThat(Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()))
-                    .isEqualTo(Kafka.offsets(source, topic, org.apache.kafka.clients.admin.OffsetSpec.latest()));
+            assertThat(Kafka.offsets(admin, topic, OffsetSpec.latest()))
+                    .isEqualTo(Kafka.offsets(source, topic, OffsetSpec.latest()));
         }
     }
 
@@ -493,7 +495,7 @@ class MetadataSyncIT extends ServiceIT {
     }
 
     private static void alter(String topic, Map<String, String> set, List<String> delete) throws Exception {
-        List<AlterConfigOp> ops = new java.util.ArrayList<>();
+        List<AlterConfigOp> ops = new ArrayList<>();
         set.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
         delete.forEach(k -> ops.add(new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)));
         try (Admin admin = bed.sourceAdmin()) {
@@ -505,7 +507,7 @@ class MetadataSyncIT extends ServiceIT {
 
     private static Map<String, ConfigEntry> destinationConfigs(String topic) throws Exception {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        Map<String, ConfigEntry> entries = new java.util.HashMap<>();
+        Map<String, ConfigEntry> entries = new HashMap<>();
         try (Admin admin = bed.destinationAdmin()) {
             admin.describeConfigs(List.of(resource))
                     .all()

@@ -6,7 +6,14 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.not;
 
 import io.restassured.response.ValidatableResponse;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Collections;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -261,7 +268,7 @@ class MirrorBadInputIT extends ServiceIT {
                 bad(
                         "bootstrap with 1000 addresses",
                         "{\"name\":\"m1\",\"config\":{\"bootstrap.servers\":\""
-                                + String.join(",", java.util.Collections.nCopies(1000, "unresolvable.invalid:9092"))
+                                + String.join(",", Collections.nCopies(1000, "unresolvable.invalid:9092"))
                                 + "\"}}",
                         400,
                         "INVALID_CONFIG",
@@ -290,14 +297,14 @@ class MirrorBadInputIT extends ServiceIT {
                 bad(
                         "groups exclude with 101 patterns",
                         "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.groups.exclude\":\""
-                                + String.join(",", java.util.Collections.nCopies(101, "g.*")) + "\"}}",
+                                + String.join(",", Collections.nCopies(101, "g.*")) + "\"}}",
                         400,
                         "INVALID_CONFIG",
                         "config.mirror.groups.exclude"),
                 bad(
                         "acl rules 101",
                         "{\"name\":\"m1\",\"config\":{" + ok + ",\"mirror.acl.include\":\""
-                                + String.join(",", java.util.Collections.nCopies(101, "TOPIC;.*;READ;ALLOW;*"))
+                                + String.join(",", Collections.nCopies(101, "TOPIC;.*;READ;ALLOW;*"))
                                 + "\"}}",
                         400,
                         "INVALID_CONFIG",
@@ -378,10 +385,9 @@ class MirrorBadInputIT extends ServiceIT {
     }
 
     /** Every mirror name a body mentions (any "name" key, at most 249 characters), and m1, the name most cases use. */
-    private static java.util.Set<String> namesIn(String body) {
-        java.util.Set<String> names = new java.util.TreeSet<>(List.of("m1"));
-        var matcher = java.util.regex.Pattern.compile("\"name\"\\s*:\\s*\"([^\"]{0,249})\"")
-                .matcher(body);
+    private static Set<String> namesIn(String body) {
+        Set<String> names = new TreeSet<>(List.of("m1"));
+        var matcher = Pattern.compile("\"name\"\\s*:\\s*\"([^\"]{0,249})\"").matcher(body);
         while (matcher.find()) {
             names.add(matcher.group(1));
         }
@@ -458,17 +464,17 @@ class MirrorBadInputIT extends ServiceIT {
     void aBodyWithoutContentTypeShouldBe415AndChangeNothing() throws Exception {
         // a browser may send a cross-site "simple" POST without a preflight only with a form or text type, or none
         String name = uniqueName("no-type");
-        var client = java.net.http.HttpClient.newHttpClient();
+        var client = HttpClient.newHttpClient();
         for (String path : List.of("/v1/mirrors", "/v1/mirrors/" + existing + "/topics:stop")) {
             String body = path.endsWith("mirrors")
                     ? "{\"name\":\"" + name + "\",\"config\":{\"bootstrap.servers\":\""
                             + bed.source().bootstrapServers() + "\"}}"
                     : "{\"topics\":[\"t\"]}";
             var response = client.send(
-                    java.net.http.HttpRequest.newBuilder(bed.service().baseUri().resolve(path))
-                            .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body))
+                    HttpRequest.newBuilder(bed.service().baseUri().resolve(path))
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
                             .build(),
-                    java.net.http.HttpResponse.BodyHandlers.ofString());
+                    HttpResponse.BodyHandlers.ofString());
             assertThat(response.statusCode()).as(path).isEqualTo(415);
             assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
             assertThat(io.restassured.path.json.JsonPath.from(response.body()).getString("errorCode"))

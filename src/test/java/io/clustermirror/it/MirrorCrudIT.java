@@ -5,8 +5,12 @@ import static org.hamcrest.Matchers.endsWith;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
+import org.apache.kafka.clients.admin.Admin;
 import org.junit.jupiter.api.Test;
 
 /** Every CRUD path of DESIGN §6 against the service process and the two real clusters. */
@@ -64,7 +68,7 @@ class MirrorCrudIT extends ServiceIT {
                 .statusCode(201);
         int mirrors = api().get("/v1/mirrors").then().statusCode(200).extract().path("mirrors.size()");
         int statePartitions;
-        try (org.apache.kafka.clients.admin.Admin admin = bed.destinationAdmin()) {
+        try (Admin admin = bed.destinationAdmin()) {
             statePartitions = admin.describeTopics(List.of("__mirror_state"))
                     .allTopicNames()
                     .get()
@@ -90,9 +94,8 @@ class MirrorCrudIT extends ServiceIT {
     }
 
     /** The shared service's default id: its host name and HTTP port. */
-    private static String thisInstance() throws java.net.UnknownHostException {
-        return java.net.InetAddress.getLocalHost().getHostName() + ":"
-                + bed.service().port();
+    private static String thisInstance() throws UnknownHostException {
+        return InetAddress.getLocalHost().getHostName() + ":" + bed.service().port();
     }
 
     @Test
@@ -257,7 +260,7 @@ class MirrorCrudIT extends ServiceIT {
     @Test
     void concurrentCreatesOfOneNameShouldYieldExactlyOneMirror() {
         String name = uniqueName("race");
-        List<Integer> statuses = java.util.stream.IntStream.range(0, 6)
+        List<Integer> statuses = IntStream.range(0, 6)
                 .parallel()
                 .mapToObj(i -> api().body(createBody(name, sourceConfig()))
                         .post("/v1/mirrors")

@@ -17,11 +17,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -96,7 +98,7 @@ class PlannedSwitchoverIT extends ServiceIT {
         String group = uniqueName(PREFIX + "group");
         mirrorOf(mirror, topic, 2);
         List<RecordMetadata> acked = Collections.synchronizedList(new ArrayList<>());
-        Map<String, String> values = new java.util.concurrent.ConcurrentHashMap<>();
+        Map<String, String> values = new ConcurrentHashMap<>();
         AtomicBoolean refused = new AtomicBoolean();
         // alice gives up after 3 minutes: a fence that never refuses her fails the test below, it does not hang it
         Instant loadDeadline = Instant.now().plus(Duration.ofMinutes(3));
@@ -527,7 +529,7 @@ class PlannedSwitchoverIT extends ServiceIT {
 
     private static Map<TopicPartition, Long> ends(KafkaBrokerProcess cluster, String topic) throws Exception {
         try (Admin admin = admin(cluster)) {
-            return Kafka.offsets(admin, topic, org.apache.kafka.clients.admin.OffsetSpec.latest());
+            return Kafka.offsets(admin, topic, OffsetSpec.latest());
         }
     }
 

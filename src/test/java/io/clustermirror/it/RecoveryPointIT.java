@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.clustermirror.embedded.KafkaBrokerProcess;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -182,8 +183,7 @@ class RecoveryPointIT extends ServiceIT {
             assertThat(loss.get("lastSourceEnd")).isEqualTo(35);
             assertThat(loss.get("destinationEnd")).isEqualTo(20);
             assertThat(loss.get("records")).isEqualTo(15);
-            assertThat(java.time.Instant.parse((String) loss.get("lastSourceEndSeenAt"))
-                            .toEpochMilli())
+            assertThat(Instant.parse((String) loss.get("lastSourceEndSeenAt")).toEpochMilli())
                     .isBetween(firstNotMirrored, down + 1_000);
             assertThat(loss.get("rpoBound")).isEqualTo(true);
             assertThat(((Number) loss.get("rpoMs")).longValue())

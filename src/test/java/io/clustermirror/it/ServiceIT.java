@@ -2,21 +2,30 @@ package io.clustermirror.it;
 
 import static io.restassured.RestAssured.given;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.clustermirror.testbed.ServiceProcess;
 import io.clustermirror.testbed.TestBed;
 import io.restassured.http.ContentType;
 import io.restassured.response.ValidatableResponse;
 import io.restassured.specification.RequestSpecification;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.BeforeAll;
 
 /** Base of the integration tests: the shared test bed, and helpers to talk to the service. */
@@ -31,7 +40,7 @@ abstract class ServiceIT {
     }
 
     /** The service process the helpers talk to: the shared one, unless a test class points them at its own. */
-    static io.clustermirror.testbed.ServiceProcess target;
+    static ServiceProcess target;
 
     static RequestSpecification api() {
         return given().baseUri(
@@ -45,14 +54,12 @@ abstract class ServiceIT {
      */
     static String nameOwnedBy(io.restassured.path.json.JsonPath instances, int statePartitions, String prefix) {
         String self = instances.getString("answeredBy");
-        java.util.Set<Integer> owned = java.util.Set.copyOf(
+        Set<Integer> owned = Set.copyOf(
                 instances.getList("instances.find { it.id == '" + self + "' }.statePartitions", Integer.class));
         org.assertj.core.api.Assertions.assertThat(owned).isNotEmpty();
         while (true) {
             String name = uniqueName(prefix);
-            int partition = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(
-                            name.getBytes(java.nio.charset.StandardCharsets.UTF_8)))
-                    % statePartitions;
+            int partition = Utils.toPositive(Utils.murmur2(name.getBytes(StandardCharsets.UTF_8))) % statePartitions;
             if (owned.contains(partition)) {
                 return name;
             }
@@ -117,16 +124,14 @@ abstract class ServiceIT {
      * included (read_uncommitted): zero means the request persisted nothing, and attempted nothing either.
      */
     static long stateWritesFor(Map<TopicPartition, Long> mark, String mirror) throws Exception {
-        java.util.Properties props = new java.util.Properties();
+        Properties props = new Properties();
         props.put("bootstrap.servers", bed.destination().bootstrapServers());
         props.put("isolation.level", "read_uncommitted");
         props.put("enable.auto.commit", false);
         AtomicLong count = new AtomicLong();
-        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(
-                props,
-                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
-                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+        ObjectMapper json = new ObjectMapper();
+        try (var consumer =
+                new KafkaConsumer<byte[], byte[]>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             // a count of a partial read would be wrong: the read fails the test when it cannot reach the end
             Kafka.readToEnd(consumer, mark, Duration.ofSeconds(30), record -> {
                 if (mirror.equals(json.readTree(record.key()).path("mirror").asText(null))) {
@@ -236,7 +241,7 @@ abstract class ServiceIT {
                                 .filter(p -> state.equals(p.get("state")))
                                 .findFirst()
                                 .orElse(null),
-                        java.util.Objects::nonNull);
+                        Objects::nonNull);
     }
 
     /**

@@ -6,9 +6,11 @@ import static org.hamcrest.Matchers.equalTo;
 
 import io.clustermirror.testbed.ServiceProcess;
 import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
@@ -83,7 +85,7 @@ class ServiceRestartIT extends ServiceIT {
         String name = uniqueName("fence");
         String scratch = uniqueName("fence-scratch");
         createMirror(name);
-        try (org.apache.kafka.clients.admin.Admin admin = bed.destinationAdmin()) {
+        try (Admin admin = bed.destinationAdmin()) {
             Kafka.createTopic(admin, scratch, 1, Map.of());
         }
         ServiceProcess service = bed.service();
@@ -108,9 +110,7 @@ class ServiceRestartIT extends ServiceIT {
             earlier.send(new ProducerRecord<>(scratch, new byte[0], new byte[0])); // never the state topic itself
             // (fenced: the produce is refused for its old epoch, or the commit for the bumped one)
             assertThatThrownBy(earlier::commitTransaction)
-                    .isInstanceOfAny(
-                            ProducerFencedException.class,
-                            org.apache.kafka.common.errors.InvalidProducerEpochException.class);
+                    .isInstanceOfAny(ProducerFencedException.class, InvalidProducerEpochException.class);
         }
         api().get("/v1/mirrors/" + name).then().statusCode(200);
     }

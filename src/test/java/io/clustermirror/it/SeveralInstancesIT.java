@@ -9,11 +9,14 @@ import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
 import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
@@ -208,7 +211,7 @@ class SeveralInstancesIT extends ServiceIT {
         // again
         Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
         Map<Integer, AtomicInteger> listStatuses = new ConcurrentHashMap<>();
-        List<String> bad = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<String> bad = Collections.synchronizedList(new ArrayList<>());
         ScheduledExecutorService writers = Executors.newScheduledThreadPool(2);
         try {
             ScheduledFuture<?> writing = writers.scheduleWithFixedDelay(
@@ -424,7 +427,7 @@ class SeveralInstancesIT extends ServiceIT {
                             }
                             return response.jsonPath().getList("mirrors.name", String.class);
                         },
-                        java.util.Objects::nonNull);
+                        Objects::nonNull);
     }
 
     private static JsonPath instancesOf(ServiceProcess instance) {
@@ -546,7 +549,7 @@ class SeveralInstancesIT extends ServiceIT {
     }
 
     /** The last batch of each partition of the live topic on the destination. */
-    private static Map<Integer, Kafka.Stamp> lastStamps(LiveTopic live) throws java.io.IOException {
+    private static Map<Integer, Kafka.Stamp> lastStamps(LiveTopic live) throws IOException {
         Map<Integer, Kafka.Stamp> last = new HashMap<>();
         for (int p = 0; p < live.partitions; p++) {
             List<Kafka.Stamp> stamps = Kafka.stamps(bed.destination(), live.topic, p);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.clustermirror.testbed.ServiceProcess;
+import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,7 +46,7 @@ class StateEncryptionIT extends ServiceIT {
         // Given a mirror created while no key was given: its secret is in the state topic in clear
         ServiceProcess clear = service("enc-clear", Map.of()).start();
         try {
-            new AccessMatrix(java.net.http.HttpClient.newHttpClient(), clear.baseUri())
+            new AccessMatrix(HttpClient.newHttpClient(), clear.baseUri())
                     .createMirror(mirror, bed.source().bootstrapServers(), Map.of("sasl.jaas.config", JAAS), r -> r);
         } finally {
             clear.stop();
@@ -97,7 +98,7 @@ class StateEncryptionIT extends ServiceIT {
         ServiceProcess rotated2 = service("enc-k2", Map.of("mirror.state.encryption.key.file", keyFile.toString()))
                 .start();
         try {
-            assertThat(new AccessMatrix(java.net.http.HttpClient.newHttpClient(), rotated2.baseUri())
+            assertThat(new AccessMatrix(HttpClient.newHttpClient(), rotated2.baseUri())
                             .call("GET", "/v1/mirrors/" + mirror, null, r -> r)
                             .body())
                     .contains("\"sasl.jaas.config\":\"[hidden]\"")

@@ -7,17 +7,20 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -57,7 +60,7 @@ class TransactionReplayIT extends ServiceIT {
                 .isEqualTo(Kafka.readAll(bed.source().bootstrapServers(), topic, "read_committed"))
                 .noneMatch(r -> r.value().contains("aborted"));
         assertThat(describeTopic(mirror, topic).getList("partitions.openTransactions"))
-                .allMatch(java.util.Objects::isNull);
+                .allMatch(Objects::isNull);
     }
 
     /**
@@ -367,8 +370,7 @@ class TransactionReplayIT extends ServiceIT {
         try (Admin admin = bed.destinationAdmin()) {
             return admin.listOffsets(
                             Map.of(new TopicPartition(topic, 0), OffsetSpec.latest()),
-                            new org.apache.kafka.clients.admin.ListOffsetsOptions(
-                                    org.apache.kafka.common.IsolationLevel.READ_COMMITTED))
+                            new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
                     .partitionResult(new TopicPartition(topic, 0))
                     .get()
                     .offset();

@@ -5,16 +5,21 @@ import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.startsWith;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.restassured.path.json.JsonPath;
 import io.restassured.response.Response;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -160,18 +165,16 @@ class VerificationIT extends ServiceIT {
 
     /** The {@code verified} records of the mirror in the state topic, the newest per partition: topic-partition -> offset. */
     private static Map<String, Long> verifiedRecords(String mirror) throws Exception {
-        Map<TopicPartition, Long> fromStart = new java.util.HashMap<>();
+        Map<TopicPartition, Long> fromStart = new HashMap<>();
         stateMark().keySet().forEach(tp -> fromStart.put(tp, 0L));
-        java.util.Properties props = new java.util.Properties();
+        Properties props = new Properties();
         props.put("bootstrap.servers", bed.destination().bootstrapServers());
         props.put("enable.auto.commit", false);
         props.put("isolation.level", "read_committed");
-        Map<String, Long> verified = new java.util.HashMap<>();
-        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(
-                props,
-                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
-                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+        Map<String, Long> verified = new HashMap<>();
+        ObjectMapper json = new ObjectMapper();
+        try (var consumer =
+                new KafkaConsumer<byte[], byte[]>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             Kafka.readToEnd(consumer, fromStart, Duration.ofSeconds(30), record -> {
                 var key = json.readTree(record.key());
                 if ("verified".equals(key.path("kind").asText())

@@ -8,14 +8,14 @@ import io.clustermirror.mirror.MirrorException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class SourceConfigProvidersTest {
 
     /** As the service decides it: Kafka's password settings and credential-like names. */
-    private static final java.util.function.Predicate<String> SECRET =
-            key -> key.equals("sasl.jaas.config") || key.contains("password");
+    private static final Predicate<String> SECRET = key -> key.equals("sasl.jaas.config") || key.contains("password");
 
     @TempDir
     Path secrets;

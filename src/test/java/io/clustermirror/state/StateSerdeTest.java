@@ -13,6 +13,7 @@ import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -59,9 +60,9 @@ class StateSerdeTest {
                 .hasMessageContaining("config value has format version 2");
     }
 
-    private static final String K1 = "k1:" + java.util.Base64.getEncoder().encodeToString(new byte[32]);
+    private static final String K1 = "k1:" + Base64.getEncoder().encodeToString(new byte[32]);
     private static final String K2 = "k2:"
-            + java.util.Base64.getEncoder()
+            + Base64.getEncoder()
                     .encodeToString("0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII));
 
     private static StateSecrets secrets(String... keys) {
@@ -114,7 +115,7 @@ class StateSerdeTest {
                 .isInstanceOf(StateSecrets.Unreadable.class)
                 .hasMessageContaining("sasl.jaas.config");
         String otherKeySameId = "k1:"
-                + java.util.Base64.getEncoder().encodeToString(new byte[] {
+                + Base64.getEncoder().encodeToString(new byte[] {
                     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
                     28, 29, 30, 31, 32
                 });

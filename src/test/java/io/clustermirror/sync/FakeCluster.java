@@ -16,9 +16,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.OffsetMetadataTooLarge;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -37,7 +39,7 @@ final class FakeCluster implements ClusterMetadata {
     final Map<String, Map<String, String>> configs = new TreeMap<>();
     final Map<MirrorPartition, Long> ends = new TreeMap<>();
     /** How often the ends were read. */
-    final java.util.concurrent.atomic.AtomicInteger endReads = new java.util.concurrent.atomic.AtomicInteger();
+    final AtomicInteger endReads = new AtomicInteger();
 
     final Map<GroupKind, Map<String, Map<MirrorPartition, Long>>> offsets = new EnumMap<>(GroupKind.class);
     /** The longest commit metadata the cluster takes (offset.metadata.max.bytes). */
@@ -205,7 +207,7 @@ final class FakeCluster implements ClusterMetadata {
             created.stream().filter(acl -> !refusedAcls.contains(acl)).forEach(acls::add);
         }
         return created.stream().anyMatch(refusedAcls::contains)
-                ? Uni.createFrom().failure(new org.apache.kafka.common.errors.InvalidRequestException("refused ACL"))
+                ? Uni.createFrom().failure(new InvalidRequestException("refused ACL"))
                 : Uni.createFrom().voidItem();
     }
 

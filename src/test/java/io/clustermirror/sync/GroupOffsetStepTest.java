@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -82,7 +83,7 @@ class GroupOffsetStepTest {
     @Test
     void aDestinationWhoseOffsetsCannotBeReadShouldBeCountedAndStillGetTheSourcesOffsets() {
         source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(T0, 4L));
-        destination.offsets.get(GroupKind.CONSUMER).put("billing", new java.util.HashMap<>(Map.of(T0, 4L)));
+        destination.offsets.get(GroupKind.CONSUMER).put("billing", new HashMap<>(Map.of(T0, 4L)));
         destination.ends.put(T0, 10L);
         destination.groupOffsetsUnreadable = true;
 
@@ -214,7 +215,7 @@ class GroupOffsetStepTest {
     void aGroupWhoseDestinationCoordinatorDoesNotAnswerShouldWaitAloneWithOneError() {
         source.offsets.get(GroupKind.CONSUMER).put("billing", Map.of(T0, 4L));
         source.offsets.get(GroupKind.CONSUMER).put("orders", Map.of(T0, 6L));
-        destination.offsets.get(GroupKind.CONSUMER).put("billing", new java.util.HashMap<>(Map.of(T0, 4L)));
+        destination.offsets.get(GroupKind.CONSUMER).put("billing", new HashMap<>(Map.of(T0, 4L)));
         destination.unreadableGroups.add("billing");
         destination.ends.put(T0, 10L);
 

@@ -15,6 +15,7 @@ import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -161,7 +162,7 @@ class SyncCycleTest {
         final Map<MirrorPartition, PartitionStatus> partitions = new TreeMap<>();
         final List<SyncAction> applied = Collections.synchronizedList(new ArrayList<>());
         final Map<Class<?>, List<String>> answers = new HashMap<>();
-        final Set<Class<?>> failing = new java.util.HashSet<>();
+        final Set<Class<?>> failing = new HashSet<>();
         Set<AclEntry> created = new TreeSet<>();
         RuntimeException sourceFailure;
         String halted;

@@ -9,7 +9,9 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -43,7 +45,7 @@ public final class CuttingProxy implements AutoCloseable {
     private final AtomicInteger cutsAfterProduce = new AtomicInteger();
     private final AtomicInteger lateProduces = new AtomicInteger();
     /** Requests passed on so far, by API key. */
-    private final java.util.Map<Short, AtomicInteger> requests = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<Short, AtomicInteger> requests = new ConcurrentHashMap<>();
     /** Where held-back Produce requests wait for their late delivery. */
     private final ScheduledExecutorService late = Executors.newScheduledThreadPool(4, r -> {
         Thread thread = new Thread(r, "cutting-proxy-late");

@@ -2,6 +2,7 @@ package io.clustermirror.testbed;
 
 import io.clustermirror.embedded.KafkaBrokerProcess;
 import io.clustermirror.embedded.ParentWatchdog;
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -55,8 +56,7 @@ public final class ReleaseBroker implements AutoCloseable {
         this.version = version;
         this.secured = secured;
         this.dir = fresh(baseDir.resolve("kafka-" + version + (secured ? "-source" : "-destination")));
-        this.classpath =
-                KafkaBrokerProcess.classpathFrom(classpathFile) + java.io.File.pathSeparator + ownCodeLocation();
+        this.classpath = KafkaBrokerProcess.classpathFrom(classpathFile) + File.pathSeparator + ownCodeLocation();
     }
 
     /** Whether this release runs without ZooKeeper (KRaft is production-ready from 3.3). */

@@ -192,8 +192,8 @@ public final class ServiceProcess implements AutoCloseable {
                 throw new IllegalStateException("kill -" + name + " " + process.pid() + ": "
                         + new String(kill.getInputStream().readAllBytes()));
             }
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

@@ -1,13 +1,19 @@
 package io.clustermirror.testbed;
 
 import io.clustermirror.embedded.KafkaBrokerProcess;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The shared integration-test world, started once per test run: two single-node KRaft clusters,
@@ -55,7 +61,7 @@ public final class TestBed {
     /** {@code base/name}, or {@code base/name-2}, -3... when an earlier attempt of this JVM left it behind. */
     private static Path freshDirectory(Path base, String name) {
         Path dir = base.resolve(name);
-        for (int attempt = 2; java.nio.file.Files.exists(dir); attempt++) {
+        for (int attempt = 2; Files.exists(dir); attempt++) {
             dir = base.resolve(name + "-" + attempt);
         }
         return dir;
@@ -171,7 +177,7 @@ public final class TestBed {
 
     /** A service process against a secured destination, as its super user. */
     public ServiceProcess newService(String name, KafkaBrokerProcess destination, Map<String, String> overrides) {
-        Map<String, String> props = new java.util.HashMap<>(overrides);
+        Map<String, String> props = new HashMap<>(overrides);
         props.put("kafka.security.protocol", "SASL_PLAINTEXT");
         props.put("kafka.sasl.mechanism", "PLAIN");
         props.put("kafka.sasl.jaas.config", ADMIN_JAAS);
@@ -192,13 +198,12 @@ public final class TestBed {
                 .until(() -> {
                     try (Admin admin = admin(broker)) {
                         if (!admin.listTopics().names().get().contains(probe)) {
-                            admin.createTopics(
-                                            List.of(new org.apache.kafka.clients.admin.NewTopic(probe, 1, (short) 1)))
+                            admin.createTopics(List.of(new NewTopic(probe, 1, (short) 1)))
                                     .all()
                                     .get();
                         }
                     }
-                    try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(
+                    try (var producer = new KafkaProducer<byte[], byte[]>(
                             Map.of(
                                     "bootstrap.servers",
                                     broker.bootstrapServers(),
@@ -212,10 +217,9 @@ public final class TestBed {
                                     5000,
                                     "request.timeout.ms",
                                     4000),
-                            new org.apache.kafka.common.serialization.ByteArraySerializer(),
-                            new org.apache.kafka.common.serialization.ByteArraySerializer())) {
-                        producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(probe, new byte[0]))
-                                .get();
+                            new ByteArraySerializer(),
+                            new ByteArraySerializer())) {
+                        producer.send(new ProducerRecord<>(probe, new byte[0])).get();
                         return true;
                     }
                 });

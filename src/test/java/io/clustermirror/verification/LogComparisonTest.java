@@ -12,6 +12,7 @@ import io.clustermirror.verification.LogComparison.Step;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.stream.LongStream;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.record.ControlRecordType;
@@ -51,11 +52,7 @@ class LogComparisonTest {
     }
 
     private static SourceBatch range(long base, long last) {
-        return batch(
-                "v",
-                base,
-                last,
-                java.util.stream.LongStream.rangeClosed(base, last).toArray());
+        return batch("v", base, last, LongStream.rangeClosed(base, last).toArray());
     }
 
     private static SourceBatch marker(long offset, ControlRecordType type, long timestamp, int coordinatorEpoch) {

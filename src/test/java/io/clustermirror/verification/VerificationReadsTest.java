@@ -2,6 +2,7 @@ package io.clustermirror.verification;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.batches.SourceBatch;
 import io.clustermirror.kafka.ClusterView;
 import io.clustermirror.kafka.WireClient;
 import java.util.ArrayList;
@@ -110,8 +111,7 @@ class VerificationReadsTest {
         assertThat(lagging.settles(30, 100)).isFalse();
         var unknown = new VerificationReads.Answer(List.of(), 0, null, -1);
         assertThat(unknown.settles(30, 100)).isFalse();
-        var withBatch =
-                new VerificationReads.Answer(io.clustermirror.batches.SourceBatch.slices(batch(30)), 0, null, -1);
+        var withBatch = new VerificationReads.Answer(SourceBatch.slices(batch(30)), 0, null, -1);
         assertThat(withBatch.settles(31, 100)).isTrue();
         assertThat(withBatch.settles(32, 100))
                 .as("its batch ends below the offset")

@@ -3,6 +3,7 @@ package io.clustermirror.verification;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.VerificationReport;
 import java.time.Clock;
@@ -13,6 +14,10 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.MockClient;
+import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.Test;
 
 /** {@link Verification}'s bookkeeping without clusters: a verification whose round was dropped does not run forever. */
@@ -43,8 +48,8 @@ class VerificationTest {
         // Given a verification whose first step the mirror's workers dropped (its runtime was closed)
         TestClock clock = new TestClock();
         List<Runnable> dropped = new ArrayList<>();
-        List<VerificationReport> finished = new java.util.concurrent.CopyOnWriteArrayList<>();
-        List<Thread> toldOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<VerificationReport> finished = new CopyOnWriteArrayList<>();
+        List<Thread> toldOn = new CopyOnWriteArrayList<>();
         Verification verification = new Verification(
                 "v1",
                 "m",
@@ -88,12 +93,10 @@ class VerificationTest {
     void aCancelledVerificationShouldEndFailedWithItsReasonAndCloseTheClientsALateStepMakes() {
         // Given a verification whose first step is queued, not run yet
         TestClock clock = new TestClock();
-        org.apache.kafka.clients.MockClient sourceWire =
-                new org.apache.kafka.clients.MockClient(org.apache.kafka.common.utils.Time.SYSTEM);
-        org.apache.kafka.clients.MockClient destinationWire =
-                new org.apache.kafka.clients.MockClient(org.apache.kafka.common.utils.Time.SYSTEM);
+        MockClient sourceWire = new MockClient(Time.SYSTEM);
+        MockClient destinationWire = new MockClient(Time.SYSTEM);
         List<Runnable> queued = new ArrayList<>();
-        List<VerificationReport> finished = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<VerificationReport> finished = new CopyOnWriteArrayList<>();
         Verification verification = new Verification(
                 "v2",
                 "m",
@@ -102,8 +105,8 @@ class VerificationTest {
                 new Verification.Clusters(
                         null,
                         null,
-                        () -> io.clustermirror.kafka.WireClient.over("source", sourceWire, 1_000),
-                        () -> io.clustermirror.kafka.WireClient.over("destination", destinationWire, 1_000),
+                        () -> WireClient.over("source", sourceWire, 1_000),
+                        () -> WireClient.over("destination", destinationWire, 1_000),
                         1_000),
                 queued::add,
                 () -> Long.MAX_VALUE,
@@ -143,7 +146,7 @@ class VerificationTest {
     }
 
     /** A listener that hears only of the end. */
-    private static Verification.Listener toldOf(java.util.function.Consumer<VerificationReport> finished) {
+    private static Verification.Listener toldOf(Consumer<VerificationReport> finished) {
         return new Verification.Listener() {
             @Override
             public void verified(MirrorPartition partition, long upTo) {}

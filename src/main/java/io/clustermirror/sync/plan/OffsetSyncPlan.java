@@ -4,6 +4,7 @@ import io.clustermirror.mirror.MirrorPartition;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Group offsets to commit on the destination: the source's committed offsets with their metadata, unchanged (identical
@@ -53,7 +54,7 @@ public final class OffsetSyncPlan {
 
     /** The partitions of a plan, for the destination end-offset look-up. */
     public static Set<MirrorPartition> partitions(Map<String, Map<MirrorPartition, CommittedOffset>> source) {
-        Set<MirrorPartition> partitions = new java.util.TreeSet<>();
+        Set<MirrorPartition> partitions = new TreeSet<>();
         source.values().forEach(offsets -> partitions.addAll(offsets.keySet()));
         return partitions;
     }

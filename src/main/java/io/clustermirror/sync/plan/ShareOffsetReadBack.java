@@ -1,5 +1,6 @@
 package io.clustermirror.sync.plan;
 
+import java.util.Comparator;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -20,7 +21,7 @@ public final class ShareOffsetReadBack {
      * @return the partitions whose offset is not what was written, each as "wanted X, destination shows Y"
      */
     public static <P> Map<P, String> unapplied(Map<P, Long> written, Map<P, Long> readBack) {
-        Map<P, String> unapplied = new TreeMap<>(java.util.Comparator.comparing(Object::toString));
+        Map<P, String> unapplied = new TreeMap<>(Comparator.comparing(Object::toString));
         written.forEach((partition, offset) -> {
             Long shown = readBack.get(partition);
             if (shown == null || shown.longValue() != offset) {

@@ -2,6 +2,8 @@ package io.clustermirror.sync.plan;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.clustermirror.mirror.AclEntry;
+import io.clustermirror.mirror.AclRule;
 import io.clustermirror.mirror.MirrorPartition;
 import java.util.List;
 import java.util.Map;
@@ -152,14 +154,13 @@ class SyncPlanTest {
         return CommittedOffset.of(offset);
     }
 
-    private static io.clustermirror.mirror.AclEntry acl(
-            String topic, String principal, String operation, String permission) {
-        return new io.clustermirror.mirror.AclEntry("TOPIC", "LITERAL", topic, principal, "*", operation, permission);
+    private static AclEntry acl(String topic, String principal, String operation, String permission) {
+        return new AclEntry("TOPIC", "LITERAL", topic, principal, "*", operation, permission);
     }
 
     @Test
     void aclPlanShouldCreateMatchingMissingAndDeleteOnlyWhatTheMirrorCreated() {
-        var rules = List.of(io.clustermirror.mirror.AclRule.parse("TOPIC;orders.*;*;ALLOW;*"));
+        var rules = List.of(AclRule.parse("TOPIC;orders.*;*;ALLOW;*"));
         var readAlice = acl("orders", "User:alice", "READ", "ALLOW");
         var writeBob = acl("orders", "User:bob", "WRITE", "ALLOW");
         var denyEve = acl("orders", "User:eve", "READ", "DENY");
@@ -169,7 +170,7 @@ class SyncPlanTest {
 
         AclSyncPlan plan = AclSyncPlan.plan(
                 List.of(readAlice, writeBob, denyEve, otherTopic),
-                List.of(writeBob, gone, local, io.clustermirror.mirror.AclEntry.readOnly("orders")),
+                List.of(writeBob, gone, local, AclEntry.readOnly("orders")),
                 Set.of(writeBob, gone),
                 rules);
 
@@ -180,10 +181,9 @@ class SyncPlanTest {
 
     @Test
     void aclPlanShouldNeverCopyAReadOnlyGuard() {
-        var rules = List.of(io.clustermirror.mirror.AclRule.parse("*;.*;*;*;*"));
+        var rules = List.of(AclRule.parse("*;.*;*;*;*"));
 
-        AclSyncPlan plan = AclSyncPlan.plan(
-                List.of(io.clustermirror.mirror.AclEntry.readOnly("orders")), List.of(), Set.of(), rules);
+        AclSyncPlan plan = AclSyncPlan.plan(List.of(AclEntry.readOnly("orders")), List.of(), Set.of(), rules);
 
         assertThat(plan.isEmpty()).isTrue();
     }
