@@ -323,7 +323,10 @@ public class TopicResource {
                             coordinator
                                     .divergence(name, topic)
                                     .map(DivergenceDescription::of)
-                                    .orElse(null));
+                                    .orElse(null),
+                            current.entrySet().stream()
+                                    .anyMatch(e -> e.getKey().topic().equals(topic)
+                                            && e.getValue().guardPredated()));
                 });
     }
 

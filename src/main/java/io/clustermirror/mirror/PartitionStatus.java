@@ -13,6 +13,10 @@ import java.util.Objects;
  * @param error the last error, for operators; null when none
  * @param lossAtStop while STOPPED: what the stop may have left on the source ({@link LossReport}); null otherwise, and
  *     for partitions stopped before it was recorded
+ * @param guardPredated whether the destination topic had the read-only guard ACL (DENY WRITE for {@code User:*}) before
+ *     this mirror started it: that ACL is someone else's (an operator's, or the promote fence of a mirror the other way),
+ *     so a stop leaves it in place; a promote clears this and lifts it. Decided at each start of the topic and kept
+ *     through its transitions
  */
 public record PartitionStatus(
         MirrorPartitionState state,
@@ -22,12 +26,26 @@ public record PartitionStatus(
         int lastMirroredEpoch,
         String error,
         Instant updatedAt,
-        LossReport lossAtStop) {
+        LossReport lossAtStop,
+        boolean guardPredated) {
 
     public PartitionStatus {
         Objects.requireNonNull(state, "state");
         Objects.requireNonNull(previousState, "previousState");
         Objects.requireNonNull(updatedAt, "updatedAt");
+    }
+
+    /** A status of a topic whose guard is the mirror's own. */
+    public PartitionStatus(
+            MirrorPartitionState state,
+            MirrorPartitionState previousState,
+            int stateEpoch,
+            int retryAttempt,
+            int lastMirroredEpoch,
+            String error,
+            Instant updatedAt,
+            LossReport lossAtStop) {
+        this(state, previousState, stateEpoch, retryAttempt, lastMirroredEpoch, error, updatedAt, lossAtStop, false);
     }
 
     public static PartitionStatus initial(Instant now) {
@@ -45,21 +63,53 @@ public record PartitionStatus(
                     MirrorError.INVALID_MIRROR_PARTITION_STATE,
                     "A partition in state " + state + " cannot move to " + target);
         }
-        return new PartitionStatus(target, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, newError, now, null);
+        return new PartitionStatus(
+                target, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, newError, now, null, guardPredated);
     }
 
     public PartitionStatus withRetryAttempt(int attempt) {
         return new PartitionStatus(
-                state, previousState, stateEpoch, attempt, lastMirroredEpoch, error, updatedAt, lossAtStop);
+                state,
+                previousState,
+                stateEpoch,
+                attempt,
+                lastMirroredEpoch,
+                error,
+                updatedAt,
+                lossAtStop,
+                guardPredated);
     }
 
     public PartitionStatus withLastMirroredEpoch(int epoch) {
-        return new PartitionStatus(state, previousState, stateEpoch, retryAttempt, epoch, error, updatedAt, lossAtStop);
+        return new PartitionStatus(
+                state, previousState, stateEpoch, retryAttempt, epoch, error, updatedAt, lossAtStop, guardPredated);
     }
 
     /** The same status with the stop's loss report (a move to another state drops it). */
     public PartitionStatus withLossAtStop(LossReport loss) {
         return new PartitionStatus(
-                state, previousState, stateEpoch, retryAttempt, lastMirroredEpoch, error, updatedAt, loss);
+                state,
+                previousState,
+                stateEpoch,
+                retryAttempt,
+                lastMirroredEpoch,
+                error,
+                updatedAt,
+                loss,
+                guardPredated);
+    }
+
+    /** The same status with whether the topic's guard predates the mirror (decided when the topic starts). */
+    public PartitionStatus withGuardPredated(boolean predated) {
+        return new PartitionStatus(
+                state,
+                previousState,
+                stateEpoch,
+                retryAttempt,
+                lastMirroredEpoch,
+                error,
+                updatedAt,
+                lossAtStop,
+                predated);
     }
 }

@@ -1,5 +1,6 @@
 package io.clustermirror.state;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
@@ -7,7 +8,8 @@ import java.time.Instant;
 
 /**
  * Value of a partition's {@code __mirror_state} record: its persisted {@link PartitionStatus}. {@code lossAtStop} is
- * absent (null) in records written before it existed.
+ * absent (null) in records written before it existed; {@code guardPredated} is written only when true (absent reads as
+ * false, as in records written before it existed).
  */
 public record PartitionRecord(
         int v,
@@ -18,7 +20,8 @@ public record PartitionRecord(
         int lastMirroredEpoch,
         String error,
         Instant updatedAt,
-        LossReport lossAtStop) {
+        LossReport lossAtStop,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Boolean guardPredated) {
 
     public static PartitionRecord of(PartitionStatus status) {
         return new PartitionRecord(
@@ -30,7 +33,8 @@ public record PartitionRecord(
                 status.lastMirroredEpoch(),
                 status.error(),
                 status.updatedAt(),
-                status.lossAtStop());
+                status.lossAtStop(),
+                status.guardPredated() ? Boolean.TRUE : null);
     }
 
     public PartitionStatus toStatus() {
@@ -42,6 +46,7 @@ public record PartitionRecord(
                 lastMirroredEpoch,
                 error,
                 updatedAt,
-                lossAtStop);
+                lossAtStop,
+                Boolean.TRUE.equals(guardPredated));
     }
 }

@@ -294,6 +294,54 @@ class PlannedSwitchoverIT extends ServiceIT {
     }
 
     @Test
+    void aFailbackStoppedInsteadOfPromotedShouldLeaveTheOldPrimaryFenced() throws Exception {
+        // Given a planned switchover from A to B: A's topic carries a-to-b's fence
+        String topic = uniqueName(PREFIX + "abandon");
+        String aToB = uniqueName("a-to-b");
+        String bToA = uniqueName("b-to-a");
+        mirrorOf(aToB, topic, 1);
+        api().body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + aToB + "/topics:promote")
+                .then()
+                .statusCode(200);
+        assertThat(fences(a, topic)).hasSize(1);
+
+        try (ServiceProcess serviceA = bed.newService(
+                        "switchover-service-abandon", a, Map.of("mirror.metadata.refresh.interval.ms", "1000"))
+                .start()) {
+            // When A's service mirrors B back into A, adopting A's fenced topic (the fence is not its guard)
+            onA(serviceA)
+                    .body(createBody(bToA, TestBed.sasl(b, TestBed.ADMIN_JAAS)))
+                    .post("/v1/mirrors")
+                    .then()
+                    .statusCode(201);
+            onA(serviceA)
+                    .body(Map.of("topics", List.of(topic), "adoptExisting", true))
+                    .post("/v1/mirrors/" + bToA + "/topics:start")
+                    .then()
+                    .statusCode(200);
+            awaitStatesOnA(serviceA, bToA, topic, "MIRRORING");
+            onA(serviceA)
+                    .get("/v1/mirrors/" + bToA + "/topics/" + topic)
+                    .then()
+                    .statusCode(200)
+                    .body("guardPredatesMirror", equalTo(true));
+
+            // and the failback is given up: its topic stopped, not promoted
+            onA(serviceA)
+                    .body(Map.of("topics", List.of(topic)))
+                    .post("/v1/mirrors/" + bToA + "/topics:stop")
+                    .then()
+                    .statusCode(200);
+            awaitStatesOnA(serviceA, bToA, topic, "STOPPED");
+
+            // Then A is still fenced: B stays the only primary (the stop used to lift the fence as its guard)
+            assertThat(fences(a, topic)).hasSize(1);
+            assertThatWriteIsRefused(a, topic);
+        }
+    }
+
+    @Test
     void aSourceWithoutAuthorizerShouldBeRefusedUnlessTheOperatorVouchesForIt() throws Exception {
         // Given a mirror of the test bed's plain source (no authorizer)
         String topic = uniqueName(PREFIX + "plain");
@@ -363,6 +411,21 @@ class PlannedSwitchoverIT extends ServiceIT {
         return io.restassured.RestAssured.given()
                 .baseUri(serviceA.baseUri().toString())
                 .contentType(io.restassured.http.ContentType.JSON);
+    }
+
+    /** Waits until every partition of the topic is in {@code state} on A's service. */
+    private static void awaitStatesOnA(ServiceProcess serviceA, String mirror, String topic, String state) {
+        await(topic + " all " + state + " on A")
+                .atMost(Duration.ofSeconds(60))
+                .until(() -> onA(serviceA)
+                        .get("/v1/mirrors/" + mirror + "/topics/" + topic)
+                        .then()
+                        .statusCode(200)
+                        .extract()
+                        .jsonPath()
+                        .getList("partitions.state")
+                        .stream()
+                        .allMatch(state::equals));
     }
 
     /** A counter's value in the service's Prometheus output (0 when absent). */
