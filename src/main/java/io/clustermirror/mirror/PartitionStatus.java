@@ -35,22 +35,9 @@ public record PartitionStatus(
         Objects.requireNonNull(updatedAt, "updatedAt");
     }
 
-    /** A status of a topic whose guard is the mirror's own. */
-    public PartitionStatus(
-            MirrorPartitionState state,
-            MirrorPartitionState previousState,
-            int stateEpoch,
-            int retryAttempt,
-            int lastMirroredEpoch,
-            String error,
-            Instant updatedAt,
-            LossReport lossAtStop) {
-        this(state, previousState, stateEpoch, retryAttempt, lastMirroredEpoch, error, updatedAt, lossAtStop, false);
-    }
-
     public static PartitionStatus initial(Instant now) {
         return new PartitionStatus(
-                MirrorPartitionState.UNKNOWN, MirrorPartitionState.UNKNOWN, 0, 0, -1, null, now, null);
+                MirrorPartitionState.UNKNOWN, MirrorPartitionState.UNKNOWN, 0, 0, -1, null, now, null, false);
     }
 
     /**

@@ -231,27 +231,14 @@ class PlannedSwitchoverIT extends ServiceIT {
         String topic = uniqueName(PREFIX + "back");
         String aToB = uniqueName("a-to-b");
         String bToA = uniqueName("b-to-a");
-        mirrorOf(aToB, topic, 1);
-        api().body(Map.of("topics", List.of(topic)))
-                .post("/v1/mirrors/" + aToB + "/topics:promote")
-                .then()
-                .statusCode(200);
+        switchOverToB(aToB, topic);
         produce(b, topic, 50, "on-b");
 
         try (ServiceProcess serviceA = bed.newService(
                         "switchover-service-a", a, Map.of("mirror.metadata.refresh.interval.ms", "1000"))
                 .start()) {
             // When A's service mirrors B back into A (A's topic predates it: adopted) and A catches up
-            onA(serviceA)
-                    .body(createBody(bToA, TestBed.sasl(b, TestBed.ADMIN_JAAS)))
-                    .post("/v1/mirrors")
-                    .then()
-                    .statusCode(201);
-            onA(serviceA)
-                    .body(Map.of("topics", List.of(topic), "adoptExisting", true))
-                    .post("/v1/mirrors/" + bToA + "/topics:start")
-                    .then()
-                    .statusCode(200);
+            mirrorBackIntoA(serviceA, bToA, topic);
             await().atMost(Duration.ofSeconds(60)).until(() -> ends(a, topic).equals(ends(b, topic)));
             assertThat(metric(serviceA, "cluster_mirror_records_total{mirror=\"" + bToA + "\"}"))
                     .as("only what B took since the switchover travels")
@@ -299,27 +286,14 @@ class PlannedSwitchoverIT extends ServiceIT {
         String topic = uniqueName(PREFIX + "abandon");
         String aToB = uniqueName("a-to-b");
         String bToA = uniqueName("b-to-a");
-        mirrorOf(aToB, topic, 1);
-        api().body(Map.of("topics", List.of(topic)))
-                .post("/v1/mirrors/" + aToB + "/topics:promote")
-                .then()
-                .statusCode(200);
+        switchOverToB(aToB, topic);
         assertThat(fences(a, topic)).hasSize(1);
 
         try (ServiceProcess serviceA = bed.newService(
                         "switchover-service-abandon", a, Map.of("mirror.metadata.refresh.interval.ms", "1000"))
                 .start()) {
             // When A's service mirrors B back into A, adopting A's fenced topic (the fence is not its guard)
-            onA(serviceA)
-                    .body(createBody(bToA, TestBed.sasl(b, TestBed.ADMIN_JAAS)))
-                    .post("/v1/mirrors")
-                    .then()
-                    .statusCode(201);
-            onA(serviceA)
-                    .body(Map.of("topics", List.of(topic), "adoptExisting", true))
-                    .post("/v1/mirrors/" + bToA + "/topics:start")
-                    .then()
-                    .statusCode(200);
+            mirrorBackIntoA(serviceA, bToA, topic);
             awaitStatesOnA(serviceA, bToA, topic, "MIRRORING");
             onA(serviceA)
                     .get("/v1/mirrors/" + bToA + "/topics/" + topic)
@@ -411,6 +385,29 @@ class PlannedSwitchoverIT extends ServiceIT {
         return io.restassured.RestAssured.given()
                 .baseUri(serviceA.baseUri().toString())
                 .contentType(io.restassured.http.ContentType.JSON);
+    }
+
+    /** A planned switchover from A to B: the topic mirrored by {@code aToB} until converged, then promoted. */
+    private static void switchOverToB(String aToB, String topic) throws Exception {
+        mirrorOf(aToB, topic, 1);
+        api().body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + aToB + "/topics:promote")
+                .then()
+                .statusCode(200);
+    }
+
+    /** On A's service: a mirror of B that starts the topic, adopting A's (which predates that service). */
+    private static void mirrorBackIntoA(ServiceProcess serviceA, String bToA, String topic) {
+        onA(serviceA)
+                .body(createBody(bToA, TestBed.sasl(b, TestBed.ADMIN_JAAS)))
+                .post("/v1/mirrors")
+                .then()
+                .statusCode(201);
+        onA(serviceA)
+                .body(Map.of("topics", List.of(topic), "adoptExisting", true))
+                .post("/v1/mirrors/" + bToA + "/topics:start")
+                .then()
+                .statusCode(200);
     }
 
     /** Waits until every partition of the topic is in {@code state} on A's service. */
