@@ -44,7 +44,9 @@ class FetcherPoolTest {
 
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final List<ThrowingClient> networks = new ArrayList<>();
-    private final List<MirrorFetcher> planes = new ArrayList<>();
+    /** Every data plane a test built, to close; two may be built at once ({@code dataPlanesBuiltAtTheSameMoment...}). */
+    private final List<MirrorFetcher> planes = new CopyOnWriteArrayList<>();
+
     private final List<ShardedDataPlane> sharded = new CopyOnWriteArrayList<>();
     private FetcherPool pool;
 
