@@ -18,12 +18,4 @@ public record TopicDescription(
                 description =
                         "Records only the destination held when the topic was last recreated for diverging from the "
                                 + "source (failback), and where they were preserved; null when none")
-        DivergenceDescription divergence,
-
-        @Schema(
-                description = "true when the destination topic had the read-only guard (a DENY WRITE ACL for User:*) "
-                        + "before this mirror started it (an operator's, or the promote fence of a mirror the other "
-                        + "way): topics:stop leaves it in place and the topic stays read-only; a promote lifts it. "
-                        + "false when the guard is the mirror's own (lifted at any stop)",
-                example = "false")
-        boolean guardPredatesMirror) {}
+        DivergenceDescription divergence) {}

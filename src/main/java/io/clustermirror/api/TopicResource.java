@@ -323,10 +323,7 @@ public class TopicResource {
                             coordinator
                                     .divergence(name, topic)
                                     .map(DivergenceDescription::of)
-                                    .orElse(null),
-                            current.entrySet().stream()
-                                    .anyMatch(e -> e.getKey().topic().equals(topic)
-                                            && e.getValue().guardPredated()));
+                                    .orElse(null));
                 });
     }
 

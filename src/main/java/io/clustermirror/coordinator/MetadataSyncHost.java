@@ -137,18 +137,13 @@ public class MetadataSyncHost implements SyncHost {
                 .chain(prepared -> coordinator.onCoordinator(() -> {
                     Map<MirrorPartition, PartitionStatus> added = new TreeMap<>();
                     Instant now = clock.instant();
-                    // the guard was found at the topic's start, not now: the mirror's own is there now
-                    boolean guardPredated = coordinator.partitions(name).entrySet().stream()
-                            .anyMatch(e -> e.getKey().topic().equals(topic)
-                                    && e.getValue().guardPredated());
                     for (int p = 0; p < prepared.partitions(); p++) {
                         MirrorPartition partition = new MirrorPartition(topic, p);
                         if (!coordinator.partitions(name).containsKey(partition)) {
                             added.put(
                                     partition,
                                     PartitionStatus.initial(now)
-                                            .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now)
-                                            .withGuardPredated(guardPredated));
+                                            .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now));
                         }
                     }
                     coordinator.persistPartitions(name, added);

@@ -22,11 +22,8 @@ interface MirrorParts {
     /** Deletes and recreates the destination topic like the source's (policy {@code recreate}); blocking. */
     void recreateTopic(String topic, Collection<String> excludedProperties) throws Exception;
 
-    /**
-     * Gives the mirror-owned configs of a stopped destination topic back the source's values and lifts its guard unless
-     * {@code liftGuard} is false (the guard predates the mirror); blocking.
-     */
-    void restoreTopic(String topic, boolean liftGuard) throws Exception;
+    /** Gives the mirror-owned configs of a stopped destination topic back the source's values and lifts its guard; blocking. */
+    void restoreTopic(String topic) throws Exception;
 
     /**
      * Copies the records only the destination partitions hold (from the first offset where each differs from the

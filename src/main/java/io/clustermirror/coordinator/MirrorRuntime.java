@@ -106,8 +106,8 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     }
 
     @Override
-    public void restoreTopic(String topic, boolean liftGuard) throws Exception {
-        topics.restore(topic, liftGuard);
+    public void restoreTopic(String topic) throws Exception {
+        topics.restore(topic);
     }
 
     @Override

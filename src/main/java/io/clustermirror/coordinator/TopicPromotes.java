@@ -328,13 +328,7 @@ public final class TopicPromotes {
         Map<MirrorPartition, PartitionStatus> owned = host.partitions(a.mirror);
         Map<String, TopicPromotion> promotions = host.promotions(a.mirror);
         Map<MirrorPartition, PartitionStatus> stopping = new TreeMap<>();
-        // a promote makes the topic writable: its stop lifts the guard even if it was there before the mirror (in a
-        // switch back, the other direction's promote fence; TopicStops)
-        a.partitions.forEach(p -> stopping.put(
-                p,
-                owned.get(p)
-                        .moveTo(MirrorPartitionState.STOPPING, PROMOTED, now)
-                        .withGuardPredated(false)));
+        a.partitions.forEach(p -> stopping.put(p, owned.get(p).moveTo(MirrorPartitionState.STOPPING, PROMOTED, now)));
         Map<String, TopicPromotion> promoted = new TreeMap<>();
         for (String topic : a.topics) {
             List<TopicPromotion.PromotedPartition> proof = new ArrayList<>();

@@ -405,15 +405,11 @@ final class TopicStarts {
         Map<MirrorPartition, PartitionStatus> current = host.allPartitions().getOrDefault(name, Map.of());
         for (TopicPreparation.Prepared topic : prepared.ready().values()) {
             int before = changed.size();
-            boolean guardPredated = guardPredated(topic, current);
             for (int p = 0; p < topic.partitions(); p++) {
                 MirrorPartition partition = new MirrorPartition(topic.topic(), p);
                 PartitionStatus status = current.getOrDefault(partition, PartitionStatus.initial(now));
                 if (status.state() == MirrorPartitionState.UNKNOWN || status.state() == MirrorPartitionState.STOPPED) {
-                    changed.put(
-                            partition,
-                            status.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now)
-                                    .withGuardPredated(guardPredated));
+                    changed.put(partition, status.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, now));
                 }
             }
             // decided here, on the coordinator thread: a start that planned before another one persisted its start
@@ -437,31 +433,6 @@ final class TopicStarts {
         host.restarted(name, started);
         outcomes.sort(Comparator.comparing(TopicOutcome::topic));
         return outcomes;
-    }
-
-    /**
-     * Whether the read-only guard that the topic's preparation found on the destination topic is someone else's (an
-     * operator's), which the mirror then leaves in place when the topic stops. It is, unless the mirror may have left
-     * it itself: a guard found when an earlier start of this mirror already said so stays someone else's; one found
-     * after this mirror's stop of the topic could not restore it (a STOPPED partition with an error) may be the
-     * mirror's own, left behind, and is taken as such (it is lifted at the next stop, as before); otherwise it was put
-     * there by someone else before this start.
-     */
-    static boolean guardPredated(TopicPreparation.Prepared topic, Map<MirrorPartition, PartitionStatus> held) {
-        if (!topic.guardFound()) {
-            return false;
-        }
-        boolean saidSo = false;
-        boolean mayBeOurs = false;
-        for (Map.Entry<MirrorPartition, PartitionStatus> e : held.entrySet()) {
-            if (e.getKey().topic().equals(topic.topic())) {
-                saidSo |= e.getValue().guardPredated();
-                mayBeOurs |= e.getValue().state() != MirrorPartitionState.UNKNOWN
-                        && (e.getValue().state() != MirrorPartitionState.STOPPED
-                                || e.getValue().error() != null);
-            }
-        }
-        return saidSo || !mayBeOurs;
     }
 
     /** The mirror's config with the selection's include/exclude patterns added, validated (INVALID_REQUEST naming the list). */

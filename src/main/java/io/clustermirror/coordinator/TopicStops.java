@@ -24,9 +24,7 @@ import org.jboss.logging.Logger;
 /**
  * StopMirrorTopics once the partitions are STOPPING: each leaves the data plane (open destination transactions are
  * aborted: a stopped topic never shows uncommitted data as committed); once a topic has no active partition left, its
- * mirror-owned configs go back to the source's values and its read-only guard is lifted (unless the guard was there
- * before the mirror started the topic, {@link PartitionStatus#guardPredated}, and this is no promote's stop), and the
- * partitions settle
+ * mirror-owned configs go back to the source's values and its read-only guard is lifted, and the partitions settle
  * STOPPED, each with what the stop may have left on the source ({@link LossReport}: the ends at the stop, the last
  * sighting of the source's end, the RPO). The mirror's clients are built off the coordinator thread; while they cannot be built, the stop waits,
  * saying why, and is tried again.
@@ -122,24 +120,14 @@ final class TopicStops {
             runtime.workers().execute(() -> {
                 // before the configs are restored from the source's: that read waits out an unreachable source too
                 Map<MirrorPartition, LossReport> losses = host.lossAtStop(name, removals.keySet());
-                Map<MirrorPartition, PartitionStatus> held = host.partitions(name);
-                boolean othersActive = held.entrySet().stream()
+                boolean othersActive = host.partitions(name).entrySet().stream()
                         .anyMatch(e -> e.getKey().topic().equals(topic)
                                 && !removals.containsKey(e.getKey())
                                 && e.getValue().state() != MirrorPartitionState.STOPPED);
                 String error = null;
                 if (!othersActive) {
-                    boolean guardPredated = held.entrySet().stream()
-                            .anyMatch(e -> e.getKey().topic().equals(topic)
-                                    && e.getValue().guardPredated());
                     try {
-                        runtime.restoreTopic(topic, !guardPredated);
-                        if (guardPredated) {
-                            LOGGER.infof(
-                                    "Mirror %s: destination topic %s keeps its DENY WRITE ACL for User:*: it was there "
-                                            + "before the mirror started the topic (a promote lifts it)",
-                                    name, topic);
-                        }
+                        runtime.restoreTopic(topic);
                     } catch (Exception e) {
                         error = "mirror-owned configs of the destination topic could not be restored: " + e;
                     }

@@ -13,10 +13,6 @@ import java.util.Objects;
  * @param error the last error, for operators; null when none
  * @param lossAtStop while STOPPED: what the stop may have left on the source ({@link LossReport}); null otherwise, and
  *     for partitions stopped before it was recorded
- * @param guardPredated whether the destination topic had the read-only guard ACL (DENY WRITE for {@code User:*}) before
- *     this mirror started it: that ACL is someone else's (an operator's, or the promote fence of a mirror the other way),
- *     so a stop leaves it in place; a promote clears this and lifts it. Decided at each start of the topic and kept
- *     through its transitions
  */
 public record PartitionStatus(
         MirrorPartitionState state,
@@ -26,8 +22,7 @@ public record PartitionStatus(
         int lastMirroredEpoch,
         String error,
         Instant updatedAt,
-        LossReport lossAtStop,
-        boolean guardPredated) {
+        LossReport lossAtStop) {
 
     public PartitionStatus {
         Objects.requireNonNull(state, "state");
@@ -37,7 +32,7 @@ public record PartitionStatus(
 
     public static PartitionStatus initial(Instant now) {
         return new PartitionStatus(
-                MirrorPartitionState.UNKNOWN, MirrorPartitionState.UNKNOWN, 0, 0, -1, null, now, null, false);
+                MirrorPartitionState.UNKNOWN, MirrorPartitionState.UNKNOWN, 0, 0, -1, null, now, null);
     }
 
     /**
@@ -50,53 +45,21 @@ public record PartitionStatus(
                     MirrorError.INVALID_MIRROR_PARTITION_STATE,
                     "A partition in state " + state + " cannot move to " + target);
         }
-        return new PartitionStatus(
-                target, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, newError, now, null, guardPredated);
+        return new PartitionStatus(target, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, newError, now, null);
     }
 
     public PartitionStatus withRetryAttempt(int attempt) {
         return new PartitionStatus(
-                state,
-                previousState,
-                stateEpoch,
-                attempt,
-                lastMirroredEpoch,
-                error,
-                updatedAt,
-                lossAtStop,
-                guardPredated);
+                state, previousState, stateEpoch, attempt, lastMirroredEpoch, error, updatedAt, lossAtStop);
     }
 
     public PartitionStatus withLastMirroredEpoch(int epoch) {
-        return new PartitionStatus(
-                state, previousState, stateEpoch, retryAttempt, epoch, error, updatedAt, lossAtStop, guardPredated);
+        return new PartitionStatus(state, previousState, stateEpoch, retryAttempt, epoch, error, updatedAt, lossAtStop);
     }
 
     /** The same status with the stop's loss report (a move to another state drops it). */
     public PartitionStatus withLossAtStop(LossReport loss) {
         return new PartitionStatus(
-                state,
-                previousState,
-                stateEpoch,
-                retryAttempt,
-                lastMirroredEpoch,
-                error,
-                updatedAt,
-                loss,
-                guardPredated);
-    }
-
-    /** The same status with whether the topic's guard predates the mirror (decided when the topic starts). */
-    public PartitionStatus withGuardPredated(boolean predated) {
-        return new PartitionStatus(
-                state,
-                previousState,
-                stateEpoch,
-                retryAttempt,
-                lastMirroredEpoch,
-                error,
-                updatedAt,
-                lossAtStop,
-                predated);
+                state, previousState, stateEpoch, retryAttempt, lastMirroredEpoch, error, updatedAt, loss);
     }
 }

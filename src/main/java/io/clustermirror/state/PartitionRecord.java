@@ -1,6 +1,5 @@
 package io.clustermirror.state;
 
-import com.fasterxml.jackson.annotation.JsonInclude;
 import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
@@ -8,8 +7,7 @@ import java.time.Instant;
 
 /**
  * Value of a partition's {@code __mirror_state} record: its persisted {@link PartitionStatus}. {@code lossAtStop} is
- * absent (null) in records written before it existed; {@code guardPredated} is written only when true (absent reads as
- * false, as in records written before it existed).
+ * absent (null) in records written before it existed.
  */
 public record PartitionRecord(
         int v,
@@ -20,8 +18,7 @@ public record PartitionRecord(
         int lastMirroredEpoch,
         String error,
         Instant updatedAt,
-        LossReport lossAtStop,
-        @JsonInclude(JsonInclude.Include.NON_NULL) Boolean guardPredated) {
+        LossReport lossAtStop) {
 
     public static PartitionRecord of(PartitionStatus status) {
         return new PartitionRecord(
@@ -33,8 +30,7 @@ public record PartitionRecord(
                 status.lastMirroredEpoch(),
                 status.error(),
                 status.updatedAt(),
-                status.lossAtStop(),
-                status.guardPredated() ? Boolean.TRUE : null);
+                status.lossAtStop());
     }
 
     public PartitionStatus toStatus() {
@@ -46,7 +42,6 @@ public record PartitionRecord(
                 lastMirroredEpoch,
                 error,
                 updatedAt,
-                lossAtStop,
-                Boolean.TRUE.equals(guardPredated));
+                lossAtStop);
     }
 }

@@ -10,7 +10,6 @@ import io.clustermirror.topics.TopicPreparation.Prepared;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -29,7 +28,6 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.utils.ExponentialBackoff;
 import org.jboss.logging.Logger;
@@ -227,40 +225,23 @@ final class DestinationTopicBatch {
         }
     }
 
-    /**
-     * The read-only guard of each topic ({@link SourceFence#binding}); the topics guarded, or without an authorizer, are
-     * prepared, each saying whether its guard was there before (an operator's: {@link Prepared#guardFound}), read in
-     * one DescribeAcls for the batch before the guards are created.
-     */
+    /** The read-only guard of each topic ({@link #guard}); the topics guarded, or without an authorizer, are prepared. */
     private void guardAll(Map<String, Integer> toGuard, Map<String, TopicPreparation> outcomes)
             throws InterruptedException {
-        if (toGuard.isEmpty()) {
-            return;
-        }
-        long deadline = deadline();
-        Answer<Collection<AclBinding>> before =
-                answer(destination.describeAcls(SourceFence.ON_ANY_TOPIC).values(), deadline);
-        if (before.error() != null && !DestinationTopicPlan.causedBy(before.error(), SecurityDisabledException.class)) {
-            toGuard.keySet().forEach(topic -> outcomes.put(topic, new Failed(topic, before.error())));
-            return;
-        }
-        Set<String> found = new HashSet<>();
-        if (before.value() != null) {
-            before.value().forEach(binding -> found.add(binding.pattern().name()));
-        }
         Map<AclBinding, KafkaFuture<Void>> guarded = new HashMap<>();
         for (List<String> request : DestinationTopicPlan.requests(List.copyOf(toGuard.keySet()), t -> 1)) {
             guarded.putAll(destination
                     .createAcls(request.stream().map(SourceFence::binding).toList())
                     .values());
         }
+        long deadline = deadline();
         for (Map.Entry<String, Integer> topic : toGuard.entrySet()) {
             Exception error = answer(guarded.get(SourceFence.binding(topic.getKey())), deadline)
                     .error();
             outcomes.put(
                     topic.getKey(),
                     error == null
-                            ? new Prepared(topic.getKey(), topic.getValue(), found.contains(topic.getKey()))
+                            ? new Prepared(topic.getKey(), topic.getValue())
                             : DestinationTopicPlan.guardFailed(topic.getKey(), topic.getValue(), error));
         }
     }

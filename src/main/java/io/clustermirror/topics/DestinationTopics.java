@@ -155,12 +155,8 @@ public final class DestinationTopics {
         batches.awaitServed(partitionsByTopic);
     }
 
-    /**
-     * Hands the topic back: the mirror-owned configs return to the source's values (or to defaults), and the read-only
-     * guard is lifted unless it is not the mirror's ({@code liftGuard} false: it was there before the mirror started
-     * the topic).
-     */
-    public void restore(String topic, boolean liftGuard) throws Exception {
+    /** Hands the topic back: the mirror-owned configs return to the source's values (or to defaults). */
+    public void restore(String topic) throws Exception {
         Optional<TopicDescription> sourceTopic = describe(source, topic);
         Map<String, String> set = new HashMap<>();
         Set<String> delete = new HashSet<>(OwnedTopicConfigs.NAMES);
@@ -176,9 +172,7 @@ public final class DestinationTopics {
         if (describe(destination, topic).isPresent()) {
             alter(topic, set, delete);
         }
-        if (liftGuard) {
-            guard(topic, false);
-        }
+        guard(topic, false);
     }
 
     /**

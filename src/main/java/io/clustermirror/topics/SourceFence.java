@@ -27,11 +27,6 @@ import org.apache.kafka.common.resource.ResourceType;
  */
 public final class SourceFence {
 
-    /** The fence's entry (and the destination's read-only guard's: the same ACL) on any topic. */
-    static final AclBindingFilter ON_ANY_TOPIC = new AclBindingFilter(
-            new ResourcePatternFilter(ResourceType.TOPIC, null, PatternType.LITERAL),
-            binding("any").entry().toFilter());
-
     private final Admin source;
     private final long timeoutMs;
 
@@ -47,10 +42,12 @@ public final class SourceFence {
 
     /** The topics already fenced on the source (their fence predates this promote: it is not ours to lift). */
     public Set<String> fenced(Collection<String> topics) throws Exception {
+        AclBindingFilter fences = new AclBindingFilter(
+                new ResourcePatternFilter(ResourceType.TOPIC, null, PatternType.LITERAL),
+                binding("any").entry().toFilter()); // the fence's entry, on any topic
         Set<String> fenced = new TreeSet<>();
         try {
-            for (AclBinding binding :
-                    source.describeAcls(ON_ANY_TOPIC).values().get(timeoutMs, TimeUnit.MILLISECONDS)) {
+            for (AclBinding binding : source.describeAcls(fences).values().get(timeoutMs, TimeUnit.MILLISECONDS)) {
                 if (topics.contains(binding.pattern().name())) {
                     fenced.add(binding.pattern().name());
                 }

@@ -8,19 +8,8 @@ public sealed interface TopicPreparation {
 
     String topic();
 
-    /**
-     * The destination topic is ready to be mirrored into: what the data plane needs to know of it.
-     *
-     * @param guardFound whether the destination topic had the read-only guard ACL before this preparation created it
-     *     (always false where the destination has no authorizer)
-     */
-    record Prepared(String topic, int partitions, boolean guardFound) implements TopicPreparation {
-
-        /** A topic whose guard this preparation created, or that has none (no authorizer). */
-        public Prepared(String topic, int partitions) {
-            this(topic, partitions, false);
-        }
-    }
+    /** The destination topic is ready to be mirrored into: what the data plane needs to know of it. */
+    record Prepared(String topic, int partitions) implements TopicPreparation {}
 
     /** The source has no such topic (any more). */
     record NotOnSource(String topic) implements TopicPreparation {}

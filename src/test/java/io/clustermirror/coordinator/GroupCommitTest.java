@@ -314,7 +314,7 @@ class GroupCommitTest {
         public void recreateTopic(String topic, Collection<String> excludedProperties) {}
 
         @Override
-        public void restoreTopic(String topic, boolean liftGuard) {}
+        public void restoreTopic(String topic) {}
 
         @Override
         public List<PreservedTail> preserveDivergentTails(List<MirrorPartition> partitions) {

@@ -430,20 +430,6 @@ class PartitionLifecycleTest {
         assertThat(parts.data.calls).containsExactly("remove t-0 aborting", "remove t-1 aborting");
     }
 
-    @Test
-    void aStopShouldLeaveAGuardThatWasThereBeforeTheMirrorStartedTheTopic() {
-        host.put(T0, mirroring().withGuardPredated(true).moveTo(MirrorPartitionState.STOPPING, null, NOW));
-        host.put(T1, mirroring().withGuardPredated(true).moveTo(MirrorPartitionState.STOPPING, null, NOW));
-
-        lifecycle.stopPartitions("m", List.of(T0, T1));
-        drain();
-
-        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
-        assertThat(host.state(T1)).isEqualTo(MirrorPartitionState.STOPPED);
-        assertThat(parts.restored).containsExactly("t keeping its guard");
-        assertThat(host.status(T0).guardPredated()).isTrue(); // a later start and stop of the topic leave it too
-    }
-
     /** What the fake host reports a stop may have left on the source: 5 records not mirrored, seen 7 s before. */
     private static final LossReport LOSS = new LossReport(NOW, false, 105, NOW.minusSeconds(7), 100, 5, 9_000, true);
 
@@ -881,8 +867,8 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public void restoreTopic(String topic, boolean liftGuard) {
-            restored.add(liftGuard ? topic : topic + " keeping its guard");
+        public void restoreTopic(String topic) {
+            restored.add(topic);
             if (restoreFailure != null) {
                 throw restoreFailure;
             }

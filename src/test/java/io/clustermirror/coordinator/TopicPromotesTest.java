@@ -68,19 +68,6 @@ class TopicPromotesTest {
     }
 
     @Test
-    void aPromoteShouldLiftTheGuardEvenIfItWasThereBeforeTheMirror() {
-        TopicPromotes.Attempt a = drainedAttempt();
-        host.partitions.put(ORDERS_0, host.partitions.get(ORDERS_0).withGuardPredated(true));
-
-        promotes.commit(a);
-
-        // the stop that follows lifts a guard it would leave at a plain stop: a promote makes the topic writable
-        assertThat(host.partitions.get(ORDERS_0).state()).isEqualTo(MirrorPartitionState.STOPPING);
-        assertThat(host.partitions.get(ORDERS_0).error()).isEqualTo(TopicPromotes.PROMOTED);
-        assertThat(host.partitions.get(ORDERS_0).guardPredated()).isFalse();
-    }
-
-    @Test
     void aPromoteWhoseMirrorIsDeletedBeforeItsCommitShouldAnswerUnknownMirror() {
         TopicPromotes.Attempt a = drainedAttempt();
         host.deleted = true;

@@ -11,7 +11,6 @@ import io.clustermirror.mirror.MirrorConfigRules;
 import io.clustermirror.mirror.MirrorError;
 import io.clustermirror.mirror.MirrorException;
 import io.clustermirror.mirror.MirrorPartition;
-import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
 import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.topics.DestinationTopics;
@@ -105,42 +104,6 @@ class TopicStartsTest {
     }
 
     /** The coordinator: the mirror exists, but a task handed to its thread never runs (as after shutdownNow). */
-    @Test
-    void aGuardFoundAtAStartShouldBeSomeoneElsesUnlessThisMirrorMayHaveLeftItThere() {
-        TopicPreparation.Prepared found = new TopicPreparation.Prepared("t", 2, true);
-        TopicPreparation.Prepared created = new TopicPreparation.Prepared("t", 2, false);
-        PartitionStatus unknown = PartitionStatus.initial(NOW);
-        PartitionStatus stopped = unknown.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, NOW)
-                .moveTo(MirrorPartitionState.MIRRORING, null, NOW)
-                .moveTo(MirrorPartitionState.STOPPING, null, NOW)
-                .moveTo(MirrorPartitionState.STOPPED, null, NOW);
-        PartitionStatus stoppedUnrestored = stopped.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, NOW)
-                .moveTo(MirrorPartitionState.MIRRORING, null, NOW)
-                .moveTo(MirrorPartitionState.STOPPING, null, NOW)
-                .moveTo(MirrorPartitionState.STOPPED, "mirror-owned configs could not be restored", NOW);
-
-        // a topic new to the mirror, or one whose last stop lifted the mirror's guard: the guard is someone else's
-        assertThat(TopicStarts.guardPredated(found, Map.of())).isTrue();
-        assertThat(TopicStarts.guardPredated(found, Map.of(T0, unknown))).isTrue();
-        assertThat(TopicStarts.guardPredated(found, Map.of(T0, stopped, T1, stopped)))
-                .isTrue();
-        assertThat(TopicStarts.guardPredated(found, Map.of(new MirrorPartition("other", 0), stoppedUnrestored)))
-                .isTrue();
-        // the last stop could not restore the topic: the guard may be the mirror's own, left behind
-        assertThat(TopicStarts.guardPredated(found, Map.of(T0, stopped, T1, stoppedUnrestored)))
-                .isFalse();
-        // unless an earlier start said it was someone else's
-        assertThat(TopicStarts.guardPredated(found, Map.of(T0, stopped.withGuardPredated(true), T1, stoppedUnrestored)))
-                .isTrue();
-        // no guard there before this start: the mirror's own from now on, whatever was said before
-        assertThat(TopicStarts.guardPredated(created, Map.of())).isFalse();
-        assertThat(TopicStarts.guardPredated(created, Map.of(T0, stopped.withGuardPredated(true))))
-                .isFalse();
-    }
-
-    private static final MirrorPartition T0 = new MirrorPartition("t", 0);
-    private static final MirrorPartition T1 = new MirrorPartition("t", 1);
-
     private static final class DroppingHost implements TopicStarts.Host {
         final AtomicInteger cancelled = new AtomicInteger();
 

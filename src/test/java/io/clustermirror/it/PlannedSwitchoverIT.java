@@ -231,14 +231,27 @@ class PlannedSwitchoverIT extends ServiceIT {
         String topic = uniqueName(PREFIX + "back");
         String aToB = uniqueName("a-to-b");
         String bToA = uniqueName("b-to-a");
-        switchOverToB(aToB, topic);
+        mirrorOf(aToB, topic, 1);
+        api().body(Map.of("topics", List.of(topic)))
+                .post("/v1/mirrors/" + aToB + "/topics:promote")
+                .then()
+                .statusCode(200);
         produce(b, topic, 50, "on-b");
 
         try (ServiceProcess serviceA = bed.newService(
                         "switchover-service-a", a, Map.of("mirror.metadata.refresh.interval.ms", "1000"))
                 .start()) {
             // When A's service mirrors B back into A (A's topic predates it: adopted) and A catches up
-            mirrorBackIntoA(serviceA, bToA, topic);
+            onA(serviceA)
+                    .body(createBody(bToA, TestBed.sasl(b, TestBed.ADMIN_JAAS)))
+                    .post("/v1/mirrors")
+                    .then()
+                    .statusCode(201);
+            onA(serviceA)
+                    .body(Map.of("topics", List.of(topic), "adoptExisting", true))
+                    .post("/v1/mirrors/" + bToA + "/topics:start")
+                    .then()
+                    .statusCode(200);
             await().atMost(Duration.ofSeconds(60)).until(() -> ends(a, topic).equals(ends(b, topic)));
             assertThat(metric(serviceA, "cluster_mirror_records_total{mirror=\"" + bToA + "\"}"))
                     .as("only what B took since the switchover travels")
@@ -277,41 +290,6 @@ class PlannedSwitchoverIT extends ServiceIT {
                     .then()
                     .statusCode(200)
                     .body("promotion.phase", equalTo("PROMOTED"));
-        }
-    }
-
-    @Test
-    void aFailbackStoppedInsteadOfPromotedShouldLeaveTheOldPrimaryFenced() throws Exception {
-        // Given a planned switchover from A to B: A's topic carries a-to-b's fence
-        String topic = uniqueName(PREFIX + "abandon");
-        String aToB = uniqueName("a-to-b");
-        String bToA = uniqueName("b-to-a");
-        switchOverToB(aToB, topic);
-        assertThat(fences(a, topic)).hasSize(1);
-
-        try (ServiceProcess serviceA = bed.newService(
-                        "switchover-service-abandon", a, Map.of("mirror.metadata.refresh.interval.ms", "1000"))
-                .start()) {
-            // When A's service mirrors B back into A, adopting A's fenced topic (the fence is not its guard)
-            mirrorBackIntoA(serviceA, bToA, topic);
-            awaitStatesOnA(serviceA, bToA, topic, "MIRRORING");
-            onA(serviceA)
-                    .get("/v1/mirrors/" + bToA + "/topics/" + topic)
-                    .then()
-                    .statusCode(200)
-                    .body("guardPredatesMirror", equalTo(true));
-
-            // and the failback is given up: its topic stopped, not promoted
-            onA(serviceA)
-                    .body(Map.of("topics", List.of(topic)))
-                    .post("/v1/mirrors/" + bToA + "/topics:stop")
-                    .then()
-                    .statusCode(200);
-            awaitStatesOnA(serviceA, bToA, topic, "STOPPED");
-
-            // Then A is still fenced: B stays the only primary (the stop used to lift the fence as its guard)
-            assertThat(fences(a, topic)).hasSize(1);
-            assertThatWriteIsRefused(a, topic);
         }
     }
 
@@ -385,44 +363,6 @@ class PlannedSwitchoverIT extends ServiceIT {
         return io.restassured.RestAssured.given()
                 .baseUri(serviceA.baseUri().toString())
                 .contentType(io.restassured.http.ContentType.JSON);
-    }
-
-    /** A planned switchover from A to B: the topic mirrored by {@code aToB} until converged, then promoted. */
-    private static void switchOverToB(String aToB, String topic) throws Exception {
-        mirrorOf(aToB, topic, 1);
-        api().body(Map.of("topics", List.of(topic)))
-                .post("/v1/mirrors/" + aToB + "/topics:promote")
-                .then()
-                .statusCode(200);
-    }
-
-    /** On A's service: a mirror of B that starts the topic, adopting A's (which predates that service). */
-    private static void mirrorBackIntoA(ServiceProcess serviceA, String bToA, String topic) {
-        onA(serviceA)
-                .body(createBody(bToA, TestBed.sasl(b, TestBed.ADMIN_JAAS)))
-                .post("/v1/mirrors")
-                .then()
-                .statusCode(201);
-        onA(serviceA)
-                .body(Map.of("topics", List.of(topic), "adoptExisting", true))
-                .post("/v1/mirrors/" + bToA + "/topics:start")
-                .then()
-                .statusCode(200);
-    }
-
-    /** Waits until every partition of the topic is in {@code state} on A's service. */
-    private static void awaitStatesOnA(ServiceProcess serviceA, String mirror, String topic, String state) {
-        await(topic + " all " + state + " on A")
-                .atMost(Duration.ofSeconds(60))
-                .until(() -> onA(serviceA)
-                        .get("/v1/mirrors/" + mirror + "/topics/" + topic)
-                        .then()
-                        .statusCode(200)
-                        .extract()
-                        .jsonPath()
-                        .getList("partitions.state")
-                        .stream()
-                        .allMatch(state::equals));
     }
 
     /** A counter's value in the service's Prometheus output (0 when absent). */

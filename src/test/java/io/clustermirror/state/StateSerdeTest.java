@@ -191,27 +191,6 @@ class StateSerdeTest {
     }
 
     @Test
-    void aGuardThatPredatesTheMirrorShouldBeKeptInThePartitionRecordAndAbsentOtherwise() {
-        Instant at = Instant.parse("2026-12-01T00:00:00Z");
-        PartitionStatus started = PartitionStatus.initial(at)
-                .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, at)
-                .withGuardPredated(true);
-
-        byte[] predated = StateSerde.value(PartitionRecord.of(started));
-        assertThat(new String(predated, StandardCharsets.UTF_8)).contains("\"guardPredated\":true");
-        assertThat(StateSerde.readPartition(predated).toStatus()).isEqualTo(started);
-        assertThat(StateSerde.readPartition(predated)
-                        .toStatus()
-                        .moveTo(MirrorPartitionState.MIRRORING, null, at)
-                        .guardPredated())
-                .isTrue(); // kept through the topic's transitions
-
-        byte[] own = StateSerde.value(PartitionRecord.of(started.withGuardPredated(false)));
-        assertThat(new String(own, StandardCharsets.UTF_8)).doesNotContain("guardPredated");
-        assertThat(StateSerde.readPartition(own).toStatus().guardPredated()).isFalse();
-    }
-
-    @Test
     void verifiedRecordShouldRoundTripUnderAPartitionKeyOfItsOwnKind() {
         byte[] key = StateSerde.key(StateKey.verified("m1", "orders", 2));
         byte[] value = StateSerde.value(new VerifiedRecord(StateSerde.FORMAT_VERSION, 4711));
