@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.jboss.logging.Logger;
 
@@ -41,9 +42,13 @@ final class AclStep {
         this.metrics = metrics;
     }
 
+    /**
+     * @param heldTopics the mirror's topics that keep their guard now (a partition neither STOPPED nor STOPPING), read
+     *     when the guards are planned and again once the missing ones are created
+     */
     Uni<Void> sync(
             Mirror mirror,
-            Set<String> activeTopics,
+            Supplier<Set<String>> heldTopics,
             ClusterMetadata source,
             ClusterMetadata destination,
             Ledger ledger,
@@ -54,7 +59,7 @@ final class AclStep {
                 .toList();
         return destination
                 .acls()
-                .chain(existing -> guards(activeTopics, existing, destination, ledger, log)
+                .chain(existing -> guards(heldTopics, existing, destination, ledger, log)
                         .chain(() -> rules.isEmpty()
                                 ? Uni.createFrom().voidItem()
                                 : copy(name, rules, existing, source, destination, ledger, log)))
@@ -76,18 +81,34 @@ final class AclStep {
                 });
     }
 
+    /**
+     * Creates the guards of held topics that lack one. A topic whose stop began while this ran may have had its guard
+     * lifted by the stop before this put it back; nothing would lift it again, and a stopped topic must be writable
+     * (a failover). So the topics are read again once the guards are created, and the guard of one that is no longer
+     * held is deleted: its stop was persisted (STOPPING) before it lifted anything, so either this read sees it, or
+     * the stop's lift comes after this creation.
+     */
     private static Uni<Void> guards(
-            Set<String> activeTopics,
+            Supplier<Set<String>> heldTopics,
             Set<AclEntry> existing,
             ClusterMetadata destination,
             Ledger ledger,
             CycleLog log) {
-        List<AclEntry> missing = activeTopics.stream()
+        List<AclEntry> missing = heldTopics.get().stream()
                 .map(AclEntry::readOnly)
                 .filter(guard -> !existing.contains(guard))
                 .toList();
         log.acls(enforced(ledger.created().size()));
-        return destination.createAcls(missing);
+        if (missing.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        return destination.createAcls(missing).chain(() -> {
+            Set<String> held = heldTopics.get();
+            List<AclEntry> stopped = missing.stream()
+                    .filter(guard -> !held.contains(guard.resourceName()))
+                    .toList();
+            return stopped.isEmpty() ? Uni.createFrom().voidItem() : destination.deleteAcls(stopped);
+        });
     }
 
     private Uni<Void> copy(

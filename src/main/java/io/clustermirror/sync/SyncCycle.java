@@ -66,7 +66,7 @@ final class SyncCycle {
                                                             log)))
                                             .chain(() -> acls.sync(
                                                     mirror,
-                                                    activeTopics(name),
+                                                    () -> activeTopics(name),
                                                     source,
                                                     destination,
                                                     ledger(name),
