@@ -46,6 +46,17 @@ class AclStepTest {
         }
     }
 
+    /** One step of a mirror that copies the ACLs {@code include} matches and holds topic t. */
+    private Uni<Void> syncOfT(String include) {
+        return step.sync(
+                mirror(MirrorConfig.ACL_INCLUDE, include),
+                () -> Set.of("t"),
+                source,
+                destination,
+                ledger,
+                fixtures.log);
+    }
+
     @Test
     void everyMirroredTopicShouldGetItsReadOnlyGuardOnce() {
         destination.acls.add(AclEntry.readOnly("u"));
@@ -78,13 +89,7 @@ class AclStepTest {
         destination.acls.addAll(Set.of(AclEntry.readOnly("t"), CAROL_READS_T));
         String include = "TOPIC;t;READ;ALLOW;*";
 
-        await(step.sync(
-                mirror(MirrorConfig.ACL_INCLUDE, include),
-                () -> Set.of("t"),
-                source,
-                destination,
-                ledger,
-                fixtures.log));
+        await(syncOfT(include));
 
         assertThat(destination.writes)
                 .containsExactly("create ACLs [ALLOW READ TOPIC t for User:alice, ALLOW READ TOPIC t for User:bob]");
@@ -93,13 +98,7 @@ class AclStepTest {
         assertThat(fixtures.report().acls()).isEqualTo("read-only enforced; 2 ACL(s) created by this mirror");
 
         source.acls.remove(BOB_READS_T);
-        await(step.sync(
-                mirror(MirrorConfig.ACL_INCLUDE, include),
-                () -> Set.of("t"),
-                source,
-                destination,
-                ledger,
-                fixtures.log));
+        await(syncOfT(include));
 
         assertThat(destination.writes).last().isEqualTo("delete ACLs [ALLOW READ TOPIC t for User:bob]");
         assertThat(destination.acls).contains(CAROL_READS_T, AclEntry.readOnly("t")); // never the mirror's to delete
@@ -111,26 +110,14 @@ class AclStepTest {
         String include = "TOPIC;t;READ;ALLOW;*";
         source.acls.add(BOB_READS_T);
         destination.acls.add(AclEntry.readOnly("t"));
-        await(step.sync(
-                mirror(MirrorConfig.ACL_INCLUDE, include),
-                () -> Set.of("t"),
-                source,
-                destination,
-                ledger,
-                fixtures.log));
+        await(syncOfT(include));
         assertThat(destination.acls).contains(BOB_READS_T);
 
         // the source drops bob's ACL and gains alice's, which the destination refuses
         source.acls.remove(BOB_READS_T);
         source.acls.add(ALICE_READS_T);
         destination.refusedAcls.add(ALICE_READS_T);
-        await(step.sync(
-                mirror(MirrorConfig.ACL_INCLUDE, include),
-                () -> Set.of("t"),
-                source,
-                destination,
-                ledger,
-                fixtures.log));
+        await(syncOfT(include));
 
         assertThat(destination.writes)
                 .endsWith(
