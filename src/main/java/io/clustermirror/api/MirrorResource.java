@@ -139,9 +139,9 @@ public class MirrorResource {
     public Uni<Response> list(@Context HttpServerRequest http) {
         // a partition counts as this instance's part only when held both before and after the list was made (a take
         // merges its mirrors before it holds the partition, a give-up stops holding it before it drops them)
-        Set<Integer> held = new TreeSet<>(coordinator.heldStatePartitions());
+        Set<Integer> held = new TreeSet<>(coordinator.held().statePartitions());
         MirrorList mine = localList();
-        held.retainAll(coordinator.heldStatePartitions());
+        held.retainAll(coordinator.held().statePartitions());
         var others = instance.members().stream()
                 .filter(m -> !m.id().equals(instance.id()))
                 .toList();
@@ -181,7 +181,7 @@ public class MirrorResource {
                 all.addAll(part.mirrors().mirrors());
                 covered.addAll(part.held());
             });
-            int partitions = coordinator.statePartitionCount();
+            int partitions = coordinator.held().statePartitionCount();
             if (covered.size() < partitions) {
                 // a partition between owners: its mirrors are on no one's list, so the list would be short
                 throw new MirrorException(

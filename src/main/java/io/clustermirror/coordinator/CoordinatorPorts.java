@@ -67,7 +67,7 @@ final class CoordinatorPorts {
 
         @Override
         public Mirror require(String name) {
-            return coordinator.require(name);
+            return coordinator.held().require(name);
         }
 
         @Override
@@ -95,12 +95,12 @@ final class CoordinatorPorts {
         }
 
         public Mirror require(String name) {
-            coordinator.requireActive();
-            return coordinator.require(name);
+            coordinator.held().requireActive();
+            return coordinator.held().require(name);
         }
 
         public <T> Uni<T> onCoordinator(Supplier<T> action) {
-            return coordinator.onCoordinator(action);
+            return coordinator.held().onCoordinator(action);
         }
 
         public Uni<MirrorRuntime> runtime(String name) {
@@ -157,12 +157,12 @@ final class CoordinatorPorts {
 
         @Override
         public boolean holds(String mirror) {
-            return coordinator.holdsStatePartitionOf(mirror);
+            return coordinator.held().holds(mirror);
         }
 
         @Override
         public boolean leaseValid() {
-            return coordinator.leaseValid();
+            return coordinator.held().leaseValid();
         }
 
         @Override

@@ -134,7 +134,7 @@ public class MetadataSyncHost implements SyncHost {
                             }
                         })
                         .runSubscriptionOn(runtime.workers))
-                .chain(prepared -> coordinator.onCoordinator(() -> {
+                .chain(prepared -> coordinator.held().onCoordinator(() -> {
                     Map<MirrorPartition, PartitionStatus> added = new TreeMap<>();
                     Instant now = clock.instant();
                     for (int p = 0; p < prepared.partitions(); p++) {

@@ -25,7 +25,6 @@ import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.mirror.TopicSelection;
 import io.clustermirror.mirror.VerificationReport;
-import io.clustermirror.state.MirrorStateStore;
 import io.clustermirror.topics.ForeignStateTopics;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -53,7 +52,6 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.jboss.logging.Logger;
 
@@ -64,7 +62,8 @@ import org.jboss.logging.Logger;
  * Slow remote calls (contacting a source cluster) happen before entering the coordinator thread.
  * Its rooms: {@link CoordinatorThread} (the thread), {@link CoordinatorState} (the snapshot), {@link TopicStarts} and
  * {@link TopicStops} (the verbs that take and hand back destination topics), {@link PartitionLifecycle} (the partition
- * state machine as it runs) and {@link MirrorRuntimes} (each mirror's clients and data plane); this class boots and
+ * state machine as it runs), {@link MirrorRuntimes} (each mirror's clients and data plane) and {@link HeldMirrors}
+ * (whether this instance may act for a mirror now: the state active, the mirror's state partition held); this class boots and
  * replays the state and serves mirror CRUD and the topic verbs; {@link MetadataSyncHost} applies what the metadata sync asks.
  */
 @ApplicationScoped
@@ -83,8 +82,8 @@ public class MirrorCoordinator {
     private final CoordinatorThread thread = new CoordinatorThread();
 
     private final StateKeeper keeper;
-    private final ServiceInstance.Identity identity;
     private final StateGroup group;
+    private final HeldMirrors held;
 
     private final MirrorRuntimes runtimes;
     private final PartitionLifecycle lifecycle;
@@ -111,7 +110,7 @@ public class MirrorCoordinator {
         this.settings = new ServiceConfigs(this, config, metrics);
         this.runtimes = new MirrorRuntimes(
                 clients, config, metrics, () -> fetcherPool(vertx), settings.throttle(), thread, recoveryPoints);
-        this.identity = ServiceInstance.Identity.of(config);
+        ServiceInstance.Identity identity = ServiceInstance.Identity.of(config);
         this.keeper = new StateKeeper(clients, config, metrics, rules, thread, new StateKeeper.Listener() {
             @Override
             public void ready() {
@@ -146,6 +145,7 @@ public class MirrorCoordinator {
             }
         });
         this.group = new StateGroup(clients, config, identity, keeper, thread, metrics);
+        this.held = new HeldMirrors(keeper, group, thread, identity);
         this.verifications =
                 new Verifications(this, metrics, clock, config.destination().requestTimeoutMs());
         this.flows = new FlowDeadlines(metrics, Duration.ofMillis(config.flow().timeoutMs()));
@@ -302,15 +302,15 @@ public class MirrorCoordinator {
     }
 
     public List<Mirror> list() {
-        requireActive();
+        held.requireActive();
         return keeper.state().mirrors().values().stream()
                 .sorted(Comparator.comparing(Mirror::name))
                 .toList();
     }
 
     public Mirror describe(String name) {
-        requireActive();
-        return require(name);
+        held.requireActive();
+        return held.require(name);
     }
 
     /** CreateClusterMirror: validate, contact the source for its cluster id, persist. */
@@ -319,11 +319,11 @@ public class MirrorCoordinator {
                 .deferred(() -> {
                     MirrorName.validate(name);
                     MirrorConfig mirrorConfig = rules.validate(configValues);
-                    requireActive();
-                    requireAbsent(name);
+                    held.requireActive();
+                    held.requireAbsent(name);
                     return probe.clusterId(name, mirrorConfig)
-                            .chain(clusterId -> onCoordinator(() -> {
-                                requireAbsent(name);
+                            .chain(clusterId -> held.onCoordinator(() -> {
+                                held.requireAbsent(name);
                                 Instant now = clock.instant();
                                 Mirror mirror = new Mirror(name, mirrorConfig, clusterId, now, now);
                                 keeper.putMirror(mirror);
@@ -348,8 +348,8 @@ public class MirrorCoordinator {
     public Uni<Mirror> alterConfig(String name, Map<String, String> set, Set<String> delete) {
         return Uni.createFrom()
                 .deferred(() -> {
-                    requireActive();
-                    Mirror current = require(name);
+                    held.requireActive();
+                    Mirror current = held.require(name);
                     MirrorConfig next = rules.alter(current.config(), set, delete);
                     Uni<String> clusterId = next.sameSourceConnection(current.config())
                             ? Uni.createFrom().item(current.sourceClusterId())
@@ -363,8 +363,8 @@ public class MirrorCoordinator {
                                             + "; create a new mirror for a different source",
                                     "set." + MirrorConfig.BOOTSTRAP_SERVERS);
                         }
-                        return onCoordinator(() -> {
-                            Mirror latest = require(name);
+                        return held.onCoordinator(() -> {
+                            Mirror latest = held.require(name);
                             if (!latest.config().equals(current.config())) {
                                 throw new MirrorException(
                                         MirrorError.INVALID_CLUSTER_MIRROR_STATE,
@@ -384,8 +384,8 @@ public class MirrorCoordinator {
 
     /** DeleteClusterMirror. */
     public Uni<Void> delete(String name) {
-        return onCoordinator(() -> {
-            require(name);
+        return held.onCoordinator(() -> {
+            held.require(name);
             Map<MirrorPartition, PartitionStatus> owned = partitions(name);
             List<String> busy = owned.entrySet().stream()
                     .filter(e -> e.getValue().state() != MirrorPartitionState.STOPPED)
@@ -412,84 +412,14 @@ public class MirrorCoordinator {
         });
     }
 
-    <T> Uni<T> onCoordinator(Supplier<T> action) {
-        try {
-            requireActive(); // answered at once while the state is unavailable, not after the tasks queued before it
-        } catch (MirrorException e) {
-            return Uni.createFrom().failure(e);
-        }
-        return thread.call(() -> {
-            requireActive();
-            return action.get();
-        });
-    }
-
-    void requireActive() {
-        CoordinatorStatus current = keeper.status();
-        if (!current.isActive()) {
-            throw new MirrorException(
-                    MirrorError.COORDINATOR_NOT_AVAILABLE,
-                    "Mirror state is not available on this instance (" + current.phase() + ": " + current.reason()
-                            + ")");
-        }
-    }
-
-    Mirror require(String name) {
-        // Held before and after the read: a partition is held only after its mirrors joined the state (take) and stops
-        // being held before they leave it (give up), so a mirror missing between two holds is truly absent.
-        boolean heldBefore = holdsStatePartitionOf(name);
-        Mirror mirror = keeper.state().mirrors().get(name);
-        if (mirror == null) {
-            if (!heldBefore) {
-                throw notHeld(name);
-            }
-            requireHeld(name);
-            throw MirrorException.unknownMirror(name);
-        }
-        return mirror;
-    }
-
-    /**
-     * Refuses (503, to retry) a request about a mirror whose state partition this instance does not hold now: the
-     * state group is moving it (a request forwarded here just before this instance gave it up, or before it finished
-     * taking it over), so only its owner can tell whether the mirror exists.
-     */
-    private void requireHeld(String name) {
-        if (!holdsStatePartitionOf(name)) {
-            throw notHeld(name);
-        }
-    }
-
-    /** Whether this instance's lease in the state group is valid: it may act for the mirrors it holds (any thread). */
-    boolean leaseValid() {
-        return group.leaseValid();
+    /** Whether this instance may act for a mirror now: see {@link HeldMirrors}. */
+    public HeldMirrors held() {
+        return held;
     }
 
     /** The deadlines of the flows (start, stop, promote, verification), counted when missed. */
     FlowDeadlines flows() {
         return flows;
-    }
-
-    boolean holdsStatePartitionOf(String name) {
-        int partition = statePartitionOf(name);
-        return partition < 0 || keeper.holds(partition);
-    }
-
-    private MirrorException notHeld(String name) {
-        return new MirrorException(
-                MirrorError.COORDINATOR_NOT_AVAILABLE,
-                "Mirror '" + name + "' lives in state partition " + statePartitionOf(name)
-                        + ", which this instance does not hold now (the state group is moving it); retry");
-    }
-
-    private void requireAbsent(String name) {
-        requireHeld(name);
-        boolean exists = keeper.state().mirrors().containsKey(name);
-        requireHeld(name); // held on both sides of the read (see require)
-        if (exists) {
-            throw new MirrorException(
-                    MirrorError.CLUSTER_MIRROR_ALREADY_EXISTS, "Cluster mirror '" + name + "' already exists", "name");
-        }
     }
 
     // ================================================================ topics and partitions
@@ -564,8 +494,8 @@ public class MirrorCoordinator {
     }
 
     Uni<List<TopicOutcome>> topicVerb(String name, TopicVerb verb, List<String> topics, String reason) {
-        Uni<List<TopicOutcome>> planned = onCoordinator(() -> {
-            Mirror mirror = require(name);
+        Uni<List<TopicOutcome>> planned = held.onCoordinator(() -> {
+            Mirror mirror = held.require(name);
             if (topics.isEmpty()) {
                 throw new MirrorException(MirrorError.INVALID_REQUEST, "Name at least one topic", "topics");
             }
@@ -614,8 +544,8 @@ public class MirrorCoordinator {
 
     /** Persists the ACLs this mirror has created (before they are relied on for deletion). */
     public Uni<Void> recordCreatedAcls(String name, Set<AclEntry> acls) {
-        return onCoordinator(() -> {
-            require(name);
+        return held.onCoordinator(() -> {
+            held.require(name);
             keeper.putCreatedAcls(name, acls);
             return null;
         });
@@ -687,42 +617,8 @@ public class MirrorCoordinator {
         return keeper;
     }
 
-    /** This instance's id and advertised URL. */
-    ServiceInstance.Identity identity() {
-        return identity;
-    }
-
-    /** Who owns which state partition, as the state group last assigned them. */
-    public StateOwnership ownership() {
-        return group.ownership();
-    }
-
-    /** The state partitions this instance holds now (taken over and replayed): whose mirrors it lists. */
-    public Set<Integer> heldStatePartitions() {
-        return keeper.held();
-    }
-
-    /** The state topic's partition count (0 before it is known). */
-    public int statePartitionCount() {
-        return keeper.statePartitions();
-    }
-
-    /** Whether this instance owns the state partition, as the state group last assigned them. */
-    boolean ownsStatePartition(int partition) {
-        return ownership()
-                .ownerOf(partition)
-                .map(o -> o.id().equals(identity.id()))
-                .orElse(false);
-    }
-
     CoordinatorThread thread() {
         return thread;
-    }
-
-    /** The state partition of a mirror's records (-1 before the state topic is known). */
-    public int statePartitionOf(String mirror) {
-        int partitions = keeper.statePartitions();
-        return partitions == 0 ? -1 : MirrorStateStore.partitionFor(mirror, partitions);
     }
 
     MirrorRuntimes runtimes() {
@@ -731,7 +627,7 @@ public class MirrorCoordinator {
 
     /** The mirror's runtime once built (off the coordinator thread), continuing on the coordinator thread. */
     Uni<MirrorRuntime> runtime(String name) {
-        return onCoordinator(() -> whenBuilt(name))
+        return held.onCoordinator(() -> whenBuilt(name))
                 .chain(built -> Uni.createFrom().completionStage(built));
     }
 
@@ -788,7 +684,7 @@ public class MirrorCoordinator {
     /** Coordinator thread. */
     private CompletableFuture<MirrorRuntime> whenBuilt(String name) {
         return runtimes.whenBuilt(
-                require(name),
+                held.require(name),
                 lifecycle.listener(name),
                 state -> partitions(name).values().stream()
                         .filter(s -> s.state() == state)

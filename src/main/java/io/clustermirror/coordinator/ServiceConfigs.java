@@ -60,14 +60,14 @@ public final class ServiceConfigs {
 
     /** Every setting that changes at runtime, with its value and source. */
     public List<ServiceConfigEntry> describe() {
-        coordinator.requireActive();
+        coordinator.held().requireActive();
         return ServiceConfigRules.describe(dynamic(), statics);
     }
 
     /** Sets a value at runtime: validated, persisted, then applied; the entry as it now stands. */
     public Uni<ServiceConfigEntry> set(String key, String value) {
         String valid = ServiceConfigRules.validate(key, value);
-        return coordinator.onCoordinator(() -> {
+        return coordinator.held().onCoordinator(() -> {
             coordinator.keeper().putServiceConfig(key, valid);
             apply(dynamic());
             LOGGER.infof("Service config %s set to %s at runtime", key, valid);
@@ -78,7 +78,7 @@ public final class ServiceConfigs {
     /** Removes the runtime value (none: nothing is written); the entry as it now stands, at its configured value. */
     public Uni<ServiceConfigEntry> delete(String key) {
         ServiceConfigRules.requireKnown(key);
-        return coordinator.onCoordinator(() -> {
+        return coordinator.held().onCoordinator(() -> {
             if (dynamic().containsKey(key)) {
                 coordinator.keeper().putServiceConfig(key, null);
                 apply(dynamic());
@@ -101,7 +101,8 @@ public final class ServiceConfigs {
             read = coordinator
                     .keeper()
                     .readServiceConfigs(
-                            p -> coordinator.ownership().ownerOf(p).isEmpty() || coordinator.ownsStatePartition(p));
+                            p -> coordinator.held().ownership().ownerOf(p).isEmpty()
+                                    || coordinator.held().ownsStatePartition(p));
             followFailing = false;
         } catch (RuntimeException e) {
             if (!followFailing) {

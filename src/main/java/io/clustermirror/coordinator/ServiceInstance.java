@@ -74,12 +74,12 @@ public class ServiceInstance {
 
     /** This instance's id: what describe's {@code runningOn} names. */
     public String id() {
-        return coordinator.identity().id();
+        return coordinator.held().identity().id();
     }
 
     /** This instance's advertised URL. */
     public String url() {
-        return coordinator.identity().url();
+        return coordinator.held().identity().url();
     }
 
     /**
@@ -87,7 +87,7 @@ public class ServiceInstance {
      * each with its state partitions and mirrors, this instance's counted now, the others' as they last reported them.
      */
     public List<Member> members() {
-        StateOwnership ownership = coordinator.ownership();
+        StateOwnership ownership = coordinator.held().ownership();
         List<Member> members = new ArrayList<>();
         boolean self = false;
         for (StateOwnership.Owner owner : ownership.members()) {
@@ -110,8 +110,8 @@ public class ServiceInstance {
 
     /** Where a mirror's requests are applied: the owner of its state partition, if any owns it now. */
     public Optional<StateOwnership.Owner> ownerOf(String mirror) {
-        int partition = coordinator.statePartitionOf(mirror);
-        return partition < 0 ? Optional.empty() : coordinator.ownership().ownerOf(partition);
+        int partition = coordinator.held().statePartitionOf(mirror);
+        return partition < 0 ? Optional.empty() : coordinator.held().ownership().ownerOf(partition);
     }
 
     /** Where service settings changed at runtime are written: the owner of their state partition. */

@@ -91,8 +91,9 @@ final class Verifications {
      */
     Uni<VerificationReport> start(String name, List<String> topics, List<String> include, boolean fromLast) {
         Uni<VerificationReport> start = coordinator
+                .held()
                 .onCoordinator(() -> {
-                    coordinator.require(name);
+                    coordinator.held().require(name);
                     Set<MirrorPartition> partitions =
                             select(coordinator.partitions(name).keySet(), topics, include);
                     Map<MirrorPartition, Long> resume = fromLast ? verifiedUpTo(name) : Map.of();
