@@ -225,6 +225,9 @@ public final class BareCopyLoop {
         private short epoch;
         private boolean fetchInFlight;
         private int fetches;
+        /** The record bytes the Fetch answers brought, cut batches included. */
+        private long fetchedBytes;
+
         private int produces;
         /** What a completion handler threw: kafka-clients would only log it, and the lane would wait for good. */
         private RuntimeException failure;
@@ -296,8 +299,8 @@ public final class BareCopyLoop {
                 client.poll(500, time.milliseconds());
             }
             System.out.printf(
-                    "lane %d: copied after %d ms, %d Fetch and %d Produce requests%n",
-                    lane, time.milliseconds() - started, fetches, produces);
+                    "lane %d: copied after %d ms, %d Fetch and %d Produce requests, %d record bytes fetched%n",
+                    lane, time.milliseconds() - started, fetches, produces, fetchedBytes);
             client.close();
         }
 
@@ -377,6 +380,7 @@ public final class BareCopyLoop {
                 Partition p = partitions.get(tp.partition());
                 ByteBuffer buffer = ((MemoryRecords) FetchResponse.recordsOrFail(partitionData)).buffer();
                 int position = buffer.position();
+                fetchedBytes += buffer.remaining();
                 while (position + Records.HEADER_SIZE_UP_TO_MAGIC <= buffer.limit()) {
                     int size = buffer.getInt(position + Records.SIZE_OFFSET) + Records.LOG_OVERHEAD;
                     if (position + size > buffer.limit()) {

@@ -717,7 +717,8 @@ public final class CatchUpBenchmark {
 
         /**
          * Writes the service's request counts since its start (warm-up included) into the run's directory, for a closer
-         * look at where a build's CPU goes: Fetch and Produce requests per mirror, Fetch requests per lane.
+         * look at where a build's CPU goes: Fetch and Produce requests per mirror, Fetch requests and
+         * record bytes fetched (cut batches included) per lane.
          */
         private void writeRequests(String label, BenchSupport.Service service) throws IOException {
             String counts;
@@ -725,7 +726,8 @@ public final class CatchUpBenchmark {
                 counts = service.get("/q/metrics")
                         .lines()
                         .filter(line -> line.startsWith("cluster_mirror_requests_total")
-                                || line.startsWith("cluster_mirror_fetcher_requests_total"))
+                                || line.startsWith("cluster_mirror_fetcher_requests_total")
+                                || line.startsWith("cluster_mirror_fetcher_bytes_total"))
                         .collect(Collectors.joining("\n", "", "\n"));
             } catch (Exception e) {
                 counts = "its metrics could not be read: " + e + "\n"; // a diagnostic: the run's figures stand
