@@ -177,7 +177,7 @@ public interface MirrorServiceConfig {
     interface Failed {
         Retry retry();
 
-        /** Full-jitter exponential back-off of FAILED partitions, then wait for an operator's recover. */
+        /** Exponential back-off (doubling, ±20% jitter) of FAILED partitions, then wait for an operator's recover. */
         interface Retry {
             @WithName("initial.backoff.ms")
             @WithDefault("100")

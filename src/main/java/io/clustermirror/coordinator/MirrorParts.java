@@ -22,8 +22,11 @@ interface MirrorParts {
     /** Deletes and recreates the destination topic like the source's (policy {@code recreate}); blocking. */
     void recreateTopic(String topic, Collection<String> excludedProperties) throws Exception;
 
-    /** Gives the mirror-owned configs of a stopped destination topic back the source's values and lifts its guard; blocking. */
-    void restoreTopic(String topic) throws Exception;
+    /** Lifts the read-only guard of a stopped destination topic: it becomes writable; blocking. */
+    void liftGuard(String topic) throws Exception;
+
+    /** Gives the mirror-owned configs of a stopped destination topic back the source's values; blocking. */
+    void restoreConfigs(String topic) throws Exception;
 
     /**
      * Copies the records only the destination partitions hold (from the first offset where each differs from the

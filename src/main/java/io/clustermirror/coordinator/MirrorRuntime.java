@@ -106,8 +106,13 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     }
 
     @Override
-    public void restoreTopic(String topic) throws Exception {
-        topics.restore(topic);
+    public void liftGuard(String topic) throws Exception {
+        topics.guard(topic, false);
+    }
+
+    @Override
+    public void restoreConfigs(String topic) throws Exception {
+        topics.restoreConfigs(topic);
     }
 
     @Override

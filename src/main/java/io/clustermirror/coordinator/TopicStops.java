@@ -24,7 +24,7 @@ import org.jboss.logging.Logger;
 /**
  * StopMirrorTopics once the partitions are STOPPING: each leaves the data plane (open destination transactions are
  * aborted: a stopped topic never shows uncommitted data as committed); once a topic has no active partition left, its
- * mirror-owned configs go back to the source's values and its read-only guard is lifted, and the partitions settle
+ * read-only guard is lifted and its mirror-owned configs go back to the source's values, and the partitions settle
  * STOPPED, each with what the stop may have left on the source ({@link LossReport}: the ends at the stop, the last
  * sighting of the source's end, the RPO). The mirror's clients are built off the coordinator thread; while they cannot be built, the stop waits,
  * saying why, and is tried again.
@@ -109,6 +109,28 @@ final class TopicStops {
         });
     }
 
+    /**
+     * Hands a topic back once none of its partitions is active: writable first (its guard lifted), then its mirror-owned
+     * configs restored from the source's. The guard goes whatever the configs do: in an unplanned failover the source
+     * is gone, and the topic must take writes all the same (the owned configs let any batch in). What could not be
+     * done, for the partitions' STOPPED status, or null.
+     */
+    private static String handBack(String topic, MirrorParts runtime) {
+        List<String> errors = new ArrayList<>();
+        try {
+            runtime.liftGuard(topic);
+        } catch (Exception e) {
+            errors.add("the destination topic is still read-only: its guard ACL (DENY WRITE for User:*) could not be "
+                    + "deleted: " + e);
+        }
+        try {
+            runtime.restoreConfigs(topic);
+        } catch (Exception e) {
+            errors.add("mirror-owned configs of the destination topic could not be restored: " + e);
+        }
+        return errors.isEmpty() ? null : String.join("; ", errors);
+    }
+
     /** Once the topic's partitions are out: its configs restored if no other partition is active, then STOPPED. */
     private void restoreAndSettle(
             String name,
@@ -118,21 +140,14 @@ final class TopicStops {
             Map<MirrorPartition, Integer> epochs) {
         try {
             runtime.workers().execute(() -> {
-                // before the configs are restored from the source's: that read waits out an unreachable source too
+                // before the topic is handed back: its destination end is read before anyone else may write to it
+                // (with the source gone, this waits out the source's request timeout)
                 Map<MirrorPartition, LossReport> losses = host.lossAtStop(name, removals.keySet());
                 boolean othersActive = host.partitions(name).entrySet().stream()
                         .anyMatch(e -> e.getKey().topic().equals(topic)
                                 && !removals.containsKey(e.getKey())
                                 && e.getValue().state() != MirrorPartitionState.STOPPED);
-                String error = null;
-                if (!othersActive) {
-                    try {
-                        runtime.restoreTopic(topic);
-                    } catch (Exception e) {
-                        error = "mirror-owned configs of the destination topic could not be restored: " + e;
-                    }
-                }
-                String restoreError = error;
+                String restoreError = othersActive ? null : handBack(topic, runtime);
                 thread.run(
                         "stop of " + topic,
                         () -> removals.forEach((p, removal) -> {

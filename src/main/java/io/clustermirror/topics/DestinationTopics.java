@@ -155,8 +155,11 @@ public final class DestinationTopics {
         batches.awaitServed(partitionsByTopic);
     }
 
-    /** Hands the topic back: the mirror-owned configs return to the source's values (or to defaults). */
-    public void restore(String topic) throws Exception {
+    /**
+     * The mirror-owned configs of a topic handed back return to the source's values (or to defaults); its guard is
+     * lifted apart ({@link #guard}), first: this reads the source, which may be gone.
+     */
+    public void restoreConfigs(String topic) throws Exception {
         Optional<TopicDescription> sourceTopic = describe(source, topic);
         Map<String, String> set = new HashMap<>();
         Set<String> delete = new HashSet<>(OwnedTopicConfigs.NAMES);
@@ -172,7 +175,6 @@ public final class DestinationTopics {
         if (describe(destination, topic).isPresent()) {
             alter(topic, set, delete);
         }
-        guard(topic, false);
     }
 
     /**

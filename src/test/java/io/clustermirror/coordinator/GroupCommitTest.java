@@ -314,7 +314,10 @@ class GroupCommitTest {
         public void recreateTopic(String topic, Collection<String> excludedProperties) {}
 
         @Override
-        public void restoreTopic(String topic) {}
+        public void liftGuard(String topic) {}
+
+        @Override
+        public void restoreConfigs(String topic) {}
 
         @Override
         public List<PreservedTail> preserveDivergentTails(List<MirrorPartition> partitions) {

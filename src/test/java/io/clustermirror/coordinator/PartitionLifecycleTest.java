@@ -415,19 +415,35 @@ class PartitionLifecycleTest {
         lifecycle.stopPartitions("m", List.of(T0));
         drain();
         assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
-        assertThat(parts.restored).isEmpty(); // t-1 still mirrors: the topic keeps its guard
+        assertThat(parts.handedBack).isEmpty(); // t-1 still mirrors: the topic keeps its guard
 
         host.put(T1, host.status(T1).moveTo(MirrorPartitionState.STOPPING, null, NOW));
         parts.restoreFailure = new IllegalStateException("configs not writable");
         lifecycle.stopPartitions("m", List.of(T1));
         drain();
 
-        assertThat(parts.restored).containsExactly("t");
+        // writable first, whatever the configs do: an unplanned failover's source cannot be read for them
+        assertThat(parts.handedBack).containsExactly("guard t", "configs t");
         assertThat(host.state(T1)).isEqualTo(MirrorPartitionState.STOPPED);
         assertThat(host.status(T1).error())
                 .isEqualTo(
                         "mirror-owned configs of the destination topic could not be restored: java.lang.IllegalStateException: configs not writable");
         assertThat(parts.data.calls).containsExactly("remove t-0 aborting", "remove t-1 aborting");
+    }
+
+    @Test
+    void aStopWhoseGuardCannotBeLiftedShouldSaySoAndStillRestoreTheConfigs() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        parts.guardFailure = new IllegalStateException("ACLs not writable");
+
+        lifecycle.stopPartitions("m", List.of(T0));
+        drain();
+
+        assertThat(parts.handedBack).containsExactly("guard t", "configs t");
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
+        assertThat(host.status(T0).error())
+                .isEqualTo("the destination topic is still read-only: its guard ACL (DENY WRITE for User:*) could not "
+                        + "be deleted: java.lang.IllegalStateException: ACLs not writable");
     }
 
     /** What the fake host reports a stop may have left on the source: 5 records not mirrored, seen 7 s before. */
@@ -469,7 +485,7 @@ class PartitionLifecycleTest {
         parts.data.removalsHang = false;
         until(() -> host.state(T0) == MirrorPartitionState.STOPPED);
 
-        assertThat(parts.restored).containsExactly("t");
+        assertThat(parts.handedBack).containsExactly("guard t", "configs t");
     }
 
     @Test
@@ -801,11 +817,14 @@ class PartitionLifecycleTest {
 
         final List<Long> fencingEnds = Collections.synchronizedList(new ArrayList<>());
         final List<String> recreated = Collections.synchronizedList(new ArrayList<>());
-        final List<String> restored = Collections.synchronizedList(new ArrayList<>());
+        /** The hand-back steps of stopped topics, in order: "guard t", "configs t". */
+        final List<String> handedBack = Collections.synchronizedList(new ArrayList<>());
+
         volatile LogTruncation.Outcome fencedOutcome;
         volatile RuntimeException failing;
         volatile RuntimeException recreateFailure;
         volatile RuntimeException restoreFailure;
+        volatile RuntimeException guardFailure;
         volatile RuntimeException preservationFailure;
         final Map<MirrorPartition, PreservedTail> tails = new ConcurrentHashMap<>();
         final List<MirrorPartition> preservations = Collections.synchronizedList(new ArrayList<>());
@@ -867,8 +886,16 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public void restoreTopic(String topic) {
-            restored.add(topic);
+        public void liftGuard(String topic) {
+            handedBack.add("guard " + topic);
+            if (guardFailure != null) {
+                throw guardFailure;
+            }
+        }
+
+        @Override
+        public void restoreConfigs(String topic) {
+            handedBack.add("configs " + topic);
             if (restoreFailure != null) {
                 throw restoreFailure;
             }

@@ -161,6 +161,64 @@ class AclSyncIT extends ServiceIT {
                 .untilAsserted(() -> assertThat(produceAsAlice(topic)).isEqualTo(0L));
     }
 
+    /**
+     * An unplanned failover: the source is gone when the topic is stopped. The stop cannot read the source's configs to
+     * restore, and says so; the topic is writable all the same (its guard was deleted after those reads once, so a
+     * source that did not answer left it read-only).
+     */
+    @Test
+    void aStopWithTheSourceGoneShouldLeaveTheTopicWritable() throws Exception {
+        KafkaBrokerProcess gone = bed.newCluster("failover-source");
+        gone.start(Duration.ofSeconds(120));
+        String topic = uniqueName("failover");
+        String mirror = uniqueName("failover");
+        try {
+            try (Admin admin = Admin.create(Map.of("bootstrap.servers", gone.bootstrapServers()))) {
+                Kafka.createTopic(admin, topic, 1, Map.of());
+            }
+            Kafka.produce(gone.bootstrapServers(), topic, 5, "none", "before");
+            api().body(createBody(mirror, Map.of("bootstrap.servers", gone.bootstrapServers())))
+                    .post("/v1/mirrors")
+                    .then()
+                    .statusCode(201);
+            startTopics(mirror, topic);
+            awaitConverged(mirror, topic);
+            try (Admin admin = admin(destination)) {
+                admin.createAcls(List.of(
+                                topicAcl(topic, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
+                                topicAcl(topic, "User:alice", AclOperation.DESCRIBE, AclPermissionType.ALLOW)))
+                        .all()
+                        .get();
+            }
+            assertThatThrownBy(() -> produceAsAlice(topic))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasCauseInstanceOf(TopicAuthorizationException.class);
+
+            // When the source goes away and the topic is stopped
+            gone.stop();
+            topicVerb(mirror, "stop", topic);
+            Map<?, ?> stopped = await("STOPPED")
+                    .atMost(Duration.ofSeconds(120))
+                    .pollInterval(Duration.ofSeconds(1))
+                    .until(
+                            () -> describeTopic(mirror, topic)
+                                    .getList("partitions", Map.class)
+                                    .get(0),
+                            p -> "STOPPED".equals(p.get("state")));
+
+            // Then the configs the source holds could not be read back, and alice writes after the mirrored records
+            assertThat(String.valueOf(stopped.get("error")))
+                    .startsWith("mirror-owned configs of the destination topic could not be restored");
+            assertThat(produceAsAlice(topic)).isEqualTo(5L);
+            assertThat(destinationAcls())
+                    .noneMatch(acl -> acl.pattern().name().equals(topic)
+                            && acl.entry().permissionType() == AclPermissionType.DENY);
+        } finally {
+            api().delete("/v1/mirrors/" + mirror);
+            gone.close();
+        }
+    }
+
     @Test
     void anExistingDestinationTopicShouldGetNoGuardAndNoConfigsUnlessAdopted() throws Exception {
         String topic = uniqueName("foreign");
