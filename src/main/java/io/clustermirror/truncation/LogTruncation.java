@@ -1,13 +1,8 @@
 package io.clustermirror.truncation;
 
-import io.clustermirror.batches.BatchContinuity;
-import io.clustermirror.batches.BatchRestamp;
-import io.clustermirror.batches.FillerBatches;
-import io.clustermirror.batches.OneBatchProduce;
 import io.clustermirror.batches.RawFetch;
 import io.clustermirror.batches.SourceBatch;
 import io.clustermirror.kafka.ClusterView;
-import io.clustermirror.kafka.ProducerIdentity;
 import io.clustermirror.kafka.WireClient;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.TruncationProgress;
@@ -16,7 +11,6 @@ import io.clustermirror.topics.OffsetLookup;
 import io.clustermirror.truncation.PrefixCheck.Answer;
 import io.clustermirror.truncation.PrefixCheck.Check;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -29,35 +23,23 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.config.TopicConfig;
-import org.apache.kafka.common.message.ProduceResponseData;
-import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.record.DefaultRecordBatch;
-import org.apache.kafka.common.requests.ProduceRequest;
-import org.apache.kafka.common.requests.ProduceResponse;
-import org.jboss.logging.Logger;
 
 /**
  * LOG_TRUNCATION (DESIGN §4.3): makes the destination partition a prefix of the source, or says why it
  * cannot. An empty destination is aligned to the source log start with filler records and
  * DeleteRecords; a non-empty one is checked by content (its last batch against the source's batch at
- * the same offsets, either side possibly cleaned since: {@link BatchAgreement}). The partitions that enter
+ * the same offsets, either side possibly cleaned since: {@link BatchAgreement}; the filling is
+ * {@link LogStartAlignment}'s). The partitions that enter
  * LOG_TRUNCATION together are checked together ({@link #check}), with one request per broker for each read. Blocking:
  * runs on a worker thread, with connections of its own that it keeps for the next batch.
  */
 public final class LogTruncation implements PrefixCheck {
-
-    private static final Logger LOGGER = Logger.getLogger(LogTruncation.class);
 
     /** The result: where mirroring starts, or why it cannot. */
     public sealed interface Outcome {}
@@ -88,6 +70,8 @@ public final class LogTruncation implements PrefixCheck {
     private final Function<String, WireClient> destinationClients;
     private final int timeoutMs;
     private final String expectedSourceClusterId;
+    /** LOG_START_ALIGNMENT of the empty destinations of a batch. */
+    private final LogStartAlignment alignment;
 
     /** A source and a destination client for one truncation or divergence read at a time, kept for the next. */
     private record Clients(WireClient source, WireClient destination) {}
@@ -129,6 +113,7 @@ public final class LogTruncation implements PrefixCheck {
         this.sourceClients = sourceClients;
         this.destinationClients = destinationClients;
         this.timeoutMs = timeoutMs;
+        this.alignment = new LogStartAlignment(destinationAdmin, timeoutMs);
     }
 
     /**
@@ -159,15 +144,15 @@ public final class LogTruncation implements PrefixCheck {
      */
     @Override
     public Map<MirrorPartition, Answer> check(String mirror, List<Check> checks) throws Exception {
-        Map<TopicPartition, Work> works = new LinkedHashMap<>();
+        Map<TopicPartition, TruncationWork> works = new LinkedHashMap<>();
         for (Check check : checks) {
-            Work work = new Work(check);
+            TruncationWork work = new TruncationWork(check);
             if (works.putIfAbsent(work.tp, work) != null) {
                 throw new IllegalArgumentException(check.partition() + " is twice in one batch");
             }
         }
         readOffsets(works);
-        for (Work work : open(works)) {
+        for (TruncationWork work : open(works)) {
             if (work.destinationEnd == work.destinationStart) {
                 work.note(Step.LOG_START_ALIGNMENT, false, 0);
             } else {
@@ -189,60 +174,8 @@ public final class LogTruncation implements PrefixCheck {
         return answers;
     }
 
-    /** One partition's check in a batch: what was read for it so far, and its outcome or failure once decided. */
-    private static final class Work {
-        final Check check;
-        final TopicPartition tp;
-        long sourceStart;
-        long sourceEnd;
-        long destinationStart;
-        long destinationEnd;
-        /** The destination's last batch (a non-empty destination) or the source's first batch (an empty one). */
-        Optional<SourceBatch> batch = Optional.empty();
-
-        Outcome outcome;
-        Exception failure;
-
-        Work(Check check) {
-            this.check = check;
-            this.tp = new TopicPartition(
-                    check.partition().topic(), check.partition().partition());
-        }
-
-        boolean open() {
-            return outcome == null && failure == null;
-        }
-
-        /**
-         * Reports the step with the offsets read; LOG_START_ALIGNMENT counts {@code done} of the offsets up to the
-         * source log start, DIVERGENCE_CHECK none (-1).
-         */
-        void note(Step step, boolean complete, long done) {
-            long total = step == Step.LOG_START_ALIGNMENT ? Math.max(0, sourceStart - destinationEnd) : -1;
-            report(step, complete, done, total);
-        }
-
-        void report(Step step, boolean complete, long done, long total) {
-            check.progress()
-                    .accept(new TruncationProgress(
-                            step, complete, sourceStart, sourceEnd, destinationStart, destinationEnd, done, total));
-        }
-
-        /** A divergence search of this partition settled {@code done} of its {@code total} offsets. */
-        void searched(long done, long total) {
-            report(Step.DIVERGENCE_SEARCH, false, done, total);
-        }
-
-        /** The first failure of a read decides; later reads of a failed partition are not asked for. */
-        void fail(Exception e) {
-            if (open()) {
-                failure = e;
-            }
-        }
-    }
-
-    private static List<Work> open(Map<TopicPartition, Work> works) {
-        return works.values().stream().filter(Work::open).toList();
+    private static List<TruncationWork> open(Map<TopicPartition, TruncationWork> works) {
+        return works.values().stream().filter(TruncationWork::open).toList();
     }
 
     /**
@@ -250,13 +183,13 @@ public final class LogTruncation implements PrefixCheck {
      * destination's end to find a destination holding what the source lost: that decides before the other look-ups'
      * failures.
      */
-    private void readOffsets(Map<TopicPartition, Work> works) throws InterruptedException {
+    private void readOffsets(Map<TopicPartition, TruncationWork> works) throws InterruptedException {
         List<OffsetSpec> specs = List.of(OffsetSpec.earliest(), OffsetSpec.latest());
         var askedSource = TruncationReads.askOffsets(sourceOffsets, works.keySet(), specs);
         var askedDestination = TruncationReads.askOffsets(destinationOffsets, works.keySet(), specs);
         var source = TruncationReads.offsets(askedSource, works.keySet());
         var destination = TruncationReads.offsets(askedDestination, works.keySet());
-        for (Work work : works.values()) {
+        for (TruncationWork work : works.values()) {
             TruncationReads.Read<Long> end = destination.get(specs.get(1)).get(work.tp);
             long epochEnd = work.check.epochEndOffset();
             if (epochEnd >= 0 && !end.failed() && end.value() > epochEnd) {
@@ -271,11 +204,11 @@ public final class LogTruncation implements PrefixCheck {
         }
     }
 
-    private static long offset(Work work, Map<TopicPartition, TruncationReads.Read<Long>> reads) {
+    private static long offset(TruncationWork work, Map<TopicPartition, TruncationReads.Read<Long>> reads) {
         return offset(work, reads.get(work.tp));
     }
 
-    private static long offset(Work work, TruncationReads.Read<Long> read) {
+    private static long offset(TruncationWork work, TruncationReads.Read<Long> read) {
         if (read.failed()) {
             work.fail(read.failure());
             return -1;
@@ -287,7 +220,8 @@ public final class LogTruncation implements PrefixCheck {
      * The checks of the partitions whose offsets are in, on one pair of clients. Both clusters' views are asked for at
      * once, when the offsets are in.
      */
-    private void decide(Map<TopicPartition, Work> works, WireClient source, WireClient destination) throws Exception {
+    private void decide(Map<TopicPartition, TruncationWork> works, WireClient source, WireClient destination)
+            throws Exception {
         Set<String> topics = new TreeSet<>();
         open(works).forEach(w -> topics.add(w.tp.topic()));
         TruncationReads.AskedView askedSource = TruncationReads.askView(sourceAdmin, topics);
@@ -307,8 +241,8 @@ public final class LogTruncation implements PrefixCheck {
         // the first step of each, from its offsets: decided, or a batch to read
         Map<TopicPartition, Long> sourceFirst = new LinkedHashMap<>();
         Map<TopicPartition, Long> destinationLast = new LinkedHashMap<>();
-        List<Work> empty = new ArrayList<>();
-        for (Work w : open(works)) {
+        List<TruncationWork> empty = new ArrayList<>();
+        for (TruncationWork w : open(works)) {
             try {
                 if (w.destinationEnd == w.destinationStart) {
                     if (w.destinationEnd > w.sourceStart) {
@@ -350,11 +284,11 @@ public final class LogTruncation implements PrefixCheck {
         }
         read(works, source, sourceView, sourceFirst);
         read(works, destination, destinationView, destinationLast);
-        alignEmpty(empty, source, sourceView, destination, destinationView);
+        alignment.align(empty, destination, destinationView);
         // a non-empty destination: its last batch against the source's at the same offsets
         Map<TopicPartition, Long> sourceSame = new LinkedHashMap<>();
         for (TopicPartition tp : destinationLast.keySet()) {
-            Work w = works.get(tp);
+            TruncationWork w = works.get(tp);
             if (!w.open()) {
                 continue;
             }
@@ -367,7 +301,7 @@ public final class LogTruncation implements PrefixCheck {
         Map<TopicPartition, TruncationReads.Read<Optional<SourceBatch>>> same =
                 TruncationReads.batchesAt(source, sourceView, sourceSame);
         for (TopicPartition tp : sourceSame.keySet()) {
-            Work w = works.get(tp);
+            TruncationWork w = works.get(tp);
             if (same.get(tp).failed()) {
                 w.fail(same.get(tp).failure());
                 continue;
@@ -383,9 +317,12 @@ public final class LogTruncation implements PrefixCheck {
 
     /** The batches at the given offsets, one Fetch per leader, into each partition's work (or its failure). */
     private static void read(
-            Map<TopicPartition, Work> works, WireClient client, ClusterView view, Map<TopicPartition, Long> offsets) {
+            Map<TopicPartition, TruncationWork> works,
+            WireClient client,
+            ClusterView view,
+            Map<TopicPartition, Long> offsets) {
         TruncationReads.batchesAt(client, view, offsets).forEach((tp, read) -> {
-            Work w = works.get(tp);
+            TruncationWork w = works.get(tp);
             if (read.failed()) {
                 w.fail(read.failure());
             } else {
@@ -396,7 +333,7 @@ public final class LogTruncation implements PrefixCheck {
 
     /** The outcome for a destination whose last batch is {@code last}, given the source's batch at its offsets. */
     private Outcome compared(
-            Work w,
+            TruncationWork w,
             SourceBatch last,
             Optional<SourceBatch> same,
             WireClient source,
@@ -542,194 +479,6 @@ public final class LogTruncation implements PrefixCheck {
     private static String tail(long divergence, long destinationEnd) {
         return ": the destination holds " + (destinationEnd - divergence) + " record offset(s) [" + divergence + ", "
                 + destinationEnd + ") that the source does not have";
-    }
-
-    /**
-     * Aligns empty destinations that start before the source's log start: filler records up to the source's first
-     * batch (and that batch, when the source log starts inside it), then DeleteRecords up to the source log start. The
-     * fills are per partition under one producer id for the batch (sequences are per partition); the cleanup policies
-     * are read in one DescribeConfigs and the DeleteRecords sent as one call.
-     */
-    private void alignEmpty(
-            List<Work> empty,
-            WireClient source,
-            ClusterView sourceView,
-            WireClient destination,
-            ClusterView destinationView) {
-        Map<Work, Ready> aligned = new LinkedHashMap<>();
-        ProducerIdentity identity = null;
-        for (Work w : empty) {
-            if (!w.open()) {
-                continue;
-            }
-            try {
-                if (identity == null && fillTo(w) >= w.destinationEnd) {
-                    identity = destination.initProducerId(destinationView.anyNode());
-                }
-                Outcome filled = fill(w, identity, destination, destinationView);
-                if (filled instanceof Ready ready) {
-                    aligned.put(w, ready);
-                } else {
-                    w.outcome = filled;
-                }
-            } catch (Exception e) {
-                w.fail(e);
-            }
-        }
-        if (aligned.isEmpty()) {
-            return;
-        }
-        Map<String, TruncationReads.Read<Boolean>> compacted =
-                compactedOnly(aligned.keySet().stream().map(w -> w.tp.topic()).toList());
-        Map<TopicPartition, RecordsToDelete> deletions = new LinkedHashMap<>();
-        for (Work w : aligned.keySet()) {
-            TruncationReads.Read<Boolean> policy = compacted.get(w.tp.topic());
-            if (policy.failed()) {
-                w.fail(policy.failure());
-            } else if (policy.value()) {
-                LOGGER.infof(
-                        "%s: compacted topic, %d filler tombstones below %d stay until the cleaner removes them",
-                        w.tp, fillTo(w) - w.destinationEnd, w.sourceStart);
-            } else {
-                deletions.put(w.tp, RecordsToDelete.beforeOffset(w.sourceStart));
-            }
-        }
-        var deleted = deletions.isEmpty()
-                ? null
-                : destinationAdmin.deleteRecords(deletions).lowWatermarks();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        aligned.forEach((w, ready) -> {
-            if (!w.open()) {
-                return;
-            }
-            try {
-                if (deletions.containsKey(w.tp)) {
-                    deleted.get(w.tp).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                }
-                w.note(Step.LOG_START_ALIGNMENT, true, Math.max(0, w.sourceStart - w.destinationEnd));
-                w.outcome = ready;
-            } catch (Exception e) {
-                w.fail(e);
-            }
-        });
-    }
-
-    /** Where the fillers of an empty destination end: the source's first batch, or its log start without one. */
-    private static long fillTo(Work w) {
-        return w.batch.map(SourceBatch::baseOffset).orElse(w.sourceStart);
-    }
-
-    /**
-     * Fills one empty destination up to the source's first batch ({@code w.batch}); Ready once the fillers (and the
-     * first batch's part below the log start) are in, before DeleteRecords.
-     */
-    private Outcome fill(Work w, ProducerIdentity identity, WireClient destination, ClusterView destinationView)
-            throws Exception {
-        TopicPartition tp = w.tp;
-        Optional<SourceBatch> first = w.batch;
-        long sourceStart = w.sourceStart;
-        long destinationEnd = w.destinationEnd;
-        long fillTo = fillTo(w);
-        if (fillTo < destinationEnd) {
-            return new Diverged(
-                    "source batch at " + fillTo + " starts before the destination log end " + destinationEnd);
-        }
-        Node leader = destinationView.leaders().get(tp);
-        int sequence = 0;
-        long end = destinationEnd;
-        SourceBatch full = null;
-        while (end < fillTo) {
-            int count = (int) Math.min(FillerBatches.MAX_RECORDS_PER_BATCH, fillTo - end);
-            SourceBatch fillers = count == FillerBatches.MAX_RECORDS_PER_BATCH
-                    ? (full == null ? (full = FillerBatches.of(count)) : full)
-                    : FillerBatches.of(count);
-            append(destination, destinationView, leader, tp, fillers, end, identity, sequence);
-            sequence = DefaultRecordBatch.incrementSequence(sequence, count);
-            end += count;
-            w.note(Step.LOG_START_ALIGNMENT, false, end - destinationEnd);
-        }
-        long startOffset = fillTo;
-        int sourceEpoch = -1;
-        if (first.isPresent() && fillTo < sourceStart) {
-            // the source log starts inside its first batch: that batch goes too, so that DeleteRecords can reach the
-            // log start
-            BatchContinuity.Plan plan = BatchContinuity.plan(first.get(), fillTo);
-            if (plan.isBlocked()) {
-                return new Unsupported(plan.blocked());
-            }
-            if (first.get().transactional()) {
-                return new Unsupported("the source log starts at " + sourceStart + ", inside transactional batch ["
-                        + first.get().baseOffset() + ".." + first.get().lastOffset()
-                        + "]: that transaction cannot be replayed from its middle");
-            }
-            for (SourceBatch batch : plan.batches()) {
-                append(destination, destinationView, leader, tp, batch, batch.baseOffset(), identity, sequence);
-                sequence = DefaultRecordBatch.incrementSequence(sequence, batch.recordCount());
-            }
-            startOffset = plan.nextOffset();
-            sourceEpoch = first.get().partitionLeaderEpoch();
-        }
-        return new Ready(startOffset, sourceEpoch, w.sourceEnd);
-    }
-
-    /**
-     * Whether each destination topic is compacted without deletion, where brokers refuse DeleteRecords: read from the
-     * destination each time (one DescribeConfigs for all), since its policy follows the source's (metadata sync) and no
-     * cache survives a restart.
-     */
-    private Map<String, TruncationReads.Read<Boolean>> compactedOnly(Collection<String> topics) {
-        Map<String, ConfigResource> resources = new TreeMap<>();
-        topics.forEach(t -> resources.put(t, new ConfigResource(ConfigResource.Type.TOPIC, t)));
-        var described = destinationAdmin.describeConfigs(resources.values()).values();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        Map<String, TruncationReads.Read<Boolean>> policies = new HashMap<>();
-        resources.forEach((topic, resource) -> {
-            try {
-                String policy = described
-                        .get(resource)
-                        .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
-                        .get(TopicConfig.CLEANUP_POLICY_CONFIG)
-                        .value();
-                policies.put(
-                        topic,
-                        TruncationReads.Read.of(policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT)
-                                && !policy.contains(TopicConfig.CLEANUP_POLICY_DELETE)));
-            } catch (Exception e) {
-                policies.put(topic, TruncationReads.Read.failed(e));
-            }
-        });
-        return policies;
-    }
-
-    private void append(
-            WireClient destination,
-            ClusterView view,
-            Node leader,
-            TopicPartition tp,
-            SourceBatch batch,
-            long expectedOffset,
-            ProducerIdentity identity,
-            int sequence)
-            throws IOException {
-        ByteBuffer bytes = BatchRestamp.restamp(batch, identity, sequence);
-        ProduceResponse response = (ProduceResponse) destination
-                .call(leader, ProduceRequest.builder(OneBatchProduce.request(view, tp, bytes, null, timeoutMs)))
-                .responseBody();
-        ProduceResponseData.PartitionProduceResponse result = response.data()
-                .responses()
-                .iterator()
-                .next()
-                .partitionResponses()
-                .get(0);
-        Errors error = Errors.forCode(result.errorCode());
-        if (error != Errors.NONE) {
-            throw new IOException("appending to " + tp + " at " + expectedOffset + " failed: " + error.name() + " "
-                    + (result.errorMessage() == null ? error.message() : result.errorMessage()));
-        }
-        if (result.baseOffset() != expectedOffset) {
-            throw new IOException("batch for source offset " + expectedOffset + " landed at destination offset "
-                    + result.baseOffset() + ": the destination was written by another producer");
-        }
     }
 
     /**
