@@ -2,14 +2,11 @@ package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
 import io.clustermirror.metrics.MirrorMetrics;
-import io.clustermirror.mirror.Failures;
 import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.Mirror;
-import io.clustermirror.mirror.MirrorConfig;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
 import io.clustermirror.mirror.PartitionStatus;
-import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.mirror.TopicDivergence;
 import io.clustermirror.mirror.TruncationProgress;
 import io.clustermirror.truncation.LogTruncation;
@@ -17,13 +14,11 @@ import io.clustermirror.truncation.NotServedYet;
 import io.clustermirror.truncation.PrefixCheck;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -33,7 +28,7 @@ import org.jboss.logging.Logger;
 /**
  * The partition lifecycle of DESIGN §3 as it runs: LOG_TRUNCATION and its outcome, the data plane's reports (failure,
  * EPOCH_FENCING), FAILED with its automatic retries, the topic verbs' effects (pause, resume, stop, recover), the
- * recreate policy, halting a mirror whose source changed identity, and the restart of every partition from its
+ * recreate policy ({@link TopicRecreation} recreates, the lifecycle checks the partitions again), halting a mirror whose source changed identity, and the restart of every partition from its
  * persisted state. It decides and moves partitions through the coordinator's state ({@link Host}): a move is the state
  * at once and is written with the coordinator tick's others, and what must follow a durable move (joining the data
  * plane, leaving it, a retry) runs once that write committed. Blocking steps, building a mirror's clients among them,
@@ -102,6 +97,7 @@ final class PartitionLifecycle {
     private final Map<String, TruncationProgress> progress = new ConcurrentHashMap<>();
 
     private final TopicStops stops;
+    private final TopicRecreation recreation;
     private final TruncationBatches batches;
     /**
      * Mirrors halted because their source answers with another cluster id than the one they were created for, with
@@ -129,6 +125,7 @@ final class PartitionLifecycle {
         this.metrics = metrics;
         this.clock = clock;
         this.stops = new TopicStops(host, thread, this::settle, clock, flows);
+        this.recreation = new TopicRecreation(host, thread, metrics, clock);
         this.batches = new TruncationBatches(thread);
     }
 
@@ -263,7 +260,13 @@ final class PartitionLifecycle {
                                         name, partition, ready.startOffset())));
             } else if (outcome instanceof LogTruncation.Diverged diverged) {
                 if (host.require(name).config().recreateOnDivergence()) {
-                    recreate(name, partition.topic(), diverged.reason());
+                    recreation
+                            .recreate(name, partition.topic(), diverged.reason())
+                            .thenAccept(restarted -> restarted.forEach(p -> truncate(name, p)))
+                            .exceptionally(e -> {
+                                LOGGER.errorf(e, "Mirror %s: the check of recreated %s failed", name, partition);
+                                return null;
+                            });
                 } else {
                     failPartition(name, partition, diverged.reason());
                 }
@@ -552,6 +555,9 @@ final class PartitionLifecycle {
     void resume(String name) {
         resumes.merge(name, 1, Integer::sum);
         try {
+            // one stop for all: a topic is handed back once, when none of its partitions is left active, which
+            // partitions stopped one by one never see of each other while all are STOPPING
+            List<MirrorPartition> stopping = new ArrayList<>();
             host.partitions(name).forEach((p, s) -> {
                 switch (s.state()) {
                     case LOG_TRUNCATION -> truncate(name, p);
@@ -561,7 +567,7 @@ final class PartitionLifecycle {
                         recheck(name, p, MirrorPartitionState.EPOCH_FENCING, "epoch fencing (" + s.error() + ")", -1);
                     case PAUSING ->
                         settle(name, p, MirrorPartitionState.PAUSING, MirrorPartitionState.PAUSED, null, null, null);
-                    case STOPPING -> stops.stop(name, List.of(p));
+                    case STOPPING -> stopping.add(p);
                     case FAILED -> {
                         if (s.retryAttempt() >= 0) {
                             thread.schedule(
@@ -573,6 +579,9 @@ final class PartitionLifecycle {
                     default -> {}
                 }
             });
+            if (!stopping.isEmpty()) {
+                stops.stop(name, stopping);
+            }
         } catch (RuntimeException e) {
             LOGGER.errorf(e, "Mirror %s: could not resume its partitions", name);
         }
@@ -619,135 +628,6 @@ final class PartitionLifecycle {
                 host.liveRuntime(name).ifPresent(r -> resume(name));
             }
         });
-    }
-
-    /**
-     * {@code mirror.truncation.policy=recreate}: a destination topic that diverged from its source is deleted and
-     * created again like the source's. Every partition of the topic the mirror holds goes FAILED with the reason and
-     * leaves the data plane (its open destination transactions aborted). Then the records only the destination holds
-     * (a failback's divergent tail) are preserved, partition by partition, into {@code __diverged.<topic>} and
-     * reported; only once that succeeded is the topic recreated (its topic id changes) and every partition starts over
-     * in LOG_TRUNCATION; what was preserved is persisted with the partitions (describe shows it, also after a
-     * restart). A failed preservation or recreate leaves the partitions FAILED naming why, the topic untouched.
-     */
-    private void recreate(String name, String topic, String reason) {
-        Instant now = clock.instant();
-        Map<MirrorPartition, PartitionStatus> failed = new TreeMap<>();
-        List<MirrorPartition> all = new ArrayList<>();
-        new TreeMap<>(host.partitions(name)).forEach((p, s) -> {
-            if (p.topic().equals(topic)) {
-                all.add(p);
-                if (s.state().isHeld()) {
-                    failed.put(
-                            p,
-                            s.moveTo(
-                                    MirrorPartitionState.FAILED,
-                                    "destination diverged, recreating the topic: " + reason,
-                                    now));
-                }
-            }
-        });
-        List<String> excluded = host.require(name)
-                .config()
-                .list(MirrorConfig.TOPIC_PROPERTIES_EXCLUDE, MirrorConfig.DEFAULT_TOPIC_PROPERTIES_EXCLUDE);
-        host.persistPartitions(name, failed, () -> {
-            LOGGER.warnf(
-                    "Mirror %s: destination topic %s diverged (%s); preserving what only it holds, then recreating it "
-                            + "(mirror.truncation.policy=recreate)",
-                    name, topic, reason);
-            host.withRuntime(
-                    name,
-                    runtime -> CompletableFuture.allOf(failed.keySet().stream()
-                                    .map(p -> runtime.dataPlane().remove(p, true))
-                                    .toArray(CompletableFuture[]::new))
-                            .handleAsync(
-                                    (removed, notRemoved) -> {
-                                        List<PreservedTail> preserved = new ArrayList<>();
-                                        // a partition still in the data plane could append to the topic recreated
-                                        String error = notRemoved != null
-                                                ? "topic " + topic + " was not recreated: its partitions did not leave"
-                                                        + " the data plane: " + Failures.unwrap(notRemoved)
-                                                : preserveAndRecreate(name, topic, all, excluded, runtime, preserved);
-                                        thread.run(
-                                                "restart after recreating " + topic,
-                                                () -> restart(name, topic, failed, preserved, error));
-                                        return null;
-                                    },
-                                    runtime.workers()),
-                    e -> restart(
-                            name,
-                            topic,
-                            failed,
-                            List.of(),
-                            "topic " + topic + " was not recreated: the mirror's clients could not be built: "
-                                    + e.getMessage()));
-        });
-    }
-
-    /** On a worker: null when the topic was recreated, else why not. */
-    private String preserveAndRecreate(
-            String name,
-            String topic,
-            List<MirrorPartition> partitions,
-            List<String> excluded,
-            MirrorParts runtime,
-            List<PreservedTail> preserved) {
-        try {
-            preserved.addAll(runtime.preserveDivergentTails(partitions));
-        } catch (Exception e) {
-            return "the records only the destination holds could not be preserved, so topic " + topic
-                    + " was not recreated: " + e;
-        }
-        if (!preserved.isEmpty()) {
-            long records = preserved.stream().mapToLong(PreservedTail::records).sum();
-            metrics.divergedRecords(name, records);
-            LOGGER.warnf(
-                    "Mirror %s: %d record(s) only the destination held were preserved into %s before recreating %s: %s",
-                    name,
-                    records,
-                    preserved.get(0).preservedTo(),
-                    topic,
-                    String.join(
-                            ", ",
-                            preserved.stream()
-                                    .map(x -> "partition " + x.partition() + " offsets [" + x.from() + ", " + x.to()
-                                            + ") " + x.records() + " record(s)")
-                                    .toList()));
-        }
-        try {
-            runtime.recreateTopic(topic, excluded);
-            return null;
-        } catch (Exception e) {
-            return "recreating destination topic " + topic + " failed: " + e;
-        }
-    }
-
-    /** Back on the coordinator thread: the partitions start over (or stay FAILED), persisted with what was preserved. */
-    private void restart(
-            String name,
-            String topic,
-            Map<MirrorPartition, PartitionStatus> failed,
-            List<PreservedTail> preserved,
-            String error) {
-        Map<MirrorPartition, PartitionStatus> restarted = new TreeMap<>();
-        failed.keySet().forEach(p -> {
-            PartitionStatus s = host.partitions(name).get(p);
-            if (s != null && s.state() == MirrorPartitionState.FAILED) {
-                restarted.put(
-                        p,
-                        error == null
-                                ? s.moveTo(MirrorPartitionState.LOG_TRUNCATION, null, clock.instant())
-                                : s.moveTo(MirrorPartitionState.FAILED, error, clock.instant()));
-            }
-        });
-        Runnable then = () -> {
-            if (error == null) {
-                restarted.keySet().forEach(p -> truncate(name, p));
-            }
-        };
-        // whatever the recreate got to (a delete whose creation failed too), what was verified of the old log goes
-        TopicDivergence held = preserved.isEmpty() ? null : new TopicDivergence(topic, clock.instant(), preserved);
-        host.persistRecreated(name, topic, held, restarted, then);
     }
 
     /** What the mirror's data plane reports, turned into partition transitions on the coordinator thread. */

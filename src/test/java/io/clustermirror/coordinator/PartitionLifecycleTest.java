@@ -27,6 +27,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -432,6 +434,53 @@ class PartitionLifecycleTest {
     }
 
     @Test
+    void aRestartDuringAStopShouldHandTheTopicBackOnceAllItsPartitionsAreOut() {
+        // both partitions of t were STOPPING when the service went down
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(T1, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+
+        thread.run("resume", () -> lifecycle.resume("m"));
+        drain();
+
+        // stopped one by one, each saw the other still STOPPING and neither handed t back: read-only for good
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
+        assertThat(host.state(T1)).isEqualTo(MirrorPartitionState.STOPPED);
+        assertThat(parts.handedBack).containsExactly("guard t", "configs t");
+    }
+
+    @Test
+    void aStopOfSeveralTopicsShouldReadTheSourceOnceAndMakeEveryTopicWritableBeforeAnyConfigIsRestored() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(T1, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(U0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+
+        lifecycle.stopPartitions("m", List.of(T0, T1, U0));
+        drain();
+
+        // one read for the loss reports of all (with the source gone, one timeout), then the guards, then the configs
+        assertThat(host.lossReads).containsExactly(Set.of(T0, T1, U0));
+        assertThat(parts.handedBack).containsExactly("guard t", "guard u", "configs t", "configs u");
+        assertThat(List.of(host.state(T0), host.state(T1), host.state(U0))).containsOnly(MirrorPartitionState.STOPPED);
+        assertThat(host.status(U0).error()).isNull();
+    }
+
+    @Test
+    void aStopWithTheSourceGoneShouldMakeTheTopicWritableAndNotWaitForTheSourceAgainForItsConfigs() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.loss = SOURCE_GONE;
+
+        lifecycle.stopPartitions("m", List.of(T0));
+        drain();
+
+        assertThat(parts.handedBack).containsExactly("guard t");
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
+        assertThat(host.status(T0).lossAtStop()).isEqualTo(SOURCE_GONE);
+        assertThat(host.status(T0).error())
+                .isEqualTo("mirror-owned configs of the destination topic could not be restored: the source could "
+                        + "not be read at the stop");
+    }
+
+    @Test
     void aStopWhoseGuardCannotBeLiftedShouldSaySoAndStillRestoreTheConfigs() {
         host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
         parts.guardFailure = new IllegalStateException("ACLs not writable");
@@ -446,8 +495,12 @@ class PartitionLifecycleTest {
                         + "be deleted: java.lang.IllegalStateException: ACLs not writable");
     }
 
-    /** What the fake host reports a stop may have left on the source: 5 records not mirrored, seen 7 s before. */
-    private static final LossReport LOSS = new LossReport(NOW, false, 105, NOW.minusSeconds(7), 100, 5, 9_000, true);
+    /** What the fake host reports a stop may have left on the source: 5 records not mirrored, its end read now. */
+    private static final LossReport LOSS = new LossReport(NOW, true, 105, NOW, 100, 5, 9_000, false);
+
+    /** The same with the source gone: its end as last seen, 7 s before. */
+    private static final LossReport SOURCE_GONE =
+            new LossReport(NOW, false, 105, NOW.minusSeconds(7), 100, 5, 9_000, true);
 
     @Test
     void aStopShouldKeepItsLossReportWithTheStoppedStatusUntilThePartitionMovesOn() {
@@ -670,6 +723,11 @@ class PartitionLifecycleTest {
         volatile Mirror mirror = mirrorWith(Map.of());
         volatile RuntimeException clientsBroken;
         volatile boolean live = true;
+        /** What every stop reads it may have left on the source. */
+        volatile LossReport loss = LOSS;
+        /** The partitions of each such read, in order. */
+        final List<Set<MirrorPartition>> lossReads = Collections.synchronizedList(new ArrayList<>());
+
         private final Map<MirrorPartition, PartitionStatus> statuses = new ConcurrentHashMap<>();
         /** What the lifecycle persisted about recreated topics' divergent tails. */
         final List<TopicDivergence> divergences = Collections.synchronizedList(new ArrayList<>());
@@ -757,8 +815,9 @@ class PartitionLifecycleTest {
 
         @Override
         public Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions) {
+            lossReads.add(new TreeSet<>(partitions));
             Map<MirrorPartition, LossReport> reports = new HashMap<>();
-            partitions.forEach(p -> reports.put(p, LOSS));
+            partitions.forEach(p -> reports.put(p, loss));
             return reports;
         }
     }
