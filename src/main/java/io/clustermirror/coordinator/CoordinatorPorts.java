@@ -10,11 +10,13 @@ import io.clustermirror.mirror.TopicPromotion;
 import io.clustermirror.sync.AdminMetadata;
 import io.clustermirror.sync.GroupOffsetSync;
 import io.clustermirror.sync.SyncReport;
+import io.clustermirror.topics.DestinationTopics;
 import io.smallrye.mutiny.Uni;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
@@ -43,6 +45,11 @@ final class CoordinatorPorts {
         @Override
         public Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions) {
             return coordinator.lossAtStop(mirror, partitions);
+        }
+
+        @Override
+        public CompletionStage<Void> liftGuards(Set<String> topics) {
+            return DestinationTopics.liftGuards(coordinator.destinationAdmin(), topics);
         }
 
         @Override

@@ -19,7 +19,9 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -86,6 +88,9 @@ final class PartitionLifecycle {
          * worker thread.
          */
         Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions);
+
+        /** Lifts the read-only guards of the topics over the service's destination Admin (no mirror's clients needed). */
+        CompletionStage<Void> liftGuards(Set<String> topics);
     }
 
     private final Host host;
@@ -143,6 +148,7 @@ final class PartitionLifecycle {
     void forget(String mirror) {
         halted.remove(mirror);
         progress.keySet().removeIf(key -> key.startsWith(mirror + "/"));
+        stops.forget(mirror);
     }
 
     /**

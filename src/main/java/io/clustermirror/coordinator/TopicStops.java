@@ -1,6 +1,7 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
+import io.clustermirror.mirror.Failures;
 import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
@@ -8,6 +9,7 @@ import io.clustermirror.mirror.PartitionStatus;
 import io.smallrye.mutiny.TimeoutException;
 import io.smallrye.mutiny.Uni;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -17,6 +19,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -49,6 +52,13 @@ final class TopicStops {
                 LossReport loss);
     }
 
+    /**
+     * The topics each mirror made writable while their stop waited for its clients, and when (coordinator thread
+     * writes; the stop's worker reads): their STOPPED status says that the loss report's destination end, read once the
+     * clients are back, counts what was written since.
+     */
+    private final Map<String, Map<String, Instant>> writableWhileWaiting = new ConcurrentHashMap<>();
+
     private final PartitionLifecycle.Host host;
     private final CoordinatorThread thread;
     private final Settler settler;
@@ -73,47 +83,53 @@ final class TopicStops {
     }
 
     private void stop(String name, Collection<MirrorPartition> stopping, MirrorParts runtime) {
-        Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> removals = new TreeMap<>();
+        Map<String, Map<MirrorPartition, CompletableFuture<DataPlane.Progress>>> byTopic = new TreeMap<>();
         Map<MirrorPartition, Integer> epochs = new HashMap<>();
         stopping.stream()
                 .filter(p -> host.partitions(name).containsKey(p)) // gone while the mirror's clients were built
                 .forEach(p -> {
                     // a stopped topic never shows uncommitted data as committed
-                    removals.put(p, runtime.dataPlane().remove(p, true));
+                    byTopic.computeIfAbsent(p.topic(), t -> new TreeMap<>())
+                            .put(p, runtime.dataPlane().remove(p, true));
                     epochs.put(p, host.partitions(name).get(p).stateEpoch());
                 });
-        if (removals.isEmpty()) {
-            return;
-        }
-        // a removal that never completes (a loop that died, a task dropped by a closed runtime) must not leave the
-        // partitions STOPPING without a word: at the deadline they say why and are tried again; those out go on
-        Uni.createFrom()
-                .completionStage(CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new)))
-                .ifNoItem()
-                .after(flows.timeout())
-                .fail()
-                .subscribe()
-                .with(
-                        done -> handBackAndSettle(name, runtime, removals, epochs),
-                        failure -> thread.run("stop of " + name, () -> {
-                            Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> out = new TreeMap<>(removals);
-                            out.values().removeIf(r -> !r.isDone() || r.isCompletedExceptionally());
-                            Set<MirrorPartition> releasing = new TreeSet<>(removals.keySet());
-                            releasing.removeAll(out.keySet());
-                            if (!releasing.isEmpty()) {
-                                waitAndRetry(
-                                        name,
-                                        releasing,
-                                        failure instanceof TimeoutException
-                                                ? flows.exceeded("stop", name, flows.timeout())
-                                                        + " (the data plane has not released " + releasing
-                                                        + "); tried again every " + RETRY_SECONDS + " s"
-                                                : "the data plane could not release " + releasing + ": " + failure);
-                            }
-                            if (!out.isEmpty()) {
-                                handBackAndSettle(name, runtime, out, epochs);
-                            }
-                        }));
+        // the topics whose partitions are all out, gathered until the coordinator thread gets to them, are handed back
+        // in one task: one topic waiting for its data plane holds back no other (coordinator thread only)
+        Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> out = new TreeMap<>();
+        byTopic.forEach((topic, removals) -> {
+            Set<MirrorPartition> releasing = new TreeSet<>(removals.keySet());
+            // a removal that never completes (a loop that died, a task dropped by a closed runtime) must not leave
+            // the partitions STOPPING without a word: at the deadline they say why, and the topic's stop is tried again
+            Uni.createFrom()
+                    .completionStage(CompletableFuture.allOf(removals.values().toArray(CompletableFuture[]::new)))
+                    .ifNoItem()
+                    .after(flows.timeout())
+                    .fail()
+                    .subscribe()
+                    .with(
+                            done -> thread.run("stop of " + topic, () -> {
+                                if (out.isEmpty()) { // the first out: the others already answered join it
+                                    thread.run("stop of " + name, () -> {
+                                        Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> batch =
+                                                new TreeMap<>(out);
+                                        out.clear();
+                                        handBackAndSettle(name, runtime, batch, epochs);
+                                    });
+                                }
+                                out.putAll(removals);
+                            }),
+                            failure -> thread.run(
+                                    "stop of " + topic,
+                                    () -> waitAndRetry(
+                                            name,
+                                            releasing,
+                                            failure instanceof TimeoutException
+                                                    ? flows.exceeded("stop", name, flows.timeout())
+                                                            + " (the data plane has not released " + releasing
+                                                            + "); tried again every " + RETRY_SECONDS + " s"
+                                                    : "the data plane could not release " + releasing + ": "
+                                                            + failure)));
+        });
     }
 
     /**
@@ -140,34 +156,46 @@ final class TopicStops {
                 Map<MirrorPartition, LossReport> losses = read;
                 Set<String> topics = new TreeSet<>();
                 removals.keySet().forEach(p -> topics.add(p.topic()));
-                // a topic with a partition still active stays guarded; one whose other partitions are STOPPING too
-                // is handed back by each stop that gets here (twice does no harm): waiting for each other, two stops
-                // of its partitions (a removal past its deadline, tried again) would both leave it read-only
-                topics.removeIf(topic -> host.partitions(name).entrySet().stream()
-                        .anyMatch(e -> e.getKey().topic().equals(topic)
-                                && !removals.containsKey(e.getKey())
-                                && e.getValue().state() != MirrorPartitionState.STOPPED
-                                && e.getValue().state() != MirrorPartitionState.STOPPING));
-                Map<String, String> handedBack = handBack(topics, runtime, losses);
+                // a topic with another partition not STOPPED stays guarded: that one's stop hands it back (the
+                // partitions of a topic are stopped together, also after a restart)
+                topics.removeIf(topic -> activeBeside(name, topic, removals.keySet(), true));
+                Map<String, String> handedBack = handBack(topics, runtime);
+                Map<String, Instant> early = Map.copyOf(writableWhileWaiting.getOrDefault(name, Map.of()));
                 String lossError = unreported;
-                Function<MirrorPartition, String> errors = p -> lossError == null
-                        ? handedBack.get(p.topic())
-                        : handedBack.containsKey(p.topic()) ? lossError + "; " + handedBack.get(p.topic()) : lossError;
-                thread.run(
-                        "stop of " + name,
-                        () -> removals.forEach((p, removal) -> {
-                            PartitionStatus now = host.partitions(name).get(p);
-                            if (now != null && now.stateEpoch() >= epochs.get(p)) {
-                                settler.settle(
-                                        name,
-                                        p,
-                                        MirrorPartitionState.STOPPING,
-                                        MirrorPartitionState.STOPPED,
-                                        errors.apply(p),
-                                        removal.getNow(null),
-                                        losses.get(p));
-                            }
-                        }));
+                Function<MirrorPartition, String> errors = p -> {
+                    List<String> each = new ArrayList<>();
+                    if (lossError != null) {
+                        each.add(lossError);
+                    }
+                    if (early.containsKey(p.topic())) {
+                        each.add("the topic was writable from " + early.get(p.topic())
+                                + " while the stop waited for the mirror's clients: the loss report's destination end,"
+                                + " read at the stop's end, counts what was written since");
+                    }
+                    if (handedBack.containsKey(p.topic())) {
+                        each.add(handedBack.get(p.topic()));
+                    }
+                    return each.isEmpty() ? null : String.join("; ", each);
+                };
+                thread.run("stop of " + name, () -> {
+                    removals.forEach((p, removal) -> {
+                        PartitionStatus now = host.partitions(name).get(p);
+                        if (now != null && now.stateEpoch() >= epochs.get(p)) {
+                            settler.settle(
+                                    name,
+                                    p,
+                                    MirrorPartitionState.STOPPING,
+                                    MirrorPartitionState.STOPPED,
+                                    errors.apply(p),
+                                    removal.getNow(null),
+                                    losses.get(p));
+                        }
+                    });
+                    Map<String, Instant> lifted = writableWhileWaiting.get(name);
+                    if (lifted != null) {
+                        lifted.keySet().removeAll(topics);
+                    }
+                });
             });
         } catch (RejectedExecutionException e) {
             thread.run(
@@ -183,12 +211,11 @@ final class TopicStops {
     /**
      * Hands the topics back: every one writable first (its guard lifted), then their mirror-owned configs restored from
      * the source's. The guards go whatever the configs do: in an unplanned failover the source is gone, and the topics
-     * must take writes all the same (the owned configs let any batch in). A topic whose source end the stop could not
-     * read keeps the mirror's configs without asking the source again (that would wait out the same timeout, topic
-     * after topic). What could not be done, by topic, for the partitions' STOPPED status.
+     * must take writes all the same (the owned configs let any batch in). Once restoring one topic's configs timed out
+     * (the source gone, most likely), the next topics' are not tried: each would wait out the same timeout. What could
+     * not be done, by topic, for the partitions' STOPPED status.
      */
-    private static Map<String, String> handBack(
-            Set<String> topics, MirrorParts runtime, Map<MirrorPartition, LossReport> losses) {
+    private static Map<String, String> handBack(Set<String> topics, MirrorParts runtime) {
         Map<String, List<String>> errors = new TreeMap<>();
         for (String topic : topics) {
             try {
@@ -199,21 +226,22 @@ final class TopicStops {
                                 + "not be deleted: " + e);
             }
         }
-        Set<String> unread = new TreeSet<>();
-        losses.forEach((p, loss) -> {
-            if (loss != null && !loss.sourceReachable()) {
-                unread.add(p.topic());
-            }
-        });
+        String timedOut = null;
         for (String topic : topics) {
             String failed = null;
-            if (unread.contains(topic)) {
-                failed = "the source could not be read at the stop";
+            if (timedOut != null) {
+                failed = "not tried, as restoring those of " + timedOut + " timed out in this stop";
             } else {
                 try {
                     runtime.restoreConfigs(topic);
                 } catch (Exception e) {
                     failed = e.toString();
+                    if (Failures.causedBy(
+                            e,
+                            java.util.concurrent.TimeoutException.class,
+                            org.apache.kafka.common.errors.TimeoutException.class)) {
+                        timedOut = topic;
+                    }
                 }
             }
             if (failed != null) {
@@ -233,6 +261,59 @@ final class TopicStops {
      */
     private void awaitClientsToStop(String name, Collection<MirrorPartition> stopping, RuntimeException cause) {
         waitAndRetry(name, stopping, "stopping waits for the mirror's clients: " + cause.getMessage());
+        writableWhileWaiting(name, stopping);
+    }
+
+    /**
+     * The mirror's clients cannot be built (in an unplanned failover: the source's name no longer resolves, its login
+     * server is gone, a secret is missing), so nothing of the mirror writes to its topics (no clients, no data plane):
+     * the topics left without an active partition are made writable now, over the service's destination Admin, and the
+     * rest of the stop (open transactions aborted, configs, the loss report) waits for the clients. A lift that fails
+     * is tried again with the stop, every few seconds.
+     */
+    private void writableWhileWaiting(String name, Collection<MirrorPartition> stopping) {
+        Map<String, Instant> lifted = writableWhileWaiting.computeIfAbsent(name, n -> new ConcurrentHashMap<>());
+        Set<MirrorPartition> asked = new TreeSet<>(stopping);
+        Set<String> topics = new TreeSet<>();
+        stopping.forEach(p -> topics.add(p.topic()));
+        // a STOPPING partition outside this stop has no data plane either (the mirror has no clients)
+        topics.removeIf(topic -> lifted.containsKey(topic) || activeBeside(name, topic, asked, false));
+        if (topics.isEmpty()) {
+            return;
+        }
+        host.liftGuards(topics)
+                .whenComplete((done, error) -> thread.run("guards of " + name, () -> {
+                    if (error != null) {
+                        LOGGER.warnf(
+                                "Mirror %s: the guards of %s could not be lifted while the stop waits for the mirror's clients "
+                                        + "(tried again with the stop): %s",
+                                name, topics, error);
+                        return;
+                    }
+                    Instant now = clock.instant();
+                    topics.forEach(topic -> lifted.put(topic, now));
+                    LOGGER.warnf(
+                            "Mirror %s: %s made writable while the stop waits for the mirror's clients (configs, open "
+                                    + "transactions and the loss report follow once they can be built)",
+                            name, topics);
+                }));
+    }
+
+    /**
+     * Whether a partition of the topic other than {@code stopping} is not STOPPED ({@code stoppingCounts}) or neither
+     * STOPPED nor STOPPING.
+     */
+    private boolean activeBeside(String name, String topic, Set<MirrorPartition> stopping, boolean stoppingCounts) {
+        return host.partitions(name).entrySet().stream()
+                .anyMatch(e -> e.getKey().topic().equals(topic)
+                        && !stopping.contains(e.getKey())
+                        && e.getValue().state() != MirrorPartitionState.STOPPED
+                        && (stoppingCounts || e.getValue().state() != MirrorPartitionState.STOPPING));
+    }
+
+    /** A deleted mirror leaves nothing behind. */
+    void forget(String name) {
+        writableWhileWaiting.remove(name);
     }
 
     /**

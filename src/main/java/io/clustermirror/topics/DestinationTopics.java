@@ -15,6 +15,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -197,6 +199,26 @@ public final class DestinationTopics {
             }
             throw e;
         }
+    }
+
+    /**
+     * Lifts the read-only guards of the topics over {@code destination} (any Admin of the destination: the service's
+     * own, when a mirror's clients cannot be built); a destination without an authorizer has none to lift.
+     */
+    public static CompletionStage<Void> liftGuards(Admin destination, Collection<String> topics) {
+        return destination
+                .deleteAcls(topics.stream()
+                        .map(topic -> SourceFence.binding(topic).toFilter())
+                        .toList())
+                .all()
+                .toCompletionStage()
+                .handle((deleted, error) -> {
+                    Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                    if (cause == null || cause instanceof SecurityDisabledException) {
+                        return null;
+                    }
+                    throw error instanceof CompletionException c ? c : new CompletionException(cause);
+                });
     }
 
     /** Deletes and recreates the destination topic (policy {@code recreate}). */

@@ -31,7 +31,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -267,6 +269,11 @@ class GroupCommitTest {
         @Override
         public Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions) {
             return Map.of();
+        }
+
+        @Override
+        public CompletionStage<Void> liftGuards(Set<String> topics) {
+            return CompletableFuture.completedFuture(null);
         }
     }
 

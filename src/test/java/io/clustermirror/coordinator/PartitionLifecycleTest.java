@@ -30,6 +30,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -465,19 +466,103 @@ class PartitionLifecycleTest {
     }
 
     @Test
-    void aStopWithTheSourceGoneShouldMakeTheTopicWritableAndNotWaitForTheSourceAgainForItsConfigs() {
+    void aStopWhoseConfigsTimeOutShouldMakeEveryTopicWritableAndNotWaitForTheNextTopicsConfigs() {
         host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(U0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.loss = SOURCE_GONE;
+        parts.restoreFailure = new org.apache.kafka.common.errors.TimeoutException("describeTopics timed out");
+
+        lifecycle.stopPartitions("m", List.of(T0, U0));
+        drain();
+
+        // the source gone: every topic writable, and the configs of t waited out the timeout for u too
+        assertThat(parts.handedBack).containsExactly("guard t", "guard u", "configs t");
+        assertThat(host.status(T0).lossAtStop()).isEqualTo(SOURCE_GONE);
+        assertThat(host.status(T0).error())
+                .isEqualTo("mirror-owned configs of the destination topic could not be restored: "
+                        + "org.apache.kafka.common.errors.TimeoutException: describeTopics timed out");
+        assertThat(host.status(U0).error())
+                .isEqualTo("mirror-owned configs of the destination topic could not be restored: not tried, as "
+                        + "restoring those of t timed out in this stop");
+    }
+
+    @Test
+    void aStopOfATopicTheSourceNoLongerHasShouldStillRestoreItsConfigsAndKeepItsReason() {
+        // the metadata sync stops a topic deleted on the source: its ends cannot be read there, its configs can
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, "source topic deleted", NOW));
         host.loss = SOURCE_GONE;
 
         lifecycle.stopPartitions("m", List.of(T0));
         drain();
 
-        assertThat(parts.handedBack).containsExactly("guard t");
-        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
-        assertThat(host.status(T0).lossAtStop()).isEqualTo(SOURCE_GONE);
+        assertThat(parts.handedBack).containsExactly("guard t", "configs t");
+        assertThat(host.status(T0).error()).isEqualTo("source topic deleted");
+    }
+
+    @Test
+    void aTopicWhoseDataPlaneDoesNotReleaseItShouldHoldBackNoOtherTopicOfTheStop() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(U0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        CompletableFuture<DataPlane.Progress> t0 = new CompletableFuture<>();
+        parts.data.hanging.put(T0, t0);
+        // a deadline far beyond the wait below: u must not wait for t's
+        lifecycle = lifecycle(0, Duration.ofMinutes(5));
+
+        lifecycle.stopPartitions("m", List.of(T0, U0));
+        until(() -> host.state(U0) == MirrorPartitionState.STOPPED);
+
+        assertThat(parts.handedBack).containsExactly("guard u", "configs u");
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPING);
+
+        t0.complete(null); // and once t-0 is out, t is handed back too
+        until(() -> host.state(T0) == MirrorPartitionState.STOPPED);
+        assertThat(parts.handedBack).containsExactly("guard u", "configs u", "guard t", "configs t");
+    }
+
+    @Test
+    void aStopWaitingForTheMirrorsClientsShouldMakeItsTopicWritableOnceAndSayItAtTheEnd() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(T1, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(U0, mirroring());
+        host.clientsBroken = new IllegalStateException("No resolvable bootstrap urls");
+
+        // a stop of t's partitions (u-0 mirrors on, another topic)
+        lifecycle.stopPartitions("m", List.of(T0, T1));
+        drain();
+        lifecycle.stopPartitions("m", List.of(T0, T1)); // the stop tried again while the clients are still broken
+        drain();
+
+        // the clients cannot be built, so nothing of the mirror writes: t becomes writable at once, and only once
+        assertThat(host.liftedOverService).containsExactly(Set.of("t"));
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPING);
         assertThat(host.status(T0).error())
-                .isEqualTo("mirror-owned configs of the destination topic could not be restored: the source could "
-                        + "not be read at the stop");
+                .isEqualTo("stopping waits for the mirror's clients: No resolvable bootstrap urls");
+        assertThat(parts.handedBack).isEmpty();
+
+        // once they are back, the stop ends as usual, and says the loss report counts what was written meanwhile
+        host.clientsBroken = null;
+        lifecycle.stopPartitions("m", List.of(T0, T1));
+        drain();
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
+        assertThat(parts.handedBack).containsExactly("guard t", "configs t");
+        assertThat(host.status(T1).error())
+                .startsWith("the topic was writable from ")
+                .endsWith("while the stop waited for the mirror's clients: the loss report's destination end, read "
+                        + "at the stop's end, counts what was written since");
+    }
+
+    @Test
+    void aStopWaitingForTheMirrorsClientsShouldLeaveATopicWithAnActivePartitionGuarded() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(T1, mirroring());
+        host.clientsBroken = new IllegalStateException("No resolvable bootstrap urls");
+
+        lifecycle.stopPartitions("m", List.of(T0));
+        drain();
+
+        assertThat(host.liftedOverService).isEmpty();
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPING);
     }
 
     @Test
@@ -660,6 +745,10 @@ class PartitionLifecycleTest {
     }
 
     private PartitionLifecycle lifecycle(int maxAttempts) {
+        return lifecycle(maxAttempts, FLOW_DEADLINE);
+    }
+
+    private PartitionLifecycle lifecycle(int maxAttempts, Duration flowDeadline) {
         MirrorMetrics metrics = new MirrorMetrics(registry);
         return new PartitionLifecycle(
                 host,
@@ -667,7 +756,7 @@ class PartitionLifecycleTest {
                 new RetryPolicy(1, 4, maxAttempts),
                 metrics,
                 Clock.systemUTC(),
-                new FlowDeadlines(metrics, FLOW_DEADLINE));
+                new FlowDeadlines(metrics, flowDeadline));
     }
 
     /** Lets every task chained on the coordinator thread run (each hop queues the next before it ends). */
@@ -727,6 +816,8 @@ class PartitionLifecycleTest {
         volatile LossReport loss = LOSS;
         /** The partitions of each such read, in order. */
         final List<Set<MirrorPartition>> lossReads = Collections.synchronizedList(new ArrayList<>());
+        /** The topics whose guards were lifted over the service's Admin (a stop waiting for the clients). */
+        final List<Set<String>> liftedOverService = Collections.synchronizedList(new ArrayList<>());
 
         private final Map<MirrorPartition, PartitionStatus> statuses = new ConcurrentHashMap<>();
         /** What the lifecycle persisted about recreated topics' divergent tails. */
@@ -814,6 +905,12 @@ class PartitionLifecycleTest {
         }
 
         @Override
+        public CompletionStage<Void> liftGuards(Set<String> topics) {
+            liftedOverService.add(new TreeSet<>(topics));
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
         public Map<MirrorPartition, LossReport> lossAtStop(String mirror, Collection<MirrorPartition> partitions) {
             lossReads.add(new TreeSet<>(partitions));
             Map<MirrorPartition, LossReport> reports = new HashMap<>();
@@ -830,6 +927,9 @@ class PartitionLifecycleTest {
         private final Map<MirrorPartition, Long> in = new ConcurrentHashMap<>();
         volatile Progress lastProgress;
         volatile boolean removalsHang;
+        /** Partitions whose removal completes when the test says so. */
+        final Map<MirrorPartition, CompletableFuture<Progress>> hanging = new ConcurrentHashMap<>();
+
         volatile RuntimeException removalFailure;
 
         @Override
@@ -851,6 +951,9 @@ class PartitionLifecycleTest {
             calls.add("remove " + partition + (abortTransactions ? " aborting" : " keeping"));
             if (removalsHang) {
                 return new CompletableFuture<>(); // a loop that never gets to it
+            }
+            if (hanging.containsKey(partition)) {
+                return hanging.get(partition);
             }
             if (removalFailure != null) {
                 return CompletableFuture.failedFuture(removalFailure);

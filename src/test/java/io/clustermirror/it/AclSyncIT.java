@@ -391,10 +391,24 @@ class AclSyncIT extends ServiceIT {
                 .untilAsserted(() -> assertThat(describeTopic(mirror, topic).getString("partitions[0].error"))
                         .contains("stopping waits for the mirror's clients")
                         .contains("could not be resolved"));
+        // but the topic is writable meanwhile: without clients, nothing of the mirror writes to it (an unplanned
+        // failover whose source name no longer resolves must not wait for it)
+        try (Admin admin = admin(destination)) {
+            admin.createAcls(List.of(
+                            topicAcl(topic, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
+                            topicAcl(topic, "User:alice", AclOperation.DESCRIBE, AclPermissionType.ALLOW)))
+                    .all()
+                    .get();
+        }
+        await().atMost(Duration.ofSeconds(20))
+                .untilAsserted(() -> assertThat(produceAsAlice(topic)).isEqualTo(200L));
 
-        // and completes once the file is back
+        // and completes once the file is back, saying the loss report counts alice's record
         Files.move(away, file);
-        awaitPartitionState(mirror, topic, "STOPPED");
+        Map<?, ?> stopped = awaitPartitionState(mirror, topic, "STOPPED");
+        assertThat(String.valueOf(stopped.get("error")))
+                .startsWith("the topic was writable from ")
+                .contains("while the stop waited for the mirror's clients");
     }
 
     /** Every record of the service's state topic on the secured destination, as text. */
