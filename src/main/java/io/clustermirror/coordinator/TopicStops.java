@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.jboss.logging.Logger;
 
@@ -36,6 +37,8 @@ import org.jboss.logging.Logger;
 final class TopicStops {
 
     private static final Logger LOGGER = Logger.getLogger(TopicStops.class);
+    /** How long the topics of a stop that are out wait for the others, to be handed back together. */
+    static final long GATHER_MS = 500;
     /** How often a stop that waits for the mirror's clients is tried again. */
     private static final long RETRY_SECONDS = 3;
 
@@ -93,9 +96,7 @@ final class TopicStops {
                             .put(p, runtime.dataPlane().remove(p, true));
                     epochs.put(p, host.partitions(name).get(p).stateEpoch());
                 });
-        // the topics whose partitions are all out, gathered until the coordinator thread gets to them, are handed back
-        // in one task: one topic waiting for its data plane holds back no other (coordinator thread only)
-        Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> out = new TreeMap<>();
+        Gathering gathering = new Gathering(name, runtime, epochs, byTopic.size());
         byTopic.forEach((topic, removals) -> {
             Set<MirrorPartition> releasing = new TreeSet<>(removals.keySet());
             // a removal that never completes (a loop that died, a task dropped by a closed runtime) must not leave
@@ -107,29 +108,70 @@ final class TopicStops {
                     .fail()
                     .subscribe()
                     .with(
-                            done -> thread.run("stop of " + topic, () -> {
-                                if (out.isEmpty()) { // the first out: the others already answered join it
-                                    thread.run("stop of " + name, () -> {
-                                        Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> batch =
-                                                new TreeMap<>(out);
-                                        out.clear();
-                                        handBackAndSettle(name, runtime, batch, epochs);
-                                    });
-                                }
-                                out.putAll(removals);
-                            }),
-                            failure -> thread.run(
-                                    "stop of " + topic,
-                                    () -> waitAndRetry(
-                                            name,
-                                            releasing,
-                                            failure instanceof TimeoutException
-                                                    ? flows.exceeded("stop", name, flows.timeout())
-                                                            + " (the data plane has not released " + releasing
-                                                            + "); tried again every " + RETRY_SECONDS + " s"
-                                                    : "the data plane could not release " + releasing + ": "
-                                                            + failure)));
+                            done -> thread.run("stop of " + topic, () -> gathering.out(removals)),
+                            failure -> thread.run("stop of " + topic, () -> {
+                                waitAndRetry(
+                                        name,
+                                        releasing,
+                                        failure instanceof TimeoutException
+                                                ? flows.exceeded("stop", name, flows.timeout())
+                                                        + " (the data plane has not released " + releasing
+                                                        + "); tried again every " + RETRY_SECONDS + " s"
+                                                : "the data plane could not release " + releasing + ": " + failure);
+                                gathering.answered();
+                            }));
         });
+    }
+
+    /**
+     * The topics of one stop as their partitions come out of the data plane (coordinator thread): handed back in one
+     * task once every topic answered, or {@value #GATHER_MS} ms after the first was out while others still wait (one
+     * topic waiting for its data plane holds back no other for long), and so on. With the source gone, each task waits
+     * out one source read, so the fewer the better.
+     */
+    private final class Gathering {
+        private final String name;
+        private final MirrorParts runtime;
+        private final Map<MirrorPartition, Integer> epochs;
+        private final Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> out = new TreeMap<>();
+        /** The topics that have not answered yet. */
+        private int waiting;
+
+        private boolean flushDue;
+        /** The first topic whose configs timed out in this stop: the next topics' are not tried (any worker). */
+        private final AtomicReference<String> timedOut = new AtomicReference<>();
+
+        Gathering(String name, MirrorParts runtime, Map<MirrorPartition, Integer> epochs, int topics) {
+            this.name = name;
+            this.runtime = runtime;
+            this.epochs = epochs;
+            this.waiting = topics;
+        }
+
+        void out(Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> removals) {
+            out.putAll(removals);
+            answered();
+            if (!out.isEmpty() && !flushDue) {
+                flushDue = true;
+                thread.schedule("stop of " + name, GATHER_MS, this::flush);
+            }
+        }
+
+        void answered() {
+            if (--waiting == 0) {
+                flush();
+            }
+        }
+
+        private void flush() {
+            flushDue = false;
+            if (out.isEmpty()) {
+                return;
+            }
+            Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> batch = new TreeMap<>(out);
+            out.clear();
+            handBackAndSettle(name, runtime, batch, epochs, timedOut);
+        }
     }
 
     /**
@@ -142,7 +184,8 @@ final class TopicStops {
             String name,
             MirrorParts runtime,
             Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> removals,
-            Map<MirrorPartition, Integer> epochs) {
+            Map<MirrorPartition, Integer> epochs,
+            AtomicReference<String> timedOut) {
         try {
             runtime.workers().execute(() -> {
                 Map<MirrorPartition, LossReport> read;
@@ -159,7 +202,7 @@ final class TopicStops {
                 // a topic with another partition not STOPPED stays guarded: that one's stop hands it back (the
                 // partitions of a topic are stopped together, also after a restart)
                 topics.removeIf(topic -> activeBeside(name, topic, removals.keySet(), true));
-                Map<String, String> handedBack = handBack(topics, runtime);
+                Map<String, String> handedBack = handBack(topics, runtime, timedOut);
                 Map<String, Instant> early = Map.copyOf(writableWhileWaiting.getOrDefault(name, Map.of()));
                 String lossError = unreported;
                 Function<MirrorPartition, String> errors = p -> {
@@ -215,7 +258,8 @@ final class TopicStops {
      * (the source gone, most likely), the next topics' are not tried: each would wait out the same timeout. What could
      * not be done, by topic, for the partitions' STOPPED status.
      */
-    private static Map<String, String> handBack(Set<String> topics, MirrorParts runtime) {
+    private static Map<String, String> handBack(
+            Set<String> topics, MirrorParts runtime, AtomicReference<String> timedOut) {
         Map<String, List<String>> errors = new TreeMap<>();
         for (String topic : topics) {
             try {
@@ -226,11 +270,10 @@ final class TopicStops {
                                 + "not be deleted: " + e);
             }
         }
-        String timedOut = null;
         for (String topic : topics) {
             String failed = null;
-            if (timedOut != null) {
-                failed = "not tried, as restoring those of " + timedOut + " timed out in this stop";
+            if (timedOut.get() != null) {
+                failed = "not tried, as restoring those of " + timedOut.get() + " timed out in this stop";
             } else {
                 try {
                     runtime.restoreConfigs(topic);
@@ -240,7 +283,7 @@ final class TopicStops {
                             e,
                             java.util.concurrent.TimeoutException.class,
                             org.apache.kafka.common.errors.TimeoutException.class)) {
-                        timedOut = topic;
+                        timedOut.compareAndSet(null, topic);
                     }
                 }
             }
@@ -291,7 +334,10 @@ final class TopicStops {
                         return;
                     }
                     Instant now = clock.instant();
-                    topics.forEach(topic -> lifted.put(topic, now));
+                    // a stop that ended meanwhile (its clients came back) handed these back already
+                    topics.stream()
+                            .filter(topic -> stillStopping(name, topic, asked))
+                            .forEach(topic -> lifted.put(topic, now));
                     LOGGER.warnf(
                             "Mirror %s: %s made writable while the stop waits for the mirror's clients (configs, open "
                                     + "transactions and the loss report follow once they can be built)",
@@ -309,6 +355,14 @@ final class TopicStops {
                         && !stopping.contains(e.getKey())
                         && e.getValue().state() != MirrorPartitionState.STOPPED
                         && (stoppingCounts || e.getValue().state() != MirrorPartitionState.STOPPING));
+    }
+
+    /** Whether a partition of the topic among {@code asked} is still STOPPING. */
+    private boolean stillStopping(String name, String topic, Set<MirrorPartition> asked) {
+        return asked.stream().anyMatch(p -> {
+            PartitionStatus status = host.partitions(name).get(p);
+            return p.topic().equals(topic) && status != null && status.state() == MirrorPartitionState.STOPPING;
+        });
     }
 
     /** A deleted mirror leaves nothing behind. */

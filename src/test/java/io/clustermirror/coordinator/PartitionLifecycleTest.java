@@ -500,6 +500,22 @@ class PartitionLifecycleTest {
     }
 
     @Test
+    void theTopicsOfAStopThatComeOutOfTheDataPlaneMomentsApartShouldBeHandedBackTogether() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(U0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        CompletableFuture<DataPlane.Progress> t0 = new CompletableFuture<>();
+        parts.data.hanging.put(T0, t0);
+
+        lifecycle.stopPartitions("m", List.of(T0, U0)); // u-0 is out at once
+        t0.complete(null); // t-0 a moment later
+        until(() -> host.state(T0) == MirrorPartitionState.STOPPED && host.state(U0) == MirrorPartitionState.STOPPED);
+
+        // one source read for both (with the source gone, one wait), not one per topic
+        assertThat(host.lossReads).containsExactly(Set.of(T0, U0));
+        assertThat(parts.handedBack).containsExactly("guard t", "guard u", "configs t", "configs u");
+    }
+
+    @Test
     void aTopicWhoseDataPlaneDoesNotReleaseItShouldHoldBackNoOtherTopicOfTheStop() {
         host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
         host.put(U0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
