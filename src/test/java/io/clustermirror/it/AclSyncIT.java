@@ -134,13 +134,7 @@ class AclSyncIT extends ServiceIT {
                 .statusCode(201);
         startTopics(mirror, topic);
         awaitConverged(mirror, topic);
-        try (Admin admin = admin(destination)) {
-            admin.createAcls(List.of(
-                            topicAcl(topic, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
-                            topicAcl(topic, "User:alice", AclOperation.DESCRIBE, AclPermissionType.ALLOW)))
-                    .all()
-                    .get();
-        }
+        grantAliceWrites(topic);
 
         // While mirrored, alice's write is refused even though she may write to the topic
         assertThatThrownBy(() -> produceAsAlice(topic))
@@ -183,13 +177,7 @@ class AclSyncIT extends ServiceIT {
                     .statusCode(201);
             startTopics(mirror, topic);
             awaitConverged(mirror, topic);
-            try (Admin admin = admin(destination)) {
-                admin.createAcls(List.of(
-                                topicAcl(topic, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
-                                topicAcl(topic, "User:alice", AclOperation.DESCRIBE, AclPermissionType.ALLOW)))
-                        .all()
-                        .get();
-            }
+            grantAliceWrites(topic);
             assertThatThrownBy(() -> produceAsAlice(topic))
                     .isInstanceOf(ExecutionException.class)
                     .hasCauseInstanceOf(TopicAuthorizationException.class);
@@ -393,13 +381,7 @@ class AclSyncIT extends ServiceIT {
                         .contains("could not be resolved"));
         // but the topic is writable meanwhile: without clients, nothing of the mirror writes to it (an unplanned
         // failover whose source name no longer resolves must not wait for it)
-        try (Admin admin = admin(destination)) {
-            admin.createAcls(List.of(
-                            topicAcl(topic, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
-                            topicAcl(topic, "User:alice", AclOperation.DESCRIBE, AclPermissionType.ALLOW)))
-                    .all()
-                    .get();
-        }
+        grantAliceWrites(topic);
         await().atMost(Duration.ofSeconds(20))
                 .untilAsserted(() -> assertThat(produceAsAlice(topic)).isEqualTo(200L));
 
@@ -424,6 +406,17 @@ class AclSyncIT extends ServiceIT {
                     Duration.ofSeconds(30),
                     r -> records.add(r.key() + " " + r.value()));
             return records;
+        }
+    }
+
+    /** Alice may write to the destination topic (and see it), as far as ACLs that allow go. */
+    private static void grantAliceWrites(String topic) throws Exception {
+        try (Admin admin = admin(destination)) {
+            admin.createAcls(List.of(
+                            topicAcl(topic, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
+                            topicAcl(topic, "User:alice", AclOperation.DESCRIBE, AclPermissionType.ALLOW)))
+                    .all()
+                    .get();
         }
     }
 
