@@ -107,7 +107,7 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
 
     @Override
     public void liftGuard(String topic) throws Exception {
-        topics.guard(topic, false);
+        topics.liftGuard(topic);
     }
 
     @Override

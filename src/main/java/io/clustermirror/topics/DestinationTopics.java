@@ -25,7 +25,6 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
@@ -159,7 +158,7 @@ public final class DestinationTopics {
 
     /**
      * The mirror-owned configs of a topic handed back return to the source's values (or to defaults); its guard is
-     * lifted apart ({@link #guard}), first: this reads the source, which may be gone.
+     * lifted apart ({@link #liftGuard}), first: this reads the source, which may be gone.
      */
     public void restoreConfigs(String topic) throws Exception {
         Optional<TopicDescription> sourceTopic = describe(source, topic);
@@ -180,25 +179,12 @@ public final class DestinationTopics {
     }
 
     /**
-     * Read-only enforcement (DESIGN §4.4): a DENY WRITE ACL for {@code User:*} on the topic while it is mirrored (the
-     * service's principal is a super user, so its own writes pass). Returns false when the destination has no
-     * authorizer, where enforcement cannot be had and the offset check is the only guard.
+     * Lifts the read-only guard of a topic handed back (DESIGN §4.4: a DENY WRITE ACL for {@code User:*} while it is
+     * mirrored; {@link DestinationTopicBatch} puts it on) over this mirror's destination Admin. Blocking, up to one
+     * request timeout.
      */
-    public boolean guard(String topic, boolean enforce) throws Exception {
-        AclBinding binding = SourceFence.binding(topic);
-        try {
-            if (enforce) {
-                destination.createAcls(List.of(binding)).all().get(timeoutMs, TimeUnit.MILLISECONDS);
-            } else {
-                destination.deleteAcls(List.of(binding.toFilter())).all().get(timeoutMs, TimeUnit.MILLISECONDS);
-            }
-            return true;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof SecurityDisabledException) {
-                return false;
-            }
-            throw e;
-        }
+    public void liftGuard(String topic) throws Exception {
+        liftGuards(destination, List.of(topic)).toCompletableFuture().get(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
     /**
