@@ -11,16 +11,35 @@ public final class Ports {
 
     private Ports() {}
 
+    private static final int LOWEST = 20000;
+    private static final int HIGHEST = 32000;
+
     private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
 
     /**
+     * This JVM's slice of {@code [LOWEST, HIGHEST)}: the integration tests run in several forks side by side
+     * ({@code testbed.fork} of {@code testbed.forks}, numbered from 1), and a port one fork checked and handed to a
+     * child process that has not bound it yet must not look free to another.
+     */
+    private static final int[] SLICE =
+            slice(Integer.getInteger("testbed.fork", 1), Integer.getInteger("testbed.forks", 1));
+
+    static int[] slice(int fork, int forks) {
+        if (forks < 1 || fork < 1 || fork > forks) {
+            throw new IllegalArgumentException("fork " + fork + " of " + forks);
+        }
+        int width = (HIGHEST - LOWEST) / forks;
+        return new int[] {LOWEST + (fork - 1) * width, LOWEST + fork * width};
+    }
+
+    /**
      * A free port below the kernel's ephemeral range (32768+), so that no outgoing connection can take it in
-     * the seconds before the child process binds it, and never the same one twice in a run.
+     * the seconds before the child process binds it, never the same one twice in a run, and in this fork's slice.
      */
     public static int free() {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         for (int attempt = 0; attempt < 1000; attempt++) {
-            int port = random.nextInt(20000, 32000);
+            int port = random.nextInt(SLICE[0], SLICE[1]);
             if (!HANDED_OUT.add(port)) {
                 continue;
             }
@@ -30,6 +49,6 @@ public final class Ports {
                 // try another
             }
         }
-        throw new UncheckedIOException(new IOException("no free port found in 20000-32000"));
+        throw new UncheckedIOException(new IOException("no free port found in " + SLICE[0] + "-" + (SLICE[1] - 1)));
     }
 }

@@ -16,7 +16,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * The shared integration-test world, started once per test run: two single-node KRaft clusters,
+ * The shared integration-test world, started once per test JVM (the build runs a few side by side, each with its
+ * own world and its own slice of ports): two single-node KRaft clusters,
  * "source" and "destination", each a child JVM from the Maven Central Kafka jars, and the packaged
  * service running as its own process against the destination. Tests use their own topics, groups and
  * mirror names. Obtain it with {@link #get()}; it stops when the test JVM exits.
