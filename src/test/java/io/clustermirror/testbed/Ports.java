@@ -21,8 +21,21 @@ public final class Ports {
      * ({@code testbed.fork} of {@code testbed.forks}, numbered from 1), and a port one fork checked and handed to a
      * child process that has not bound it yet must not look free to another.
      */
-    private static final int[] SLICE =
-            slice(Integer.getInteger("testbed.fork", 1), Integer.getInteger("testbed.forks", 1));
+    private static final int[] SLICE = slice(
+            number("testbed.fork", System.getProperty("testbed.fork")),
+            number("testbed.forks", System.getProperty("testbed.forks")));
+
+    /** The property's number, 1 when it is not set (one JVM alone); anything else fails the run rather than share ports. */
+    static int number(String name, String value) {
+        if (value == null) {
+            return 1;
+        }
+        try {
+            return Integer.parseInt(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be a number, not '" + value + "'", e);
+        }
+    }
 
     static int[] slice(int fork, int forks) {
         if (forks < 1 || fork < 1 || fork > forks) {

@@ -20,4 +20,15 @@ class PortsTest {
         assertThatThrownBy(() -> Ports.slice(3, 2)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Ports.slice(0, 2)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void aForkNumberThatIsNoNumberShouldFailTheRunNotShareASlice() {
+        assertThat(Ports.number("testbed.fork", null)).isEqualTo(1);
+        assertThat(Ports.number("testbed.fork", "2")).isEqualTo(2);
+        // a placeholder that reached the fork unreplaced, or empty, or a forkCount such as "1C"
+        assertThatThrownBy(() -> Ports.number("testbed.fork", "${surefire.forkNumber}"))
+                .hasMessageContaining("testbed.fork must be a number");
+        assertThatThrownBy(() -> Ports.number("testbed.fork", "")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Ports.number("testbed.forks", "1C")).isInstanceOf(IllegalArgumentException.class);
+    }
 }
