@@ -225,7 +225,10 @@ final class DestinationTopicBatch {
         }
     }
 
-    /** The read-only guard of each topic (a DENY WRITE ACL for {@code User:*}, DESIGN §4.4); the topics guarded, or without an authorizer, are prepared. */
+    /**
+     * The read-only guard of each topic (a DENY WRITE ACL for {@code User:*}, DESIGN §4.4); the topics guarded, or
+     * without an authorizer, are prepared.
+     */
     private void guardAll(Map<String, Integer> toGuard, Map<String, TopicPreparation> outcomes)
             throws InterruptedException {
         Map<AclBinding, KafkaFuture<Void>> guarded = new HashMap<>();
