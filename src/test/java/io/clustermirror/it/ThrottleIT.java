@@ -175,9 +175,10 @@ class ThrottleIT extends ServiceIT {
                     .as("fetches waited for the budget")
                     .isGreaterThan(10);
 
-            // When deleted: back to the default, unlimited, and the rest is copied far faster than the last limit
-            Sample lifted = logBytes(destination, topic);
+            // When deleted: back to the default, unlimited (in force on this instance once the answer comes), and the
+            // rest is copied far faster than the last limit
             AccessMatrix.Answer deleted = call("admin", "DELETE", "/v1/config/" + RATE, null);
+            Sample lifted = logBytes(destination, topic);
             assertThat(deleted.status()).as(deleted.body()).isEqualTo(200);
             assertThat(deleted.json().path("source").asText()).isEqualTo("DEFAULT");
             assertThat(deleted.json().path("value").asText()).isEqualTo(UNLIMITED);
@@ -189,7 +190,9 @@ class ThrottleIT extends ServiceIT {
                     .until(() -> logBytes(destination, topic).bytes() >= total);
             double seconds = (System.nanoTime() - lifted.atNanos()) / 1e9;
             System.out.printf("ThrottleIT: %d bytes caught up in %.1f s once unlimited%n", rest, seconds);
-            assertThat(rest / seconds).as("bytes/s once unlimited").isGreaterThan(2 * 4.0 * MiB);
+            // a copy still held to 4 MiB/s gives at most 4.4 (the ±10% above); the unthrottled one is bound by the
+            // CPU, on two cores shared with another test JVM (decisions §54): 8-13 MB/s there, with this service's C1
+            assertThat(rest / seconds).as("bytes/s once unlimited").isGreaterThan(1.5 * 4.0 * MiB);
         }
         assertThat(entry().path("source").asText()).isEqualTo("DEFAULT");
         assertThat(metrics()).contains("cluster_mirror_replication_throttled_rate " + (double) Long.MAX_VALUE);
