@@ -22,8 +22,8 @@ interface MirrorParts {
     /** Deletes and recreates the destination topic like the source's (policy {@code recreate}); blocking. */
     void recreateTopic(String topic, Collection<String> excludedProperties) throws Exception;
 
-    /** Lifts the read-only guard of a stopped destination topic: it becomes writable; blocking. */
-    void liftGuard(String topic) throws Exception;
+    /** Lifts the read-only guards of stopped destination topics, in one request: they become writable; blocking. */
+    void liftGuards(Collection<String> topics) throws Exception;
 
     /** Gives the mirror-owned configs of a stopped destination topic back the source's values; blocking. */
     void restoreConfigs(String topic) throws Exception;

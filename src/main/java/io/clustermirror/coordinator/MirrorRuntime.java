@@ -106,8 +106,8 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     }
 
     @Override
-    public void liftGuard(String topic) throws Exception {
-        topics.liftGuard(topic);
+    public void liftGuards(Collection<String> topics) throws Exception {
+        this.topics.liftGuards(topics);
     }
 
     @Override

@@ -261,13 +261,14 @@ final class TopicStops {
     private static Map<String, String> handBack(
             Set<String> topics, MirrorParts runtime, AtomicReference<String> timedOut) {
         Map<String, List<String>> errors = new TreeMap<>();
-        for (String topic : topics) {
+        if (!topics.isEmpty()) {
             try {
-                runtime.liftGuard(topic);
+                runtime.liftGuards(topics);
             } catch (Exception e) {
-                errors.computeIfAbsent(topic, t -> new ArrayList<>())
+                // one DeleteAcls for all: what failed it (authorization, the destination) failed it for each
+                topics.forEach(topic -> errors.computeIfAbsent(topic, t -> new ArrayList<>())
                         .add("the destination topic is still read-only: its guard ACL (DENY WRITE for User:*) could "
-                                + "not be deleted: " + e);
+                                + "not be deleted: " + e));
             }
         }
         for (String topic : topics) {

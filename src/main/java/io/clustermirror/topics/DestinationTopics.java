@@ -158,7 +158,7 @@ public final class DestinationTopics {
 
     /**
      * The mirror-owned configs of a topic handed back return to the source's values (or to defaults); its guard is
-     * lifted apart ({@link #liftGuard}), first: this reads the source, which may be gone.
+     * lifted apart ({@link #liftGuards(Collection)}), first: this reads the source, which may be gone.
      */
     public void restoreConfigs(String topic) throws Exception {
         Optional<TopicDescription> sourceTopic = describe(source, topic);
@@ -179,12 +179,12 @@ public final class DestinationTopics {
     }
 
     /**
-     * Lifts the read-only guard of a topic handed back (DESIGN §4.4: a DENY WRITE ACL for {@code User:*} while it is
-     * mirrored; {@link DestinationTopicBatch} puts it on) over this mirror's destination Admin. Blocking, up to one
-     * request timeout.
+     * Lifts the read-only guards of the topics handed back (DESIGN §4.4: a DENY WRITE ACL for {@code User:*} while
+     * mirrored; {@link DestinationTopicBatch} puts them on) in one request over this mirror's destination Admin.
+     * Blocking, up to one request timeout.
      */
-    public void liftGuard(String topic) throws Exception {
-        liftGuards(destination, List.of(topic)).toCompletableFuture().get(timeoutMs, TimeUnit.MILLISECONDS);
+    public void liftGuards(Collection<String> topics) throws Exception {
+        liftGuards(destination, topics).toCompletableFuture().get(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
     /**

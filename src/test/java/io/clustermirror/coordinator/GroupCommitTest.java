@@ -321,7 +321,7 @@ class GroupCommitTest {
         public void recreateTopic(String topic, Collection<String> excludedProperties) {}
 
         @Override
-        public void liftGuard(String topic) {}
+        public void liftGuards(Collection<String> topics) {}
 
         @Override
         public void restoreConfigs(String topic) {}

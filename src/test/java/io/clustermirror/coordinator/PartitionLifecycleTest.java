@@ -1064,8 +1064,8 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public void liftGuard(String topic) {
-            handedBack.add("guard " + topic);
+        public void liftGuards(Collection<String> topics) {
+            topics.forEach(topic -> handedBack.add("guard " + topic));
             if (guardFailure != null) {
                 throw guardFailure;
             }
