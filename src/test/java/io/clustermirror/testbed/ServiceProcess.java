@@ -2,6 +2,7 @@ package io.clustermirror.testbed;
 
 import static org.awaitility.Awaitility.await;
 
+import io.clustermirror.embedded.KafkaBrokerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -81,8 +82,7 @@ public final class ServiceProcess implements AutoCloseable {
             // C1 only, like the test bed's brokers (decisions §54): the suite starts some fifty services that live
             // for seconds to minutes, and C2 compiling took 40% of each start's CPU (9.5 CPU-s against 5.6 to ready).
             // The JIT tier changes the speed, not what the service does; the benchmarks run the full JIT.
-            command.add("-XX:TieredStopAtLevel=1");
-            command.add("-XX:+UseSerialGC");
+            command.addAll(KafkaBrokerProcess.SHORT_LIVED);
             properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
             command.add("-jar");
             command.add(appDir.resolve("quarkus-run.jar").toString());
