@@ -42,7 +42,8 @@ import org.jboss.logging.Logger;
  * Reads and writes the partitions of {@code __mirror_state} this instance owns. Each is written through a
  * transactional producer whose id names the partition, so the instance that takes a partition over fences the one
  * that had it instead of both writing.
- * A mirror's records all go to its coordinator partition {@code abs(murmur2(name)) % partitions}.
+ * A mirror's records all go to its coordinator partition {@code toPositive(murmur2(name)) % partitions}
+ * ({@link #partitionFor}).
  * Not thread-safe: the coordinator calls it from its single thread.
  */
 public final class MirrorStateStore implements AutoCloseable {
