@@ -6,6 +6,7 @@ import io.clustermirror.mirror.PreservedTail;
 import io.clustermirror.truncation.PrefixCheck;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executor;
 
 /**
@@ -25,8 +26,11 @@ interface MirrorParts {
     /** Lifts the read-only guards of stopped destination topics, in one request: they become writable; blocking. */
     void liftGuards(Collection<String> topics) throws Exception;
 
-    /** Gives the mirror-owned configs of a stopped destination topic back the source's values; blocking. */
-    void restoreConfigs(String topic) throws Exception;
+    /**
+     * Gives the mirror-owned configs of stopped destination topics back the source's values, all at once; the error of
+     * each topic that could not be restored. Blocking.
+     */
+    Map<String, Exception> restoreConfigs(Collection<String> topics) throws InterruptedException;
 
     /**
      * Copies the records only the destination partitions hold (from the first offset where each differs from the

@@ -111,8 +111,8 @@ final class MirrorRuntime implements MirrorParts, AutoCloseable {
     }
 
     @Override
-    public void restoreConfigs(String topic) throws Exception {
-        topics.restoreConfigs(topic);
+    public Map<String, Exception> restoreConfigs(Collection<String> topics) throws InterruptedException {
+        return this.topics.restoreConfigs(topics);
     }
 
     @Override

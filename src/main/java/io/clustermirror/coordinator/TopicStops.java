@@ -1,7 +1,6 @@
 package io.clustermirror.coordinator;
 
 import io.clustermirror.fetch.DataPlane;
-import io.clustermirror.mirror.Failures;
 import io.clustermirror.mirror.LossReport;
 import io.clustermirror.mirror.MirrorPartition;
 import io.clustermirror.mirror.MirrorPartitionState;
@@ -20,9 +19,9 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.jboss.logging.Logger;
 
@@ -138,8 +137,6 @@ final class TopicStops {
         private int waiting;
 
         private boolean flushDue;
-        /** The first topic whose configs timed out in this stop: the next topics' are not tried (any worker). */
-        private final AtomicReference<String> timedOut = new AtomicReference<>();
 
         Gathering(String name, MirrorParts runtime, Map<MirrorPartition, Integer> epochs, int topics) {
             this.name = name;
@@ -170,7 +167,7 @@ final class TopicStops {
             }
             Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> batch = new TreeMap<>(out);
             out.clear();
-            handBackAndSettle(name, runtime, batch, epochs, timedOut);
+            handBackAndSettle(name, runtime, batch, epochs);
         }
     }
 
@@ -184,8 +181,7 @@ final class TopicStops {
             String name,
             MirrorParts runtime,
             Map<MirrorPartition, CompletableFuture<DataPlane.Progress>> removals,
-            Map<MirrorPartition, Integer> epochs,
-            AtomicReference<String> timedOut) {
+            Map<MirrorPartition, Integer> epochs) {
         try {
             runtime.workers().execute(() -> {
                 Map<MirrorPartition, LossReport> read;
@@ -202,7 +198,7 @@ final class TopicStops {
                 // a topic with another partition not STOPPED stays guarded: that one's stop hands it back (the
                 // partitions of a topic are stopped together, also after a restart)
                 topics.removeIf(topic -> activeBeside(name, topic, removals.keySet(), true));
-                Map<String, String> handedBack = handBack(topics, runtime, timedOut);
+                Map<String, List<String>> handedBack = handBack(topics, runtime);
                 Map<String, Instant> early = Map.copyOf(writableWhileWaiting.getOrDefault(name, Map.of()));
                 String lossError = unreported;
                 Function<MirrorPartition, String> errors = p -> {
@@ -215,9 +211,7 @@ final class TopicStops {
                                 + " while the stop waited for the mirror's clients: the loss report's destination end,"
                                 + " read at the stop's end, counts what was written since");
                     }
-                    if (handedBack.containsKey(p.topic())) {
-                        each.add(handedBack.get(p.topic()));
-                    }
+                    each.addAll(handedBack.getOrDefault(p.topic(), List.of()));
                     return each.isEmpty() ? null : String.join("; ", each);
                 };
                 thread.run("stop of " + name, () -> {
@@ -253,49 +247,40 @@ final class TopicStops {
 
     /**
      * Hands the topics back: every one writable first (its guard lifted), then their mirror-owned configs restored from
-     * the source's. The guards go whatever the configs do: in an unplanned failover the source is gone, and the topics
-     * must take writes all the same (the owned configs let any batch in). Once restoring one topic's configs timed out
-     * (the source gone, most likely), the next topics' are not tried: each would wait out the same timeout. What could
-     * not be done, by topic, for the partitions' STOPPED status.
+     * the source's, all in one read of each cluster and one write ({@link MirrorParts#restoreConfigs}). The guards go
+     * whatever the configs do: in an unplanned failover the source is gone, and the topics must take writes all the
+     * same (the owned configs let any batch in); with it gone, the configs wait out one timeout for all the topics.
+     * What could not be done, by topic, for the partitions' STOPPED status.
      */
-    private static Map<String, String> handBack(
-            Set<String> topics, MirrorParts runtime, AtomicReference<String> timedOut) {
+    private static Map<String, List<String>> handBack(Set<String> topics, MirrorParts runtime) {
         Map<String, List<String>> errors = new TreeMap<>();
-        if (!topics.isEmpty()) {
-            try {
-                runtime.liftGuards(topics);
-            } catch (Exception e) {
-                // one DeleteAcls for all: what failed it (authorization, the destination) failed it for each
-                topics.forEach(topic -> errors.computeIfAbsent(topic, t -> new ArrayList<>())
-                        .add("the destination topic is still read-only: its guard ACL (DENY WRITE for User:*) could "
-                                + "not be deleted: " + e));
+        if (topics.isEmpty()) {
+            return errors;
+        }
+        try {
+            runtime.liftGuards(topics);
+        } catch (Exception e) {
+            // one DeleteAcls for all: what failed it (authorization, the destination) failed it for each
+            topics.forEach(topic -> errors.computeIfAbsent(topic, t -> new ArrayList<>())
+                    .add("the destination topic is still read-only: its guard ACL (DENY WRITE for User:*) could not "
+                            + "be deleted: " + e));
+        }
+        Map<String, Exception> notRestored;
+        try {
+            notRestored = runtime.restoreConfigs(topics);
+        } catch (InterruptedException | RuntimeException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            notRestored = new TreeMap<>();
+            for (String topic : topics) {
+                notRestored.put(topic, e);
             }
         }
-        for (String topic : topics) {
-            String failed = null;
-            if (timedOut.get() != null) {
-                failed = "not tried, as restoring those of " + timedOut.get() + " timed out in this stop";
-            } else {
-                try {
-                    runtime.restoreConfigs(topic);
-                } catch (Exception e) {
-                    failed = e.toString();
-                    if (Failures.causedBy(
-                            e,
-                            java.util.concurrent.TimeoutException.class,
-                            org.apache.kafka.common.errors.TimeoutException.class)) {
-                        timedOut.compareAndSet(null, topic);
-                    }
-                }
-            }
-            if (failed != null) {
-                errors.computeIfAbsent(topic, t -> new ArrayList<>())
-                        .add("mirror-owned configs of the destination topic could not be restored: " + failed);
-            }
-        }
-        Map<String, String> joined = new TreeMap<>();
-        errors.forEach((topic, each) -> joined.put(topic, String.join("; ", each)));
-        return joined;
+        notRestored.forEach((topic, e) -> errors.computeIfAbsent(topic, t -> new ArrayList<>())
+                .add("mirror-owned configs of the destination topic could not be restored: "
+                        + (e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e)));
+        return errors;
     }
 
     /**

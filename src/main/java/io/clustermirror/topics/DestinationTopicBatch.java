@@ -3,6 +3,7 @@ package io.clustermirror.topics;
 import io.clustermirror.topics.DestinationTopicPlan.Align;
 import io.clustermirror.topics.DestinationTopicPlan.Answer;
 import io.clustermirror.topics.DestinationTopicPlan.Create;
+import io.clustermirror.topics.DestinationTopicPlan.Restore;
 import io.clustermirror.topics.DestinationTopicPlan.Settled;
 import io.clustermirror.topics.DestinationTopicPlan.Step;
 import io.clustermirror.topics.TopicPreparation.Failed;
@@ -37,7 +38,7 @@ import org.jboss.logging.Logger;
  * of each kind instead of five requests per topic one after the other: both clusters' topic descriptions and the source's
  * configs at once, then the creations and the partition increases at once, then the owned configs of the topics that
  * existed, then the guard ACLs; and, once for all batches, one description (or a few) until the destination serves what
- * was written. Each
+ * was written. The topics a stop hands back get their owned configs restored the same way ({@link #restore}). Each
  * request's per-topic answers go back to their topic: one topic's failure fails no other. Blocking: a worker's.
  */
 final class DestinationTopicBatch {
@@ -247,6 +248,54 @@ final class DestinationTopicBatch {
                             ? new Prepared(topic.getKey(), topic.getValue())
                             : DestinationTopicPlan.guardFailed(topic.getKey(), topic.getValue(), error));
         }
+    }
+
+    /**
+     * Gives topics handed back their owned configs' source values ({@link DestinationTopicPlan#restore}), with one
+     * request of each kind for all of them: both clusters' topic descriptions and the source's configs at once, under
+     * one deadline (with the source gone, one timeout whatever the number of topics), then the alterations, one
+     * IncrementalAlterConfigs per request's worth.
+     *
+     * @return the error of each topic whose configs could not be restored; the others were, or needed nothing
+     */
+    Map<String, Exception> restore(List<String> topics) throws InterruptedException {
+        Map<String, KafkaFuture<TopicDescription>> sourceTopics =
+                source.describeTopics(topics).topicNameValues();
+        Map<ConfigResource, KafkaFuture<Config>> sourceConfigs = source.describeConfigs(
+                        topics.stream().map(DestinationTopicBatch::resource).toList())
+                .values();
+        Map<String, KafkaFuture<TopicDescription>> destinationTopics =
+                destination.describeTopics(topics).topicNameValues();
+        long deadline = deadline();
+        Map<String, Exception> failed = new TreeMap<>();
+        List<Restore> restores = new ArrayList<>();
+        for (String topic : topics) {
+            Answer<Optional<Restore>> needed = DestinationTopicPlan.restore(
+                    topic,
+                    answer(sourceTopics.get(topic), deadline),
+                    answer(sourceConfigs.get(resource(topic)), deadline),
+                    answer(destinationTopics.get(topic), deadline));
+            if (needed.error() != null) {
+                failed.put(topic, needed.error());
+            } else {
+                needed.value().ifPresent(restores::add);
+            }
+        }
+        Map<ConfigResource, KafkaFuture<Void>> altered = new HashMap<>();
+        for (List<Restore> request : DestinationTopicPlan.requests(restores, Restore::ops)) {
+            Map<ConfigResource, Collection<AlterConfigOp>> ops = new HashMap<>();
+            request.forEach(r -> ops.put(resource(r.topic()), ops(r.set(), r.delete())));
+            altered.putAll(destination.incrementalAlterConfigs(ops).values());
+        }
+        long answeredBy = deadline();
+        for (Restore restore : restores) {
+            Exception error =
+                    answer(altered.get(resource(restore.topic())), answeredBy).error();
+            if (error != null) {
+                failed.put(restore.topic(), error);
+            }
+        }
+        return failed;
     }
 
     /**

@@ -9,9 +9,11 @@ import io.clustermirror.topics.TopicPreparation.Prepared;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.function.ToIntFunction;
 import org.apache.kafka.clients.admin.Config;
@@ -22,9 +24,9 @@ import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
- * The rules of {@link DestinationTopics#prepareAll}, kept apart from its Admin calls so that they are tested without a
- * cluster: what a topic needs on the destination given what both clusters said about it, what each per-topic error
- * means, and how a batch's writes are cut into requests.
+ * The rules of {@link DestinationTopics#prepareAll} and {@link DestinationTopics#restoreConfigs}, kept apart from their
+ * Admin calls so that they are tested without a cluster: what a topic needs on the destination given what both
+ * clusters said about it, what each per-topic error means, and how a batch's writes are cut into requests.
  */
 final class DestinationTopicPlan {
 
@@ -174,6 +176,47 @@ final class DestinationTopicPlan {
                     "destination topic " + topic + " has " + existing + " partitions, the source only " + partitions));
         }
         return new Align(topic, partitions, existing, owned);
+    }
+
+    /**
+     * The owned configs of a topic handed back, returned to the source's values: those the source sets on the topic,
+     * the others deleted (the destination's defaults then).
+     */
+    record Restore(String topic, Map<String, String> set, Set<String> delete) {
+        int ops() {
+            return set.size() + delete.size();
+        }
+    }
+
+    /**
+     * What handing a topic's owned configs back takes, from what both clusters answered about it: nothing once the
+     * destination no longer has the topic; all of them deleted once the source no longer has it; else the source's
+     * dynamic values of them, the others deleted. Any other failed answer fails the topic.
+     */
+    static Answer<Optional<Restore>> restore(
+            String topic, Answer<?> onSource, Answer<Config> sourceConfig, Answer<?> onDestination) {
+        if (causedBy(onDestination.error(), UnknownTopicOrPartitionException.class)) {
+            return new Answer<>(Optional.empty(), null);
+        }
+        boolean gone = causedBy(onSource.error(), UnknownTopicOrPartitionException.class);
+        Exception failed = onDestination.error() != null
+                ? onDestination.error()
+                : gone ? null : onSource.error() != null ? onSource.error() : sourceConfig.error();
+        if (failed != null) {
+            return new Answer<>(null, failed);
+        }
+        Map<String, String> set = new HashMap<>();
+        Set<String> delete = new HashSet<>(OwnedTopicConfigs.NAMES);
+        if (!gone) {
+            for (ConfigEntry entry : sourceConfig.value().entries()) {
+                if (OwnedTopicConfigs.NAMES.contains(entry.name())
+                        && entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) {
+                    set.put(entry.name(), entry.value());
+                    delete.remove(entry.name());
+                }
+            }
+        }
+        return new Answer<>(Optional.of(new Restore(topic, set, delete)), null);
     }
 
     /** The configs the mirror owns on a destination topic while it mirrors it (DESIGN §4.1). */

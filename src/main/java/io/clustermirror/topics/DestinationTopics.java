@@ -1,6 +1,5 @@
 package io.clustermirror.topics;
 
-import io.clustermirror.mirror.OwnedTopicConfigs;
 import io.clustermirror.topics.TopicPreparation.Conflict;
 import io.clustermirror.topics.TopicPreparation.Failed;
 import io.clustermirror.topics.TopicPreparation.Mismatch;
@@ -8,7 +7,6 @@ import io.clustermirror.topics.TopicPreparation.NotOnSource;
 import io.clustermirror.topics.TopicPreparation.Prepared;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -21,10 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.Config;
-import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
@@ -157,25 +152,14 @@ public final class DestinationTopics {
     }
 
     /**
-     * The mirror-owned configs of a topic handed back return to the source's values (or to defaults); its guard is
-     * lifted apart ({@link #liftGuards(Collection)}), first: this reads the source, which may be gone.
+     * The mirror-owned configs of the topics handed back return to the source's values (or to defaults), all at once
+     * ({@link DestinationTopicBatch#restore}); their guards are lifted apart ({@link #liftGuards(Collection)}), first:
+     * this reads the source, which may be gone. Blocking, up to two request timeouts (the reads, then the writes).
+     *
+     * @return the error of each topic whose configs could not be restored
      */
-    public void restoreConfigs(String topic) throws Exception {
-        Optional<TopicDescription> sourceTopic = describe(source, topic);
-        Map<String, String> set = new HashMap<>();
-        Set<String> delete = new HashSet<>(OwnedTopicConfigs.NAMES);
-        if (sourceTopic.isPresent()) {
-            for (ConfigEntry entry : configs(source, topic).entries()) {
-                if (OwnedTopicConfigs.NAMES.contains(entry.name())
-                        && entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) {
-                    set.put(entry.name(), entry.value());
-                    delete.remove(entry.name());
-                }
-            }
-        }
-        if (describe(destination, topic).isPresent()) {
-            alter(topic, set, delete);
-        }
+    public Map<String, Exception> restoreConfigs(Collection<String> topics) throws InterruptedException {
+        return batches.restore(List.copyOf(topics));
     }
 
     /**
@@ -231,34 +215,5 @@ public final class DestinationTopics {
                 Thread.sleep(200); // the deletion is still in progress
             }
         }
-    }
-
-    private void alter(String topic, Map<String, String> set, Set<String> delete) throws Exception {
-        destination
-                .incrementalAlterConfigs(
-                        Map.of(DestinationTopicBatch.resource(topic), DestinationTopicBatch.ops(set, delete)))
-                .all()
-                .get(timeoutMs, TimeUnit.MILLISECONDS);
-    }
-
-    private Optional<TopicDescription> describe(Admin admin, String topic) throws Exception {
-        try {
-            return Optional.of(admin.describeTopics(List.of(topic))
-                    .allTopicNames()
-                    .get(timeoutMs, TimeUnit.MILLISECONDS)
-                    .get(topic));
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-                return Optional.empty();
-            }
-            throw e;
-        }
-    }
-
-    private Config configs(Admin admin, String topic) throws Exception {
-        return admin.describeConfigs(List.of(DestinationTopicBatch.resource(topic)))
-                .all()
-                .get(timeoutMs, TimeUnit.MILLISECONDS)
-                .get(DestinationTopicBatch.resource(topic));
     }
 }

@@ -324,7 +324,9 @@ class GroupCommitTest {
         public void liftGuards(Collection<String> topics) {}
 
         @Override
-        public void restoreConfigs(String topic) {}
+        public Map<String, Exception> restoreConfigs(Collection<String> topics) {
+            return Map.of();
+        }
 
         @Override
         public List<PreservedTail> preserveDivergentTails(List<MirrorPartition> partitions) {

@@ -28,10 +28,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -466,24 +468,38 @@ class PartitionLifecycleTest {
     }
 
     @Test
-    void aStopWhoseConfigsTimeOutShouldMakeEveryTopicWritableAndNotWaitForTheNextTopicsConfigs() {
+    void aStopWhoseConfigsTimeOutShouldMakeEveryTopicWritableAndWaitOutTheSourceOnceForAllTheirConfigs() {
         host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
         host.put(U0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
         host.loss = SOURCE_GONE;
-        parts.restoreFailure = new org.apache.kafka.common.errors.TimeoutException("describeTopics timed out");
+        parts.restoreFailure =
+                new ExecutionException(new org.apache.kafka.common.errors.TimeoutException("describeTopics timed out"));
 
         lifecycle.stopPartitions("m", List.of(T0, U0));
         drain();
 
-        // the source gone: every topic writable, and the configs of t waited out the timeout for u too
-        assertThat(parts.handedBack).containsExactly("guard t", "guard u", "configs t");
+        // the source gone: every topic writable, and one call for the configs of both (one timeout, not one each)
+        assertThat(parts.handedBack).containsExactly("guard t", "guard u", "configs t", "configs u");
+        assertThat(parts.restoreCalls).containsExactly(List.of("t", "u"));
         assertThat(host.status(T0).lossAtStop()).isEqualTo(SOURCE_GONE);
-        assertThat(host.status(T0).error())
-                .isEqualTo("mirror-owned configs of the destination topic could not be restored: "
+        assertThat(List.of(host.status(T0).error(), host.status(U0).error()))
+                .containsOnly("mirror-owned configs of the destination topic could not be restored: "
                         + "org.apache.kafka.common.errors.TimeoutException: describeTopics timed out");
-        assertThat(host.status(U0).error())
-                .isEqualTo("mirror-owned configs of the destination topic could not be restored: not tried, as "
-                        + "restoring those of t timed out in this stop");
+    }
+
+    @Test
+    void aStopWhoseConfigsCannotBeAskedForShouldSaySoForEachTopic() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        host.put(U0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+        parts.restoreThrown = new IllegalStateException("admin closed");
+
+        lifecycle.stopPartitions("m", List.of(T0, U0));
+        drain();
+
+        assertThat(List.of(host.state(T0), host.state(U0))).containsOnly(MirrorPartitionState.STOPPED);
+        assertThat(List.of(host.status(T0).error(), host.status(U0).error()))
+                .containsOnly("mirror-owned configs of the destination topic could not be restored: "
+                        + "java.lang.IllegalStateException: admin closed");
     }
 
     @Test
@@ -997,11 +1013,17 @@ class PartitionLifecycleTest {
         final List<String> recreated = Collections.synchronizedList(new ArrayList<>());
         /** The hand-back steps of stopped topics, in order: "guard t", "configs t". */
         final List<String> handedBack = Collections.synchronizedList(new ArrayList<>());
+        /** The topics of each call that restores configs. */
+        final List<Collection<String>> restoreCalls = Collections.synchronizedList(new ArrayList<>());
 
         volatile LogTruncation.Outcome fencedOutcome;
         volatile RuntimeException failing;
         volatile RuntimeException recreateFailure;
-        volatile RuntimeException restoreFailure;
+        /** Returned for every topic, as a failed per-topic answer. */
+        volatile Exception restoreFailure;
+        /** Thrown by the call, as an Admin that cannot send. */
+        volatile RuntimeException restoreThrown;
+
         volatile RuntimeException guardFailure;
         volatile RuntimeException preservationFailure;
         final Map<MirrorPartition, PreservedTail> tails = new ConcurrentHashMap<>();
@@ -1072,11 +1094,17 @@ class PartitionLifecycleTest {
         }
 
         @Override
-        public void restoreConfigs(String topic) {
-            handedBack.add("configs " + topic);
-            if (restoreFailure != null) {
-                throw restoreFailure;
+        public Map<String, Exception> restoreConfigs(Collection<String> topics) {
+            restoreCalls.add(List.copyOf(topics));
+            topics.forEach(topic -> handedBack.add("configs " + topic));
+            if (restoreThrown != null) {
+                throw restoreThrown;
             }
+            Map<String, Exception> failed = new TreeMap<>();
+            if (restoreFailure != null) {
+                topics.forEach(topic -> failed.put(topic, restoreFailure));
+            }
+            return failed;
         }
 
         @Override

@@ -149,7 +149,7 @@ class DataPlaneIT extends ServiceIT {
         String topic = uniqueName("stop");
         createMirror(mirror);
         try (Admin admin = bed.sourceAdmin()) {
-            Kafka.createTopic(admin, topic, 1, Map.of("retention.ms", "86400000"));
+            Kafka.createTopic(admin, topic, 1, Map.of("retention.ms", "86400000", "compression.type", "gzip"));
         }
         Kafka.produce(bed.source().bootstrapServers(), topic, 1_000, "gzip", "s1");
         startTopics(mirror, topic);
@@ -159,18 +159,20 @@ class DataPlaneIT extends ServiceIT {
             assertThat(mirrored.get("message.timestamp.after.max.ms").value())
                     .isEqualTo(String.valueOf(Long.MAX_VALUE));
             assertThat(mirrored.get("retention.ms").value()).isEqualTo("86400000");
+            assertThat(mirrored.get("compression.type").value()).isEqualTo("producer");
         }
 
         // When
         topicVerb(mirror, "stop", topic);
         awaitAllPartitions(mirror, topic, "STOPPED");
 
-        // Then the mirror-owned configs are back to the source's (here: defaults), and an ordinary producer can write
+        // Then the mirror-owned configs are back to the source's (the one it sets, the defaults of the others), and an
+        // ordinary producer can write
         try (Admin destination = bed.destinationAdmin()) {
-            assertThat(configs(destination, topic)
-                            .get("message.timestamp.after.max.ms")
-                            .source())
+            Map<String, ConfigEntry> restored = configs(destination, topic);
+            assertThat(restored.get("message.timestamp.after.max.ms").source())
                     .isNotEqualTo(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
+            assertThat(restored.get("compression.type").value()).isEqualTo("gzip");
         }
         long stoppedAt = Kafka.offsetsOf(bed.destination(), topic).get(new TopicPartition(topic, 0));
         try (KafkaProducer<byte[], byte[]> producer =

@@ -3,14 +3,28 @@ package io.clustermirror.topics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.AlterConfigsOptions;
+import org.apache.kafka.clients.admin.AlterConfigsResult;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
+import org.apache.kafka.clients.admin.DescribeConfigsResult;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsResult;
 import org.apache.kafka.clients.admin.MockAdminClient;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Test;
 
-/** {@link DestinationTopicBatch#awaitServed}: how long a REST start waits between two looks at a new topic. */
+/**
+ * {@link DestinationTopicBatch#awaitServed}: how long a REST start waits between two looks at a new topic; and
+ * {@link DestinationTopicBatch#restore}: the requests a stop's hand-back makes for all its topics.
+ */
 class DestinationTopicBatchTest {
 
     private static final Node BROKER = new Node(0, "localhost", 9092);
@@ -47,6 +61,94 @@ class DestinationTopicBatchTest {
         batch.awaitServed(Map.of("served", 2));
 
         assertThat(waits).isEmpty();
+    }
+
+    @Test
+    void topicsHandedBackShouldHaveTheirOwnedConfigsRestoredWithOneRequestOfEachKind() throws Exception {
+        CountingAdmin source = new CountingAdmin();
+        source.addTopic(false, "a", List.of(led(0)), Map.of());
+        source.addTopic(false, "b", List.of(led(0)), Map.of());
+        CountingAdmin destination = new CountingAdmin();
+        Map<String, String> owned = DestinationTopicPlan.owned("1048588");
+        destination.addTopic(false, "a", List.of(led(0)), owned);
+        destination.addTopic(false, "b", List.of(led(0)), owned);
+        destination.addTopic(false, "deleted-on-source", List.of(led(0)), owned);
+        destination.addTopic(false, "kept", List.of(led(0)), Map.of("retention.ms", "1000"));
+
+        Map<String, Exception> failed = new DestinationTopicBatch(source, destination, 30_000)
+                .restore(List.of("a", "b", "deleted-on-source", "gone-from-destination"));
+
+        assertThat(failed).isEmpty();
+        // the source sets none of them on its topics (MockAdminClient's entries have no dynamic source): all deleted
+        for (String topic : List.of("a", "b", "deleted-on-source")) {
+            assertThat(destination.configs(topic))
+                    .doesNotContainKeys(owned.keySet().toArray(String[]::new));
+        }
+        assertThat(destination.configs("kept")).containsEntry("retention.ms", "1000");
+        assertThat(source.requests).containsExactly("describeTopics", "describeConfigs");
+        assertThat(destination.requests).containsExactly("describeTopics", "incrementalAlterConfigs");
+    }
+
+    @Test
+    void aSourceThatDoesNotAnswerShouldFailEveryTopicItWasAskedForAndChangeNothing() throws Exception {
+        CountingAdmin source = new CountingAdmin();
+        source.addTopic(false, "a", List.of(led(0)), Map.of());
+        source.timeoutNextRequest(2); // the topics' description and the configs'
+        CountingAdmin destination = new CountingAdmin();
+        Map<String, String> owned = DestinationTopicPlan.owned("1048588");
+        destination.addTopic(false, "a", List.of(led(0)), owned);
+        destination.addTopic(false, "b", List.of(led(0)), owned);
+
+        Map<String, Exception> failed =
+                new DestinationTopicBatch(source, destination, 30_000).restore(List.of("a", "b"));
+
+        assertThat(failed).containsOnlyKeys("a", "b");
+        assertThat(failed.values())
+                .allSatisfy(error ->
+                        assertThat(error).hasCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class));
+        assertThat(destination.requests).containsExactly("describeTopics");
+        assertThat(destination.configs("a")).containsAllEntriesOf(owned);
+    }
+
+    /** A MockAdminClient that records which requests it was asked for, in order. */
+    private static final class CountingAdmin extends MockAdminClient {
+        final List<String> requests = new ArrayList<>();
+
+        CountingAdmin() {
+            super(List.of(BROKER), BROKER);
+        }
+
+        @Override
+        public synchronized DescribeTopicsResult describeTopics(TopicCollection topics, DescribeTopicsOptions options) {
+            requests.add("describeTopics");
+            return super.describeTopics(topics, options);
+        }
+
+        @Override
+        public synchronized DescribeConfigsResult describeConfigs(
+                Collection<ConfigResource> resources, DescribeConfigsOptions options) {
+            requests.add("describeConfigs");
+            return super.describeConfigs(resources, options);
+        }
+
+        @Override
+        public synchronized AlterConfigsResult incrementalAlterConfigs(
+                Map<ConfigResource, Collection<AlterConfigOp>> configs, AlterConfigsOptions options) {
+            requests.add("incrementalAlterConfigs");
+            return super.incrementalAlterConfigs(configs, options);
+        }
+
+        Map<String, String> configs(String topic) throws Exception {
+            Map<String, String> configs = new HashMap<>();
+            ConfigResource resource = DestinationTopicBatch.resource(topic);
+            super.describeConfigs(List.of(resource), new DescribeConfigsOptions())
+                    .all()
+                    .get()
+                    .get(resource)
+                    .entries()
+                    .forEach(e -> configs.put(e.name(), e.value()));
+            return configs;
+        }
     }
 
     private static TopicPartitionInfo led(int partition) {

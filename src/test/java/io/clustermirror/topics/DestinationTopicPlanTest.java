@@ -5,14 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.clustermirror.topics.DestinationTopicPlan.Align;
 import io.clustermirror.topics.DestinationTopicPlan.Answer;
 import io.clustermirror.topics.DestinationTopicPlan.Create;
+import io.clustermirror.topics.DestinationTopicPlan.Restore;
 import io.clustermirror.topics.DestinationTopicPlan.Settled;
 import io.clustermirror.topics.DestinationTopicPlan.Step;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -167,6 +170,55 @@ class DestinationTopicPlanTest {
                                 || r.stream().mapToInt(Create::records).sum()
                                         <= DestinationTopicPlan.MAX_RECORDS_PER_REQUEST)
                         .isTrue());
+    }
+
+    @Test
+    void aTopicHandedBackShouldGetTheSourcesValuesOfTheOwnedConfigsAndLoseTheOthers() {
+        // the source sets compression.type and max.message.bytes on the topic, the three timestamp configs not
+        Answer<Optional<Restore>> restore = DestinationTopicPlan.restore("t", ok(3), ok(SOURCE_CONFIG), ok(3));
+
+        assertThat(restore)
+                .isEqualTo(ok(Optional.of(new Restore(
+                        "t",
+                        Map.of("compression.type", "gzip", "max.message.bytes", "2000000"),
+                        Set.of(
+                                "message.timestamp.type",
+                                "message.timestamp.after.max.ms",
+                                "message.timestamp.before.max.ms")))));
+    }
+
+    @Test
+    void aTopicHandedBackThatTheSourceNoLongerHasShouldLoseEveryOwnedConfig() {
+        UnknownTopicOrPartitionException unknown = new UnknownTopicOrPartitionException("no");
+        Answer<Optional<Restore>> restore = DestinationTopicPlan.restore("t", failed(unknown), failed(unknown), ok(3));
+
+        assertThat(restore.value().orElseThrow().set()).isEmpty();
+        assertThat(restore.value().orElseThrow().delete()).isEqualTo(OWNED.keySet());
+    }
+
+    @Test
+    void aTopicHandedBackThatTheDestinationNoLongerHasShouldNeedNothingWhateverTheSourceSaid() {
+        Answer<?> unknown = failed(new UnknownTopicOrPartitionException("no"));
+        Answer<?> timedOut = failed(new org.apache.kafka.common.errors.TimeoutException("source gone"));
+
+        assertThat(DestinationTopicPlan.restore("t", timedOut, failed(new TimeoutException()), unknown))
+                .isEqualTo(ok(Optional.empty()));
+    }
+
+    @Test
+    void aTopicHandedBackWhoseSourceOrDestinationCannotBeReadShouldFailWithThatAnswer() {
+        Exception sourceGone = wrapped(new org.apache.kafka.common.errors.TimeoutException("source gone"));
+        Exception denied = wrapped(new TopicAuthorizationException("no describe"));
+
+        assertThat(DestinationTopicPlan.restore("t", failed(sourceGone), failed(sourceGone), ok(3))
+                        .error())
+                .isSameAs(sourceGone);
+        assertThat(DestinationTopicPlan.restore("t", ok(3), failed(denied), ok(3))
+                        .error())
+                .isSameAs(denied);
+        assertThat(DestinationTopicPlan.restore("t", ok(3), ok(SOURCE_CONFIG), failed(denied))
+                        .error())
+                .isSameAs(denied);
     }
 
     private static Step plan(
