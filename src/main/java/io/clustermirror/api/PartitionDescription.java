@@ -38,6 +38,13 @@ public record PartitionDescription(
         String error,
 
         @Schema(
+                description = "What the partition's move under way waits for (a stop waiting for the mirror's clients "
+                        + "or for its data plane to release the partition; it is tried again every few seconds); "
+                        + "absent when nothing waits. The error goes on saying why the partition is in its state",
+                example = "stopping waits for the mirror's clients: Failed to resolve source.example:9092")
+        String waiting,
+
+        @Schema(
                 description = "A sentence made of the structured fields: the LOG_TRUNCATION check under way, the rates "
                         + "and ETA while MIRRORING, else the last check's outcome",
                 example = "mirroring 2,560 records/s, 2.5 MiB/s over the last 30 s; caught up (200 records in flight)")

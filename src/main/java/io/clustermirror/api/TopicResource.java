@@ -298,6 +298,7 @@ public class TopicResource {
                                 lme,
                                 s.retryAttempt(),
                                 s.error(),
+                                s.waiting(),
                                 progress.sentence(),
                                 progress.bytesPerSecond(),
                                 progress.recordsPerSecond(),

@@ -22,7 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import org.jboss.logging.Logger;
 
 /**
@@ -201,7 +201,8 @@ final class TopicStops {
                 Map<String, List<String>> handedBack = handBack(topics, runtime);
                 Map<String, Instant> early = Map.copyOf(writableWhileWaiting.getOrDefault(name, Map.of()));
                 String lossError = unreported;
-                Function<MirrorPartition, String> errors = p -> {
+                // after the stop's own reason, if any ("promoted: …", "source topic deleted"), which stays
+                BiFunction<MirrorPartition, PartitionStatus, String> errors = (p, stopping) -> {
                     List<String> each = new ArrayList<>();
                     if (lossError != null) {
                         each.add(lossError);
@@ -212,6 +213,9 @@ final class TopicStops {
                                 + " read at the stop's end, counts what was written since");
                     }
                     each.addAll(handedBack.getOrDefault(p.topic(), List.of()));
+                    if (!each.isEmpty() && stopping.error() != null) {
+                        each.add(0, stopping.error());
+                    }
                     return each.isEmpty() ? null : String.join("; ", each);
                 };
                 thread.run("stop of " + name, () -> {
@@ -223,7 +227,7 @@ final class TopicStops {
                                     p,
                                     MirrorPartitionState.STOPPING,
                                     MirrorPartitionState.STOPPED,
-                                    errors.apply(p),
+                                    errors.apply(p, now),
                                     removal.getNow(null),
                                     losses.get(p));
                         }
@@ -357,8 +361,9 @@ final class TopicStops {
     }
 
     /**
-     * The partitions stay STOPPING with the reason in describe (persisted and logged once, when it changes), and the
-     * stop is tried again every few seconds (coordinator thread).
+     * The partitions stay STOPPING with what they wait for in describe ({@code waiting}, persisted and logged once,
+     * when it changes; their error, the stop's reason if any, stays), and the stop is tried again every few seconds
+     * (coordinator thread). Their next move (STOPPED) drops it.
      */
     private void waitAndRetry(String name, Collection<MirrorPartition> stopping, String reason) {
         Map<MirrorPartition, PartitionStatus> waiting = new TreeMap<>();
@@ -366,8 +371,8 @@ final class TopicStops {
             PartitionStatus current = host.partitions(name).get(p);
             if (current != null
                     && current.state() == MirrorPartitionState.STOPPING
-                    && !reason.equals(current.error())) {
-                waiting.put(p, current.moveTo(MirrorPartitionState.STOPPING, reason, clock.instant()));
+                    && !reason.equals(current.waiting())) {
+                waiting.put(p, current.waitingFor(reason, clock.instant()));
             }
         });
         if (!waiting.isEmpty()) {

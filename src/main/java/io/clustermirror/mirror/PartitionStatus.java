@@ -13,6 +13,9 @@ import java.util.Objects;
  * @param error the last error, for operators; null when none
  * @param lossAtStop while STOPPED: what the stop may have left on the source ({@link LossReport}); null otherwise, and
  *     for partitions stopped before it was recorded
+ * @param waiting what the move under way waits for (a stop waiting for the mirror's clients or its data plane), kept
+ *     beside the error, which goes on saying why the partition is in its state; null when nothing waits, and gone with
+ *     the next move
  */
 public record PartitionStatus(
         MirrorPartitionState state,
@@ -22,7 +25,8 @@ public record PartitionStatus(
         int lastMirroredEpoch,
         String error,
         Instant updatedAt,
-        LossReport lossAtStop) {
+        LossReport lossAtStop,
+        String waiting) {
 
     public PartitionStatus {
         Objects.requireNonNull(state, "state");
@@ -32,7 +36,7 @@ public record PartitionStatus(
 
     public static PartitionStatus initial(Instant now) {
         return new PartitionStatus(
-                MirrorPartitionState.UNKNOWN, MirrorPartitionState.UNKNOWN, 0, 0, -1, null, now, null);
+                MirrorPartitionState.UNKNOWN, MirrorPartitionState.UNKNOWN, 0, 0, -1, null, now, null, null);
     }
 
     /**
@@ -45,21 +49,32 @@ public record PartitionStatus(
                     MirrorError.INVALID_MIRROR_PARTITION_STATE,
                     "A partition in state " + state + " cannot move to " + target);
         }
-        return new PartitionStatus(target, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, newError, now, null);
+        return new PartitionStatus(
+                target, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, newError, now, null, null);
     }
 
     public PartitionStatus withRetryAttempt(int attempt) {
         return new PartitionStatus(
-                state, previousState, stateEpoch, attempt, lastMirroredEpoch, error, updatedAt, lossAtStop);
+                state, previousState, stateEpoch, attempt, lastMirroredEpoch, error, updatedAt, lossAtStop, waiting);
     }
 
     public PartitionStatus withLastMirroredEpoch(int epoch) {
-        return new PartitionStatus(state, previousState, stateEpoch, retryAttempt, epoch, error, updatedAt, lossAtStop);
+        return new PartitionStatus(
+                state, previousState, stateEpoch, retryAttempt, epoch, error, updatedAt, lossAtStop, waiting);
     }
 
     /** The same status with the stop's loss report (a move to another state drops it). */
     public PartitionStatus withLossAtStop(LossReport loss) {
         return new PartitionStatus(
-                state, previousState, stateEpoch, retryAttempt, lastMirroredEpoch, error, updatedAt, loss);
+                state, previousState, stateEpoch, retryAttempt, lastMirroredEpoch, error, updatedAt, loss, waiting);
+    }
+
+    /**
+     * The same state, moved again (epoch +1, its error kept), now waiting for {@code reason}: what a stop that cannot
+     * finish yet records, so that its reason for stopping is not lost.
+     */
+    public PartitionStatus waitingFor(String reason, Instant now) {
+        return new PartitionStatus(
+                state, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, error, now, lossAtStop, reason);
     }
 }

@@ -6,8 +6,9 @@ import io.clustermirror.mirror.PartitionStatus;
 import java.time.Instant;
 
 /**
- * Value of a partition's {@code __mirror_state} record: its persisted {@link PartitionStatus}. {@code lossAtStop} is
- * absent (null) in records written before it existed.
+ * Value of a partition's {@code __mirror_state} record: its persisted {@link PartitionStatus}. {@code lossAtStop} and
+ * {@code waiting} are absent (null) in records written before they existed; an instance of before reads a record with
+ * them as well (the state's reader ignores fields it does not know), without them.
  */
 public record PartitionRecord(
         int v,
@@ -18,7 +19,8 @@ public record PartitionRecord(
         int lastMirroredEpoch,
         String error,
         Instant updatedAt,
-        LossReport lossAtStop) {
+        LossReport lossAtStop,
+        String waiting) {
 
     public static PartitionRecord of(PartitionStatus status) {
         return new PartitionRecord(
@@ -30,7 +32,8 @@ public record PartitionRecord(
                 status.lastMirroredEpoch(),
                 status.error(),
                 status.updatedAt(),
-                status.lossAtStop());
+                status.lossAtStop(),
+                status.waiting());
     }
 
     public PartitionStatus toStatus() {
@@ -42,6 +45,7 @@ public record PartitionRecord(
                 lastMirroredEpoch,
                 error,
                 updatedAt,
-                lossAtStop);
+                lossAtStop,
+                waiting);
     }
 }

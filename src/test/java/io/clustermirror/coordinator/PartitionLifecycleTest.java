@@ -503,6 +503,20 @@ class PartitionLifecycleTest {
     }
 
     @Test
+    void aStopWithAReasonWhoseHandBackFailsShouldSayBothTheReasonFirst() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, "source topic deleted", NOW));
+        parts.restoreFailure = new IllegalStateException("configs not writable");
+
+        lifecycle.stopPartitions("m", List.of(T0));
+        drain();
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
+        assertThat(host.status(T0).error())
+                .isEqualTo("source topic deleted; mirror-owned configs of the destination topic could not be restored: "
+                        + "java.lang.IllegalStateException: configs not writable");
+    }
+
+    @Test
     void aStopOfATopicTheSourceNoLongerHasShouldStillRestoreItsConfigsAndKeepItsReason() {
         // the metadata sync stops a topic deleted on the source: its ends cannot be read there, its configs can
         host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, "source topic deleted", NOW));
@@ -567,8 +581,9 @@ class PartitionLifecycleTest {
         // the clients cannot be built, so nothing of the mirror writes: t becomes writable at once, and only once
         assertThat(host.liftedOverService).containsExactly(Set.of("t"));
         assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPING);
-        assertThat(host.status(T0).error())
+        assertThat(host.status(T0).waiting())
                 .isEqualTo("stopping waits for the mirror's clients: No resolvable bootstrap urls");
+        assertThat(host.status(T0).error()).isNull();
         assertThat(parts.handedBack).isEmpty();
 
         // once they are back, the stop ends as usual, and says the loss report counts what was written meanwhile
@@ -582,6 +597,7 @@ class PartitionLifecycleTest {
                 .startsWith("the topic was writable from ")
                 .endsWith("while the stop waited for the mirror's clients: the loss report's destination end, read "
                         + "at the stop's end, counts what was written since");
+        assertThat(host.status(T1).waiting()).isNull();
     }
 
     @Test
@@ -635,15 +651,17 @@ class PartitionLifecycleTest {
     }
 
     @Test
-    void aStopWhoseDataPlaneNeverReleasesThePartitionShouldSayWhyBeCountedAndBeTriedAgain() {
-        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, null, NOW));
+    void aStopWhoseDataPlaneNeverReleasesThePartitionShouldSayWhyBeCountedAndBeTriedAgainAndKeepItsReason() {
+        // the metadata sync stops a topic deleted on the source
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, "source topic deleted", NOW));
         parts.data.removalsHang = true;
 
         lifecycle.stopPartitions("m", List.of(T0));
-        until(() -> host.status(T0).error() != null);
+        until(() -> host.status(T0).waiting() != null);
 
         assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPING);
-        assertThat(host.status(T0).error())
+        assertThat(host.status(T0).error()).isEqualTo("source topic deleted");
+        assertThat(host.status(T0).waiting())
                 .isEqualTo("the stop did not finish within 200 ms (the data plane has not released [t-0]); tried "
                         + "again every 3 s");
         assertThat(registry.get("cluster.mirror.flow.deadline.exceeded")
@@ -656,6 +674,9 @@ class PartitionLifecycleTest {
         until(() -> host.state(T0) == MirrorPartitionState.STOPPED);
 
         assertThat(parts.handedBack).containsExactly("guard t", "configs t");
+        // the wait is over, the reason for the stop stays
+        assertThat(host.status(T0).waiting()).isNull();
+        assertThat(host.status(T0).error()).isEqualTo("source topic deleted");
     }
 
     @Test

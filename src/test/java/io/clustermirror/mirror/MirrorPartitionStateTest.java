@@ -61,7 +61,7 @@ class MirrorPartitionStateTest {
 
     @Test
     void illegalMoveShouldBeInvalidMirrorPartitionState() {
-        PartitionStatus stopped = new PartitionStatus(STOPPED, STOPPING, 5, 0, -1, null, Instant.EPOCH, null);
+        PartitionStatus stopped = new PartitionStatus(STOPPED, STOPPING, 5, 0, -1, null, Instant.EPOCH, null, null);
 
         assertThatThrownBy(() -> stopped.moveTo(PAUSING, null, Instant.EPOCH))
                 .isInstanceOfSatisfying(
@@ -73,7 +73,7 @@ class MirrorPartitionStateTest {
 
     @Test
     void retriesShouldSurviveMovesUntilResetExplicitly() {
-        PartitionStatus failed = new PartitionStatus(FAILED, MIRRORING, 3, 4, 7, "boom", Instant.EPOCH, null);
+        PartitionStatus failed = new PartitionStatus(FAILED, MIRRORING, 3, 4, 7, "boom", Instant.EPOCH, null, null);
 
         PartitionStatus retried = failed.moveTo(LOG_TRUNCATION, null, Instant.EPOCH);
         PartitionStatus mirroring = retried.moveTo(MIRRORING, null, Instant.EPOCH);

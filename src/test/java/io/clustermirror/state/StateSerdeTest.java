@@ -191,6 +191,29 @@ class StateSerdeTest {
     }
 
     @Test
+    void aStoppingPartitionShouldKeepWhatItWaitsForBesideItsReasonAndAnOlderRecordShouldReadWithout() {
+        Instant at = Instant.parse("2026-12-01T00:00:00Z");
+        PartitionStatus waiting = PartitionStatus.initial(at)
+                .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, at)
+                .moveTo(MirrorPartitionState.MIRRORING, null, at)
+                .moveTo(MirrorPartitionState.STOPPING, "source topic deleted", at)
+                .waitingFor("stopping waits for the mirror's clients: no bootstrap", at.plusSeconds(1));
+
+        PartitionStatus read = StateSerde.readPartition(StateSerde.value(PartitionRecord.of(waiting)))
+                .toStatus();
+        assertThat(read).isEqualTo(waiting);
+        assertThat(read.error()).isEqualTo("source topic deleted");
+        assertThat(read.stateEpoch()).isEqualTo(4);
+        assertThat(read.moveTo(MirrorPartitionState.STOPPED, read.error(), at).waiting())
+                .isNull();
+        byte[] older = ("{\"v\":1,\"state\":\"STOPPING\",\"previousState\":\"MIRRORING\",\"stateEpoch\":3,"
+                        + "\"retryAttempt\":0,\"lastMirroredEpoch\":-1,\"error\":\"source topic deleted\","
+                        + "\"updatedAt\":\"2026-12-01T00:00:00Z\"}")
+                .getBytes(StandardCharsets.UTF_8);
+        assertThat(StateSerde.readPartition(older).toStatus().waiting()).isNull();
+    }
+
+    @Test
     void verifiedRecordShouldRoundTripUnderAPartitionKeyOfItsOwnKind() {
         byte[] key = StateSerde.key(StateKey.verified("m1", "orders", 2));
         byte[] value = StateSerde.value(new VerifiedRecord(StateSerde.FORMAT_VERSION, 4711));
