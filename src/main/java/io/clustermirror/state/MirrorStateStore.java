@@ -201,24 +201,23 @@ public final class MirrorStateStore implements AutoCloseable {
      * whose records should be sealed again into {@code stale}.
      */
     private StateSnapshot replay(Set<Integer> owned, Set<String> stale) {
-        Map<String, MirrorRecord> mirrors = new HashMap<>();
-        Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
-        Map<String, Set<AclEntry>> acls = new HashMap<>();
-        Map<String, Map<String, TopicPromotion>> promotions = new HashMap<>();
-        Map<String, Map<String, TopicDivergence>> divergences = new HashMap<>();
-        Map<String, String> configs = new HashMap<>();
-        Map<String, Map<MirrorPartition, Long>> verified = new HashMap<>();
+        StateImage image = new StateImage(StateImage.ALL);
         long started = System.nanoTime();
-        int records = read(
-                owned, record -> apply(mirrors, statuses, acls, promotions, divergences, configs, verified, record));
-        StateSnapshot snapshot =
-                new StateSnapshot(open(mirrors, stale), statuses, acls, promotions, divergences, configs, verified);
+        int records = read(owned, image::apply);
+        StateSnapshot snapshot = new StateSnapshot(
+                open(image.mirrors, stale),
+                image.partitions,
+                image.acls,
+                image.promotions,
+                image.divergences,
+                image.configs,
+                image.verified);
         LOGGER.infof(
                 "Replayed %d record(s) of %s in %d ms: %d mirror(s), %d partition(s)",
                 records,
                 topic,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
-                mirrors.size(),
+                image.mirrors.size(),
                 snapshot.partitions().values().stream().mapToInt(Map::size).sum());
         return snapshot;
     }
@@ -308,34 +307,10 @@ public final class MirrorStateStore implements AutoCloseable {
      * mirror record) are answered. Blocking; safe off the coordinator thread (its own consumer, none of the writers).
      */
     public Map<String, Map<MirrorPartition, PartitionStatus>> readPartitions(Set<Integer> partitions) {
-        Map<String, MirrorRecord> mirrors = new HashMap<>();
-        Map<String, Map<MirrorPartition, PartitionStatus>> statuses = new HashMap<>();
-        read(
-                partitions,
-                record -> apply(
-                        mirrors,
-                        statuses,
-                        new HashMap<>(),
-                        new HashMap<>(),
-                        new HashMap<>(),
-                        new HashMap<>(),
-                        new HashMap<>(),
-                        record));
-        statuses.keySet().retainAll(mirrors.keySet());
-        return statuses;
-    }
-
-    /** Takes up one record of the service settings' partition into {@code configs} (the partition's others pass). */
-    static void applyServiceConfig(Map<String, String> configs, ConsumerRecord<byte[], byte[]> record) {
-        apply(
-                new HashMap<>(),
-                new HashMap<>(),
-                new HashMap<>(),
-                new HashMap<>(),
-                new HashMap<>(),
-                configs,
-                new HashMap<>(),
-                record);
+        StateImage image = new StateImage(Set.of(StateKey.KIND_MIRROR, StateKey.KIND_PARTITION));
+        read(partitions, image::apply);
+        image.partitions.keySet().retainAll(image.mirrors.keySet());
+        return image.partitions;
     }
 
     private static boolean caughtUp(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> end) {
@@ -345,93 +320,6 @@ public final class MirrorStateStore implements AutoCloseable {
             }
         }
         return true;
-    }
-
-    private static void apply(
-            Map<String, MirrorRecord> mirrors,
-            Map<String, Map<MirrorPartition, PartitionStatus>> partitions,
-            Map<String, Set<AclEntry>> acls,
-            Map<String, Map<String, TopicPromotion>> promotions,
-            Map<String, Map<String, TopicDivergence>> divergences,
-            Map<String, String> configs,
-            Map<String, Map<MirrorPartition, Long>> verified,
-            ConsumerRecord<byte[], byte[]> record) {
-        if (record.key() == null) {
-            throw new StateFormatException("__mirror_state record at " + record.topic() + "-" + record.partition() + "@"
-                    + record.offset() + " has no key");
-        }
-        StateKey key = StateSerde.readKey(record.key());
-        switch (key.kind()) {
-            case StateKey.KIND_MIRROR -> {
-                if (record.value() == null) {
-                    mirrors.remove(key.mirror());
-                } else {
-                    mirrors.put(key.mirror(), StateSerde.readMirror(record.value()));
-                }
-            }
-            case StateKey.KIND_PARTITION -> {
-                MirrorPartition partition = new MirrorPartition(key.topic(), key.partition());
-                Map<MirrorPartition, PartitionStatus> statuses =
-                        partitions.computeIfAbsent(key.mirror(), m -> new HashMap<>());
-                if (record.value() == null) {
-                    statuses.remove(partition);
-                } else {
-                    statuses.put(
-                            partition, StateSerde.readPartition(record.value()).toStatus());
-                }
-            }
-            case StateKey.KIND_ACLS -> {
-                if (record.value() == null) {
-                    acls.remove(key.mirror());
-                } else {
-                    acls.put(
-                            key.mirror(),
-                            new TreeSet<>(StateSerde.readAcls(record.value()).acls()));
-                }
-            }
-            case StateKey.KIND_PROMOTION -> {
-                Map<String, TopicPromotion> ofMirror = promotions.computeIfAbsent(key.mirror(), m -> new HashMap<>());
-                if (record.value() == null) {
-                    ofMirror.remove(key.topic());
-                } else {
-                    ofMirror.put(
-                            key.topic(),
-                            StateSerde.readPromotion(record.value()).promotion());
-                }
-            }
-            case StateKey.KIND_DIVERGENCE -> {
-                Map<String, TopicDivergence> ofMirror = divergences.computeIfAbsent(key.mirror(), m -> new HashMap<>());
-                if (record.value() == null) {
-                    ofMirror.remove(key.topic());
-                } else {
-                    ofMirror.put(
-                            key.topic(),
-                            StateSerde.readDivergence(record.value()).divergence());
-                }
-            }
-            case StateKey.KIND_VERIFIED -> {
-                MirrorPartition partition = new MirrorPartition(key.topic(), key.partition());
-                Map<MirrorPartition, Long> ofMirror = verified.computeIfAbsent(key.mirror(), m -> new HashMap<>());
-                if (record.value() == null) {
-                    ofMirror.remove(partition);
-                } else {
-                    ofMirror.put(
-                            partition, StateSerde.readVerified(record.value()).offset());
-                }
-            }
-            case StateKey.KIND_CONFIG -> {
-                if (record.value() == null) {
-                    configs.remove(key.name());
-                } else {
-                    configs.put(
-                            key.name(),
-                            StateSerde.readServiceConfig(record.value()).value());
-                }
-            }
-            default ->
-                LOGGER.debugf(
-                        "Skipping __mirror_state record of unknown kind %s for mirror %s", key.kind(), key.mirror());
-        }
     }
 
     public void putMirror(Mirror mirror) {

@@ -1,10 +1,10 @@
 package io.clustermirror.state;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -27,7 +27,8 @@ final class ServiceConfigFollower implements AutoCloseable {
     private final TopicPartition partition;
     private final long timeoutMs;
     private final ReentrantLock reading = new ReentrantLock();
-    private final Map<String, String> configs = new HashMap<>();
+    /** The settings read so far (a new one with every new consumer). */
+    private StateImage image = new StateImage(Set.of(StateKey.KIND_CONFIG));
 
     /** Written under {@link #reading}; read by {@link #close()} from other threads to wake a read. */
     private volatile KafkaConsumer<byte[], byte[]> consumer;
@@ -54,7 +55,7 @@ final class ServiceConfigFollower implements AutoCloseable {
                 consumer = clients.stateReader();
                 consumer.assign(List.of(partition));
                 consumer.seekToBeginning(List.of(partition));
-                configs.clear();
+                image = new StateImage(Set.of(StateKey.KIND_CONFIG));
             }
             // a close that came while the consumer was built found none to wake: it is seen here (both volatile)
             if (closed) {
@@ -69,10 +70,10 @@ final class ServiceConfigFollower implements AutoCloseable {
                             + " did not reach its end offset " + end + " within " + timeoutMs + " ms");
                 }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                    MirrorStateStore.applyServiceConfig(configs, record);
+                    image.apply(record);
                 }
             }
-            return Optional.of(Map.copyOf(configs));
+            return Optional.of(Map.copyOf(image.configs));
         } catch (WakeupException e) { // only close() wakes it
             return Optional.empty();
         } catch (RuntimeException e) {
