@@ -296,9 +296,7 @@ final class PartitionLifecycle {
                 case MIRRORING, PAUSING -> failPartition(name, partition, error);
                 case STOPPING -> {
                     LOGGER.warnf("Mirror %s: %s failed while STOPPING: %s", name, partition, error);
-                    host.persistPartitions(
-                            name,
-                            Map.of(partition, current.moveTo(MirrorPartitionState.STOPPING, error, clock.instant())));
+                    host.persistPartitions(name, Map.of(partition, current.withFailure(error, clock.instant())));
                 }
                 default -> LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current.state(), error);
             }

@@ -201,7 +201,8 @@ final class TopicStops {
                 Map<String, List<String>> handedBack = handBack(topics, runtime);
                 Map<String, Instant> early = Map.copyOf(writableWhileWaiting.getOrDefault(name, Map.of()));
                 String lossError = unreported;
-                // after the stop's own reason, if any ("promoted: …", "source topic deleted"), which stays
+                // what went wrong first, what is true now; then the stop's own reason, if any ("promoted: …", "source
+                // topic deleted; …"), which says what the stop meant to leave (writable) and stays
                 BiFunction<MirrorPartition, PartitionStatus, String> errors = (p, stopping) -> {
                     List<String> each = new ArrayList<>();
                     if (lossError != null) {
@@ -213,10 +214,11 @@ final class TopicStops {
                                 + " read at the stop's end, counts what was written since");
                     }
                     each.addAll(handedBack.getOrDefault(p.topic(), List.of()));
-                    if (!each.isEmpty() && stopping.error() != null) {
-                        each.add(0, stopping.error());
+                    if (each.isEmpty()) {
+                        return null;
                     }
-                    return each.isEmpty() ? null : String.join("; ", each);
+                    return String.join("; ", each)
+                            + (stopping.error() == null ? "" : " (stop reason: " + stopping.error() + ")");
                 };
                 thread.run("stop of " + name, () -> {
                     removals.forEach((p, removal) -> {
@@ -264,10 +266,13 @@ final class TopicStops {
         try {
             runtime.liftGuards(topics);
         } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
             // one DeleteAcls for all: what failed it (authorization, the destination) failed it for each
             topics.forEach(topic -> errors.computeIfAbsent(topic, t -> new ArrayList<>())
                     .add("the destination topic is still read-only: its guard ACL (DENY WRITE for User:*) could not "
-                            + "be deleted: " + e));
+                            + "be deleted: " + unwrapped(e)));
         }
         Map<String, Exception> notRestored;
         try {
@@ -282,9 +287,13 @@ final class TopicStops {
             }
         }
         notRestored.forEach((topic, e) -> errors.computeIfAbsent(topic, t -> new ArrayList<>())
-                .add("mirror-owned configs of the destination topic could not be restored: "
-                        + (e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e)));
+                .add("mirror-owned configs of the destination topic could not be restored: " + unwrapped(e)));
         return errors;
+    }
+
+    /** What a blocking Admin call failed with: the cause an {@link ExecutionException} wraps, else e. */
+    private static Throwable unwrapped(Exception e) {
+        return e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
     }
 
     /**

@@ -70,6 +70,16 @@ public record PartitionStatus(
     }
 
     /**
+     * The same state, moved again (epoch +1), with a failure said after its error (a stop's reason stays first; a failure
+     * already said is not said again), still waiting for what it waited for: a data-plane failure while STOPPING.
+     */
+    public PartitionStatus withFailure(String failure, Instant now) {
+        String joined = error == null ? failure : error.contains(failure) ? error : error + "; " + failure;
+        return new PartitionStatus(
+                state, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, joined, now, lossAtStop, waiting);
+    }
+
+    /**
      * The same state, moved again (epoch +1, its error kept), now waiting for {@code reason}: what a stop that cannot
      * finish yet records, so that its reason for stopping is not lost.
      */

@@ -57,6 +57,11 @@ final class DestinationTopicBatch {
         void sleep(long millis) throws InterruptedException;
     }
 
+    /** Who did not answer, in a timeout's message. */
+    private static final String SOURCE = "source cluster";
+
+    private static final String DESTINATION = "destination cluster";
+
     private final Admin source;
     private final Admin destination;
     private final long timeoutMs;
@@ -145,13 +150,14 @@ final class DestinationTopicBatch {
             steps.add(DestinationTopicPlan.plan(
                     topic,
                     mayAdopt.get(topic),
-                    answer(sourceTopics.get(topic).thenApply(d -> d.partitions().size()), deadline),
-                    answer(sourceConfigs.get(resource(topic)), deadline),
+                    answer(sourceTopics.get(topic).thenApply(d -> d.partitions().size()), deadline, SOURCE),
+                    answer(sourceConfigs.get(resource(topic)), deadline, SOURCE),
                     answer(
                             destinationTopics
                                     .get(topic)
                                     .thenApply(d -> d.partitions().size()),
-                            deadline),
+                            deadline,
+                            DESTINATION),
                     excludedProperties));
         }
         return steps;
@@ -185,7 +191,8 @@ final class DestinationTopicBatch {
         }
         long deadline = deadline();
         for (Create create : creates) {
-            Exception error = answer(created.get(create.topic()), deadline).error();
+            Exception error =
+                    answer(created.get(create.topic()), deadline, DESTINATION).error();
             Optional<TopicPreparation> failed =
                     error == null ? Optional.empty() : DestinationTopicPlan.createFailed(create, error);
             failed.ifPresentOrElse(
@@ -193,8 +200,9 @@ final class DestinationTopicBatch {
         }
         List<Align> toAlter = new ArrayList<>();
         for (Align align : aligns) {
-            Exception error =
-                    align.grows() ? answer(grown.get(align.topic()), deadline).error() : null;
+            Exception error = align.grows()
+                    ? answer(grown.get(align.topic()), deadline, DESTINATION).error()
+                    : null;
             if (error == null) {
                 toAlter.add(align);
             } else {
@@ -216,8 +224,8 @@ final class DestinationTopicBatch {
         }
         long deadline = deadline();
         for (Align align : toAlter) {
-            Exception error =
-                    answer(altered.get(resource(align.topic())), deadline).error();
+            Exception error = answer(altered.get(resource(align.topic())), deadline, DESTINATION)
+                    .error();
             if (error == null) {
                 toGuard.put(align.topic(), align.partitions());
             } else {
@@ -240,7 +248,7 @@ final class DestinationTopicBatch {
         }
         long deadline = deadline();
         for (Map.Entry<String, Integer> topic : toGuard.entrySet()) {
-            Exception error = answer(guarded.get(SourceFence.binding(topic.getKey())), deadline)
+            Exception error = answer(guarded.get(SourceFence.binding(topic.getKey())), deadline, DESTINATION)
                     .error();
             outcomes.put(
                     topic.getKey(),
@@ -252,29 +260,34 @@ final class DestinationTopicBatch {
 
     /**
      * Gives topics handed back their owned configs' source values ({@link DestinationTopicPlan#restore}), with one
-     * request of each kind for all of them: both clusters' topic descriptions and the source's configs at once, under
-     * one deadline (with the source gone, one timeout whatever the number of topics), then the alterations, one
-     * IncrementalAlterConfigs per request's worth.
+     * request of each kind per {@link DestinationTopicPlan#MAX_TOPICS_PER_BATCH} topics: both clusters' topic
+     * descriptions and the source's configs, all sent at once and answered under one deadline (with the source gone,
+     * one timeout whatever the number of topics), then the alterations, one IncrementalAlterConfigs per request's
+     * worth.
      *
      * @return the error of each topic whose configs could not be restored; the others were, or needed nothing
      */
     Map<String, Exception> restore(List<String> topics) throws InterruptedException {
-        Map<String, KafkaFuture<TopicDescription>> sourceTopics =
-                source.describeTopics(topics).topicNameValues();
-        Map<ConfigResource, KafkaFuture<Config>> sourceConfigs = source.describeConfigs(
-                        topics.stream().map(DestinationTopicBatch::resource).toList())
-                .values();
-        Map<String, KafkaFuture<TopicDescription>> destinationTopics =
-                destination.describeTopics(topics).topicNameValues();
+        Map<String, KafkaFuture<TopicDescription>> sourceTopics = new HashMap<>();
+        Map<ConfigResource, KafkaFuture<Config>> sourceConfigs = new HashMap<>();
+        Map<String, KafkaFuture<TopicDescription>> destinationTopics = new HashMap<>();
+        for (List<String> request : DestinationTopicPlan.requests(topics, t -> 1)) {
+            sourceTopics.putAll(source.describeTopics(request).topicNameValues());
+            sourceConfigs.putAll(source.describeConfigs(request.stream()
+                            .map(DestinationTopicBatch::resource)
+                            .toList())
+                    .values());
+            destinationTopics.putAll(destination.describeTopics(request).topicNameValues());
+        }
         long deadline = deadline();
         Map<String, Exception> failed = new TreeMap<>();
         List<Restore> restores = new ArrayList<>();
         for (String topic : topics) {
             Answer<Optional<Restore>> needed = DestinationTopicPlan.restore(
                     topic,
-                    answer(sourceTopics.get(topic), deadline),
-                    answer(sourceConfigs.get(resource(topic)), deadline),
-                    answer(destinationTopics.get(topic), deadline));
+                    answer(sourceTopics.get(topic), deadline, SOURCE),
+                    answer(sourceConfigs.get(resource(topic)), deadline, SOURCE),
+                    answer(destinationTopics.get(topic), deadline, DESTINATION));
             if (needed.error() != null) {
                 failed.put(topic, needed.error());
             } else {
@@ -289,8 +302,8 @@ final class DestinationTopicBatch {
         }
         long answeredBy = deadline();
         for (Restore restore : restores) {
-            Exception error =
-                    answer(altered.get(resource(restore.topic())), answeredBy).error();
+            Exception error = answer(altered.get(resource(restore.topic())), answeredBy, DESTINATION)
+                    .error();
             if (error != null) {
                 failed.put(restore.topic(), error);
             }
@@ -317,7 +330,7 @@ final class DestinationTopicBatch {
             Map<String, KafkaFuture<TopicDescription>> described =
                     destination.describeTopics(List.copyOf(pending.keySet())).topicNameValues();
             for (Map.Entry<String, KafkaFuture<TopicDescription>> topic : described.entrySet()) {
-                Answer<TopicDescription> answer = answer(topic.getValue(), deadline);
+                Answer<TopicDescription> answer = answer(topic.getValue(), deadline, DESTINATION);
                 boolean unknown = answer.error() != null
                         && DestinationTopicPlan.causedBy(answer.error(), UnknownTopicOrPartitionException.class);
                 if (!unknown && (answer.error() != null || led(answer.value(), pending.get(topic.getKey())))) {
@@ -344,14 +357,15 @@ final class DestinationTopicBatch {
                 && description.partitions().stream().allMatch(p -> p.leader() != null);
     }
 
-    private <T> Answer<T> answer(KafkaFuture<T> future, long deadline) throws InterruptedException {
+    private <T> Answer<T> answer(KafkaFuture<T> future, long deadline, String cluster) throws InterruptedException {
         try {
             return new Answer<>(
                     future.get(Math.max(0, deadline - System.currentTimeMillis()), TimeUnit.MILLISECONDS), null);
         } catch (ExecutionException e) {
             return new Answer<>(null, e);
         } catch (TimeoutException e) {
-            return new Answer<>(null, new TimeoutException("no answer within " + timeoutMs + " ms"));
+            return new Answer<>(
+                    null, new TimeoutException("the " + cluster + " gave no answer within " + timeoutMs + " ms"));
         }
     }
 

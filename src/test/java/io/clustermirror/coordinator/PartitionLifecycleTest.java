@@ -503,17 +503,36 @@ class PartitionLifecycleTest {
     }
 
     @Test
-    void aStopWithAReasonWhoseHandBackFailsShouldSayBothTheReasonFirst() {
-        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, "source topic deleted", NOW));
-        parts.restoreFailure = new IllegalStateException("configs not writable");
+    void aPromotedTopicWhoseGuardCannotBeLiftedShouldSaySoFirstAndKeepThePromoteAsItsReason() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, TopicPromotes.PROMOTED, NOW));
+        parts.guardFailure = new IllegalStateException("ACLs not writable");
 
         lifecycle.stopPartitions("m", List.of(T0));
         drain();
 
+        // the reason says the topic is writable here, which the failed lift makes untrue: what is true comes first
         assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
         assertThat(host.status(T0).error())
-                .isEqualTo("source topic deleted; mirror-owned configs of the destination topic could not be restored: "
-                        + "java.lang.IllegalStateException: configs not writable");
+                .isEqualTo("the destination topic is still read-only: its guard ACL (DENY WRITE for User:*) could not "
+                        + "be deleted: java.lang.IllegalStateException: ACLs not writable (stop reason: "
+                        + TopicPromotes.PROMOTED + ")");
+    }
+
+    @Test
+    void aDataPlaneFailureWhileStoppingShouldFollowTheStopsReasonAndLeaveItsWaitAlone() {
+        host.put(T0, mirroring().moveTo(MirrorPartitionState.STOPPING, "source topic deleted", NOW));
+        parts.data.removalsHang = true;
+        lifecycle.stopPartitions("m", List.of(T0));
+        until(() -> host.status(T0).waiting() != null);
+        String waiting = host.status(T0).waiting();
+
+        lifecycle.listener("m").onFailed(T0, "abort of an open transaction failed");
+        lifecycle.listener("m").onFailed(T0, "abort of an open transaction failed"); // said once
+        drain();
+
+        assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPING);
+        assertThat(host.status(T0).error()).isEqualTo("source topic deleted; abort of an open transaction failed");
+        assertThat(host.status(T0).waiting()).isEqualTo(waiting);
     }
 
     @Test
@@ -584,6 +603,7 @@ class PartitionLifecycleTest {
         assertThat(host.status(T0).waiting())
                 .isEqualTo("stopping waits for the mirror's clients: No resolvable bootstrap urls");
         assertThat(host.status(T0).error()).isNull();
+        assertThat(host.history(T0)).containsExactly(MirrorPartitionState.STOPPING); // the wait written once
         assertThat(parts.handedBack).isEmpty();
 
         // once they are back, the stop ends as usual, and says the loss report counts what was written meanwhile

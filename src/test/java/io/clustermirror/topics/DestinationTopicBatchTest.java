@@ -5,16 +5,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.AlterConfigsOptions;
 import org.apache.kafka.clients.admin.AlterConfigsResult;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.admin.DescribeConfigsResult;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.DescribeTopicsResult;
 import org.apache.kafka.clients.admin.MockAdminClient;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -66,25 +71,26 @@ class DestinationTopicBatchTest {
     @Test
     void topicsHandedBackShouldHaveTheirOwnedConfigsRestoredWithOneRequestOfEachKind() throws Exception {
         CountingAdmin source = new CountingAdmin();
-        source.addTopic(false, "a", List.of(led(0)), Map.of());
+        source.addTopic(false, "a", List.of(led(0)), Map.of("compression.type", "gzip"));
         source.addTopic(false, "b", List.of(led(0)), Map.of());
+        source.dynamic.add("a"); // compression.type is set on the source topic a
         CountingAdmin destination = new CountingAdmin();
         Map<String, String> owned = DestinationTopicPlan.owned("1048588");
         destination.addTopic(false, "a", List.of(led(0)), owned);
         destination.addTopic(false, "b", List.of(led(0)), owned);
         destination.addTopic(false, "deleted-on-source", List.of(led(0)), owned);
-        destination.addTopic(false, "kept", List.of(led(0)), Map.of("retention.ms", "1000"));
 
         Map<String, Exception> failed = new DestinationTopicBatch(source, destination, 30_000)
                 .restore(List.of("a", "b", "deleted-on-source", "gone-from-destination"));
 
         assertThat(failed).isEmpty();
-        // the source sets none of them on its topics (MockAdminClient's entries have no dynamic source): all deleted
-        for (String topic : List.of("a", "b", "deleted-on-source")) {
+        Map<String, String> restoredA = destination.configs("a");
+        assertThat(restoredA).containsEntry("compression.type", "gzip");
+        assertThat(restoredA).doesNotContainKeys("message.timestamp.type", "max.message.bytes");
+        for (String topic : List.of("b", "deleted-on-source")) {
             assertThat(destination.configs(topic))
                     .doesNotContainKeys(owned.keySet().toArray(String[]::new));
         }
-        assertThat(destination.configs("kept")).containsEntry("retention.ms", "1000");
         assertThat(source.requests).containsExactly("describeTopics", "describeConfigs");
         assertThat(destination.requests).containsExactly("describeTopics", "incrementalAlterConfigs");
     }
@@ -110,9 +116,13 @@ class DestinationTopicBatchTest {
         assertThat(destination.configs("a")).containsAllEntriesOf(owned);
     }
 
-    /** A MockAdminClient that records which requests it was asked for, in order. */
+    /**
+     * A MockAdminClient that records which requests it was asked for, in order, and describes the configs of the topics
+     * in {@link #dynamic} as set on the topic (MockAdminClient gives every entry an unknown source).
+     */
     private static final class CountingAdmin extends MockAdminClient {
         final List<String> requests = new ArrayList<>();
+        final Set<String> dynamic = new HashSet<>();
 
         CountingAdmin() {
             super(List.of(BROKER), BROKER);
@@ -128,7 +138,28 @@ class DestinationTopicBatchTest {
         public synchronized DescribeConfigsResult describeConfigs(
                 Collection<ConfigResource> resources, DescribeConfigsOptions options) {
             requests.add("describeConfigs");
-            return super.describeConfigs(resources, options);
+            Map<ConfigResource, KafkaFuture<Config>> futures = new HashMap<>();
+            for (ConfigResource resource : resources) {
+                KafkaFuture<Config> config = super.describeConfigs(List.of(resource), options)
+                        .values()
+                        .get(resource);
+                futures.put(
+                        resource,
+                        dynamic.contains(resource.name())
+                                ? config.thenApply(c -> new Config(c.entries().stream()
+                                        .map(e -> new ConfigEntry(
+                                                e.name(),
+                                                e.value(),
+                                                ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG,
+                                                false,
+                                                false,
+                                                List.of(),
+                                                ConfigEntry.ConfigType.STRING,
+                                                null))
+                                        .toList()))
+                                : config);
+            }
+            return new DescribeConfigsResult(futures) {};
         }
 
         @Override
