@@ -296,7 +296,10 @@ final class PartitionLifecycle {
                 case MIRRORING, PAUSING -> failPartition(name, partition, error);
                 case STOPPING -> {
                     LOGGER.warnf("Mirror %s: %s failed while STOPPING: %s", name, partition, error);
-                    host.persistPartitions(name, Map.of(partition, current.withFailure(error, clock.instant())));
+                    PartitionStatus failed = current.withFailure(error, clock.instant());
+                    if (!failed.error().equals(current.error())) { // said already: nothing new to write
+                        host.persistPartitions(name, Map.of(partition, failed));
+                    }
                 }
                 default -> LOGGER.warnf("Mirror %s: %s (%s) reported: %s", name, partition, current.state(), error);
             }

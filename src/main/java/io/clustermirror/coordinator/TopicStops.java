@@ -201,8 +201,9 @@ final class TopicStops {
                 Map<String, List<String>> handedBack = handBack(topics, runtime);
                 Map<String, Instant> early = Map.copyOf(writableWhileWaiting.getOrDefault(name, Map.of()));
                 String lossError = unreported;
-                // what went wrong first, what is true now; then the stop's own reason, if any ("promoted: …", "source
-                // topic deleted; …"), which says what the stop meant to leave (writable) and stays
+                // what went wrong first, what is true now; then the partition's error while STOPPING, if any: the
+                // stop's reason ("promoted: …", "source topic deleted; …", which say what the stop meant to leave:
+                // writable) and any data-plane failure since, which stay
                 BiFunction<MirrorPartition, PartitionStatus, String> errors = (p, stopping) -> {
                     List<String> each = new ArrayList<>();
                     if (lossError != null) {
@@ -217,8 +218,10 @@ final class TopicStops {
                     if (each.isEmpty()) {
                         return null;
                     }
-                    return String.join("; ", each)
-                            + (stopping.error() == null ? "" : " (stop reason: " + stopping.error() + ")");
+                    if (stopping.error() != null) {
+                        each.add(stopping.error());
+                    }
+                    return String.join("; ", each);
                 };
                 thread.run("stop of " + name, () -> {
                     removals.forEach((p, removal) -> {

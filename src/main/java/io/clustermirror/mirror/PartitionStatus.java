@@ -74,7 +74,8 @@ public record PartitionStatus(
      * already said is not said again), still waiting for what it waited for: a data-plane failure while STOPPING.
      */
     public PartitionStatus withFailure(String failure, Instant now) {
-        String joined = error == null ? failure : error.contains(failure) ? error : error + "; " + failure;
+        String said = failure == null || failure.isBlank() ? "the data plane failed without a message" : failure;
+        String joined = error == null ? said : error.contains(said) ? error : error + "; " + said;
         return new PartitionStatus(
                 state, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, joined, now, lossAtStop, waiting);
     }

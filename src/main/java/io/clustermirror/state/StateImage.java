@@ -46,6 +46,9 @@ final class StateImage {
 
     /** @param kinds the kinds of records to take up */
     StateImage(Set<String> kinds) {
+        if (!ALL.containsAll(kinds)) {
+            throw new IllegalArgumentException("not a kind of state record: " + kinds);
+        }
         this.kinds = Set.copyOf(kinds);
     }
 

@@ -11,6 +11,7 @@ import io.clustermirror.topics.TopicPreparation.Prepared;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -215,23 +216,44 @@ final class DestinationTopicBatch {
     /** Sets the owned configs on the existing topics; those aligned go on to their guard. */
     private void alterOwned(List<Align> toAlter, Map<String, Integer> toGuard, Map<String, TopicPreparation> outcomes)
             throws InterruptedException {
-        Map<ConfigResource, KafkaFuture<Void>> altered = new HashMap<>();
-        for (List<Align> request :
-                DestinationTopicPlan.requests(toAlter, a -> a.owned().size())) {
-            Map<ConfigResource, Collection<AlterConfigOp>> ops = new HashMap<>();
-            request.forEach(a -> ops.put(resource(a.topic()), ops(a.owned(), Set.of())));
-            altered.putAll(destination.incrementalAlterConfigs(ops).values());
-        }
-        long deadline = deadline();
+        Map<String, List<AlterConfigOp>> ops = new LinkedHashMap<>();
+        toAlter.forEach(a -> ops.put(a.topic(), ops(a.owned(), Set.of())));
+        Map<String, Exception> failed = alter(ops);
         for (Align align : toAlter) {
-            Exception error = answer(altered.get(resource(align.topic())), deadline, DESTINATION)
-                    .error();
+            Exception error = failed.get(align.topic());
             if (error == null) {
                 toGuard.put(align.topic(), align.partitions());
             } else {
                 outcomes.put(align.topic(), new Failed(align.topic(), error));
             }
         }
+    }
+
+    /**
+     * Alters the topics' configs on the destination, one IncrementalAlterConfigs per request's worth ({@link
+     * DestinationTopicPlan#requests}), all sent at once and answered under one deadline.
+     *
+     * @return the error of each topic whose alteration failed
+     */
+    private Map<String, Exception> alter(Map<String, List<AlterConfigOp>> opsByTopic) throws InterruptedException {
+        List<String> topics = List.copyOf(opsByTopic.keySet());
+        Map<ConfigResource, KafkaFuture<Void>> altered = new HashMap<>();
+        for (List<String> request :
+                DestinationTopicPlan.requests(topics, t -> opsByTopic.get(t).size())) {
+            Map<ConfigResource, Collection<AlterConfigOp>> ops = new HashMap<>();
+            request.forEach(t -> ops.put(resource(t), opsByTopic.get(t)));
+            altered.putAll(destination.incrementalAlterConfigs(ops).values());
+        }
+        long deadline = deadline();
+        Map<String, Exception> failed = new HashMap<>();
+        for (String topic : topics) {
+            Exception error =
+                    answer(altered.get(resource(topic)), deadline, DESTINATION).error();
+            if (error != null) {
+                failed.put(topic, error);
+            }
+        }
+        return failed;
     }
 
     /**
@@ -294,20 +316,9 @@ final class DestinationTopicBatch {
                 needed.value().ifPresent(restores::add);
             }
         }
-        Map<ConfigResource, KafkaFuture<Void>> altered = new HashMap<>();
-        for (List<Restore> request : DestinationTopicPlan.requests(restores, Restore::ops)) {
-            Map<ConfigResource, Collection<AlterConfigOp>> ops = new HashMap<>();
-            request.forEach(r -> ops.put(resource(r.topic()), ops(r.set(), r.delete())));
-            altered.putAll(destination.incrementalAlterConfigs(ops).values());
-        }
-        long answeredBy = deadline();
-        for (Restore restore : restores) {
-            Exception error = answer(altered.get(resource(restore.topic())), answeredBy, DESTINATION)
-                    .error();
-            if (error != null) {
-                failed.put(restore.topic(), error);
-            }
-        }
+        Map<String, List<AlterConfigOp>> ops = new LinkedHashMap<>();
+        restores.forEach(r -> ops.put(r.topic(), ops(r.set(), r.delete())));
+        failed.putAll(alter(ops));
         return failed;
     }
 

@@ -182,11 +182,7 @@ final class DestinationTopicPlan {
      * The owned configs of a topic handed back, returned to the source's values: those the source sets on the topic,
      * the others deleted (the destination's defaults then).
      */
-    record Restore(String topic, Map<String, String> set, Set<String> delete) {
-        int ops() {
-            return set.size() + delete.size();
-        }
-    }
+    record Restore(String topic, Map<String, String> set, Set<String> delete) {}
 
     /**
      * What handing a topic's owned configs back takes, from what both clusters answered about it: nothing once the

@@ -514,8 +514,8 @@ class PartitionLifecycleTest {
         assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPED);
         assertThat(host.status(T0).error())
                 .isEqualTo("the destination topic is still read-only: its guard ACL (DENY WRITE for User:*) could not "
-                        + "be deleted: java.lang.IllegalStateException: ACLs not writable (stop reason: "
-                        + TopicPromotes.PROMOTED + ")");
+                        + "be deleted: java.lang.IllegalStateException: ACLs not writable; "
+                        + TopicPromotes.PROMOTED);
     }
 
     @Test
@@ -527,12 +527,18 @@ class PartitionLifecycleTest {
         String waiting = host.status(T0).waiting();
 
         lifecycle.listener("m").onFailed(T0, "abort of an open transaction failed");
-        lifecycle.listener("m").onFailed(T0, "abort of an open transaction failed"); // said once
+        lifecycle.listener("m").onFailed(T0, "abort of an open transaction failed"); // said and written once
+        lifecycle.listener("m").onFailed(T0, null); // an exception without a message
         drain();
 
         assertThat(host.state(T0)).isEqualTo(MirrorPartitionState.STOPPING);
-        assertThat(host.status(T0).error()).isEqualTo("source topic deleted; abort of an open transaction failed");
+        assertThat(host.status(T0).error())
+                .isEqualTo("source topic deleted; abort of an open transaction failed; the data plane failed without "
+                        + "a message");
         assertThat(host.status(T0).waiting()).isEqualTo(waiting);
+        assertThat(host.history(T0))
+                .containsExactly(
+                        MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPING, MirrorPartitionState.STOPPING);
     }
 
     @Test

@@ -68,6 +68,23 @@ class StateImageTest {
     }
 
     @Test
+    void aRecordOfAKindALaterReleaseWritesShouldBeSkippedByAFullReplayAndAConfigTombstoneShouldRemoveIt() {
+        StateImage image = new StateImage(StateImage.ALL);
+
+        image.apply(record(
+                "{\"v\":1,\"kind\":\"from-a-later-release\",\"mirror\":\"m1\"}".getBytes(StandardCharsets.UTF_8),
+                "{\"anything\":true}".getBytes(StandardCharsets.UTF_8)));
+        image.apply(record(
+                StateKey.config("k"), StateSerde.value(new ServiceConfigRecord(StateSerde.FORMAT_VERSION, "v"))));
+        image.apply(record(StateKey.config("k"), null));
+
+        assertThat(image.mirrors).isEmpty();
+        assertThat(image.configs).isEmpty();
+        assertThatThrownBy(() -> new StateImage(Set.of("from-a-later-release")))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aRecordWithoutAKeyShouldBeRefusedNamingWhereItIs() {
         StateImage image = new StateImage(StateImage.ALL);
 

@@ -76,7 +76,9 @@ class DestinationTopicBatchTest {
         source.dynamic.add("a"); // compression.type is set on the source topic a
         CountingAdmin destination = new CountingAdmin();
         Map<String, String> owned = DestinationTopicPlan.owned("1048588");
-        destination.addTopic(false, "a", List.of(led(0)), owned);
+        Map<String, String> ownedAndMore = new HashMap<>(owned);
+        ownedAndMore.put("retention.ms", "1000"); // not the mirror's: kept
+        destination.addTopic(false, "a", List.of(led(0)), ownedAndMore);
         destination.addTopic(false, "b", List.of(led(0)), owned);
         destination.addTopic(false, "deleted-on-source", List.of(led(0)), owned);
 
@@ -85,7 +87,7 @@ class DestinationTopicBatchTest {
 
         assertThat(failed).isEmpty();
         Map<String, String> restoredA = destination.configs("a");
-        assertThat(restoredA).containsEntry("compression.type", "gzip");
+        assertThat(restoredA).containsEntry("compression.type", "gzip").containsEntry("retention.ms", "1000");
         assertThat(restoredA).doesNotContainKeys("message.timestamp.type", "max.message.bytes");
         for (String topic : List.of("b", "deleted-on-source")) {
             assertThat(destination.configs(topic))
@@ -93,6 +95,27 @@ class DestinationTopicBatchTest {
         }
         assertThat(source.requests).containsExactly("describeTopics", "describeConfigs");
         assertThat(destination.requests).containsExactly("describeTopics", "incrementalAlterConfigs");
+    }
+
+    @Test
+    void aHandBackOfMoreTopicsThanABatchShouldAskInRequestsOfABatchEach() throws Exception {
+        CountingAdmin source = new CountingAdmin();
+        CountingAdmin destination = new CountingAdmin();
+        List<String> topics = new ArrayList<>();
+        for (int i = 0; i <= DestinationTopicPlan.MAX_TOPICS_PER_BATCH; i++) {
+            topics.add("t" + i);
+            source.addTopic(false, "t" + i, List.of(led(0)), Map.of());
+            destination.addTopic(false, "t" + i, List.of(led(0)), DestinationTopicPlan.owned("1048588"));
+        }
+
+        assertThat(new DestinationTopicBatch(source, destination, 30_000).restore(topics))
+                .isEmpty();
+
+        assertThat(source.requests)
+                .containsExactly("describeTopics", "describeConfigs", "describeTopics", "describeConfigs");
+        assertThat(destination.requests)
+                .containsExactly(
+                        "describeTopics", "describeTopics", "incrementalAlterConfigs", "incrementalAlterConfigs");
     }
 
     @Test
