@@ -256,7 +256,8 @@ final class TopicStops {
 
     /**
      * Hands the topics back: every one writable first (its guard lifted), then their mirror-owned configs restored from
-     * the source's, all in one read of each cluster and one write ({@link MirrorParts#restoreConfigs}). The guards go
+     * the source's, all together (a read of each cluster and a write per 500 topics, {@link MirrorParts#restoreConfigs}).
+     * The guards go
      * whatever the configs do: in an unplanned failover the source is gone, and the topics must take writes all the
      * same (the owned configs let any batch in); with it gone, the configs wait out one timeout for all the topics.
      * What could not be done, by topic, for the partitions' STOPPED status.
