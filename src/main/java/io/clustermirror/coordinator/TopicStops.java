@@ -256,10 +256,10 @@ final class TopicStops {
 
     /**
      * Hands the topics back: every one writable first (its guard lifted), then their mirror-owned configs restored from
-     * the source's, all together (a read of each cluster and a write per 500 topics, {@link MirrorParts#restoreConfigs}).
-     * The guards go whatever the configs do: in an unplanned failover the source is gone, and the topics must take
-     * writes all the same (the owned configs let any batch in); with it gone, the configs wait out one timeout for all
-     * the topics. What could not be done, by topic, for the partitions' STOPPED status.
+     * the source's, all together (a read of each cluster and a write per 500 topics, {@link
+     * MirrorParts#restoreConfigs}). The guards go whatever the configs do: in an unplanned failover the source is gone,
+     * and the topics must take writes all the same (the owned configs let any batch in); with it gone, the configs wait
+     * out one timeout for all the topics. What could not be done, by topic, for the partitions' STOPPED status.
      */
     private static Map<String, List<String>> handBack(Set<String> topics, MirrorParts runtime) {
         Map<String, List<String>> errors = new TreeMap<>();
