@@ -174,9 +174,7 @@ class StateSerdeTest {
     @Test
     void aStoppedPartitionShouldKeepItsLossReportAndAnOlderRecordShouldReadWithout() {
         Instant at = Instant.parse("2026-12-01T00:00:00Z");
-        PartitionStatus stopped = PartitionStatus.initial(at)
-                .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, at)
-                .moveTo(MirrorPartitionState.MIRRORING, null, at)
+        PartitionStatus stopped = mirroring(at)
                 .moveTo(MirrorPartitionState.STOPPING, null, at)
                 .moveTo(MirrorPartitionState.STOPPED, null, at)
                 .withLossAtStop(new LossReport(at, false, 35, at.minusSeconds(40), 20, 15, 41_000, true));
@@ -193,9 +191,7 @@ class StateSerdeTest {
     @Test
     void aStoppingPartitionShouldKeepWhatItWaitsForBesideItsReasonAndAnOlderRecordShouldReadWithout() {
         Instant at = Instant.parse("2026-12-01T00:00:00Z");
-        PartitionStatus waiting = PartitionStatus.initial(at)
-                .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, at)
-                .moveTo(MirrorPartitionState.MIRRORING, null, at)
+        PartitionStatus waiting = mirroring(at)
                 .moveTo(MirrorPartitionState.STOPPING, "source topic deleted", at)
                 .waitingFor("stopping waits for the mirror's clients: no bootstrap", at.plusSeconds(1));
 
@@ -211,6 +207,13 @@ class StateSerdeTest {
                         + "\"updatedAt\":\"2026-12-01T00:00:00Z\"}")
                 .getBytes(StandardCharsets.UTF_8);
         assertThat(StateSerde.readPartition(older).toStatus().waiting()).isNull();
+    }
+
+    /** A partition that passed LOG_TRUNCATION and mirrors (state epoch 2). */
+    private static PartitionStatus mirroring(Instant at) {
+        return PartitionStatus.initial(at)
+                .moveTo(MirrorPartitionState.LOG_TRUNCATION, null, at)
+                .moveTo(MirrorPartitionState.MIRRORING, null, at);
     }
 
     @Test
