@@ -70,12 +70,13 @@ public record PartitionStatus(
     }
 
     /**
-     * The same state, moved again (epoch +1), with a failure said after its error (a stop's reason stays first; a failure
-     * already said is not said again), still waiting for what it waited for: a data-plane failure while STOPPING.
+     * The same state, moved again (epoch +1), with a failure said after its error (a stop's reason stays first; the failure
+     * said last is not said again), still waiting for what it waited for: a data-plane failure while STOPPING.
      */
     public PartitionStatus withFailure(String failure, Instant now) {
         String said = failure == null || failure.isBlank() ? "the data plane failed without a message" : failure;
-        String joined = error == null ? said : error.contains(said) ? error : error + "; " + said;
+        String joined =
+                error == null ? said : error.equals(said) || error.endsWith("; " + said) ? error : error + "; " + said;
         return new PartitionStatus(
                 state, state, stateEpoch + 1, retryAttempt, lastMirroredEpoch, joined, now, lossAtStop, waiting);
     }

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jboss.logging.Logger;
 
@@ -109,16 +110,12 @@ final class StateImage {
         }
     }
 
-    /** A value read from its bytes. */
-    private interface Reader<V> {
-        V read(byte[] value);
-    }
-
-    private static <K, V> void put(Map<K, V> map, K key, byte[] value, Reader<V> reader) {
+    /** A tombstone removes the key; any other value is read from its bytes and replaces the key's last. */
+    private static <K, V> void put(Map<K, V> map, K key, byte[] value, Function<byte[], V> reader) {
         if (value == null) {
             map.remove(key);
         } else {
-            map.put(key, reader.read(value));
+            map.put(key, reader.apply(value));
         }
     }
 }

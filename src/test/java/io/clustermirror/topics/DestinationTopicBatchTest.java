@@ -19,11 +19,13 @@ import org.apache.kafka.clients.admin.DescribeConfigsResult;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.DescribeTopicsResult;
 import org.apache.kafka.clients.admin.MockAdminClient;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.internals.KafkaFutureImpl;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -139,6 +141,29 @@ class DestinationTopicBatchTest {
         assertThat(destination.configs("a")).containsAllEntriesOf(owned);
     }
 
+    @Test
+    void aSourceThatNeverAnswersShouldBeWaitedForOnceForAllTheTopicsAndNamedInEachError() throws Exception {
+        CountingAdmin source = new CountingAdmin();
+        source.silent = true;
+        CountingAdmin destination = new CountingAdmin();
+        List<String> topics = List.of("a", "b", "c", "d", "e");
+        topics.forEach(t -> destination.addTopic(false, t, List.of(led(0)), DestinationTopicPlan.owned("1048588")));
+
+        long started = System.nanoTime();
+        Map<String, Exception> failed = new DestinationTopicBatch(source, destination, 300)
+                .restore(List.of("a", "b", "c", "d", "e", "gone-from-destination"));
+        long tookMs = (System.nanoTime() - started) / 1_000_000;
+
+        assertThat(failed).containsOnlyKeys(topics); // a topic the destination no longer has needs nothing
+        assertThat(failed.values())
+                .allSatisfy(error -> assertThat(error)
+                        .isInstanceOf(java.util.concurrent.TimeoutException.class)
+                        .hasMessage("the source cluster gave no answer within 300 ms"));
+        // one deadline for all: a wait per topic would take at least 5 x 300 ms
+        assertThat(tookMs).isBetween(300L, 1_400L);
+        assertThat(destination.requests).containsExactly("describeTopics");
+    }
+
     /**
      * A MockAdminClient that records which requests it was asked for, in order, and describes the configs of the topics
      * in {@link #dynamic} as set on the topic (MockAdminClient gives every entry an unknown source).
@@ -146,6 +171,8 @@ class DestinationTopicBatchTest {
     private static final class CountingAdmin extends MockAdminClient {
         final List<String> requests = new ArrayList<>();
         final Set<String> dynamic = new HashSet<>();
+        /** Whether it never answers a description (a cluster gone, its connections hanging). */
+        boolean silent;
 
         CountingAdmin() {
             super(List.of(BROKER), BROKER);
@@ -154,6 +181,13 @@ class DestinationTopicBatchTest {
         @Override
         public synchronized DescribeTopicsResult describeTopics(TopicCollection topics, DescribeTopicsOptions options) {
             requests.add("describeTopics");
+            if (silent) {
+                Map<String, KafkaFuture<TopicDescription>> never = new HashMap<>();
+                ((TopicCollection.TopicNameCollection) topics)
+                        .topicNames()
+                        .forEach(topic -> never.put(topic, new KafkaFutureImpl<>()));
+                return new DescribeTopicsResult(null, never) {};
+            }
             return super.describeTopics(topics, options);
         }
 
@@ -162,6 +196,10 @@ class DestinationTopicBatchTest {
                 Collection<ConfigResource> resources, DescribeConfigsOptions options) {
             requests.add("describeConfigs");
             Map<ConfigResource, KafkaFuture<Config>> futures = new HashMap<>();
+            if (silent) {
+                resources.forEach(resource -> futures.put(resource, new KafkaFutureImpl<>()));
+                return new DescribeConfigsResult(futures) {};
+            }
             for (ConfigResource resource : resources) {
                 KafkaFuture<Config> config = super.describeConfigs(List.of(resource), options)
                         .values()
