@@ -8,6 +8,7 @@ import io.clustermirror.mirror.RegexList;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduler;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -61,9 +62,14 @@ public class ControlPlaneSecurity {
         }
     }
 
-    void onStart(@Observes @Priority(1) StartupEvent event) {
+    void onStart(@Observes @Priority(1) StartupEvent event, Scheduler scheduler) {
         switch (mode) {
             case REFUSED -> {
+                // nothing scheduled runs while the refused service goes down: a shutdown slower than the jobs' 5 s
+                // (a loaded machine) had them fire into a container already destroyed, each an ERROR of its own
+                if (scheduler.isStarted()) { // not when disabled by configuration
+                    scheduler.pause();
+                }
                 LOGGER.error("No authentication is configured for the REST control plane: configure Basic users "
                         + "(quarkus.security.users.embedded.users.<name>), a JWT key (mp.jwt.verify.publickey.location) or "
                         + "client certificates (quarkus.http.auth.certificate-role-properties), or set "
